@@ -1,0 +1,92 @@
+package apps
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// App is one open application (tenant).
+type App struct {
+	Name string
+	DB   *store.DB
+}
+
+// Setting keys stored in sys_settings.
+const (
+	SettingName        = "name"
+	SettingDefinition  = "definition"
+	SettingJWTSecret   = "jwt_secret"
+	SettingCreatedAt   = "created_at"
+	SettingCreatedWith = "created_with_version"
+	SettingSchema      = "schema_version"
+)
+
+// Setting is a row of sys_settings.
+type Setting struct {
+	Key   string `gorm:"primaryKey"`
+	Value string
+}
+
+// Settings returns all settings of the app. Secrets are included: callers
+// decide what leaves the process.
+func (a *App) Settings(ctx context.Context) (map[string]string, error) {
+	var rows []Setting
+	if err := a.DB.Gorm.WithContext(ctx).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read settings of %s: %w", a.Name, err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Key] = r.Value
+	}
+	return out, nil
+}
+
+// Setting returns one setting and whether it is set.
+func (a *App) Setting(ctx context.Context, key string) (string, bool, error) {
+	var row Setting
+	err := a.DB.Gorm.WithContext(ctx).Where("key = ?", key).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read setting %s of %s: %w", key, a.Name, err)
+	}
+	return row.Value, true, nil
+}
+
+// SetSettings writes the given settings in one transaction.
+func (a *App) SetSettings(ctx context.Context, kv map[string]string) error {
+	return a.DB.Tx(ctx, func(tx *store.DB) error { return setSettings(ctx, tx, kv) })
+}
+
+func setSettings(ctx context.Context, db *store.DB, kv map[string]string) error {
+	for k, v := range kv {
+		err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "key"}},
+			DoUpdates: clause.AssignmentColumns([]string{"value"}),
+		}).Create(&Setting{Key: k, Value: v}).Error
+		if err != nil {
+			return fmt.Errorf("write setting %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// JWTSecret returns the app's signing key for tokens and signed OAuth state.
+func (a *App) JWTSecret(ctx context.Context) ([]byte, error) {
+	v, ok, err := a.Setting(ctx, SettingJWTSecret)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || v == "" {
+		return nil, fmt.Errorf("app %s has no JWT secret", a.Name)
+	}
+	return base64.RawURLEncoding.DecodeString(v)
+}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+	"gorm.io/gorm/schema"
+)
+
+// Execer is what both *sql.DB and *sql.Tx offer.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// DB is one application's database: gorm for system tables, raw SQL for the
+// hand-built queries on user tables. Within Tx both are bound to the same
+// transaction.
+type DB struct {
+	Engine Engine
+	Gorm   *gorm.DB
+	SQL    Execer
+
+	schema string  // PostgreSQL schema of the app; "" on SQLite
+	pool   *sql.DB // the pool, closed by Close when owned
+	owned  bool    // whether Close closes pool (SQLite: one pool per app)
+	tx     bool    // true inside Tx
+}
+
+// SystemTablePrefix marks tables that belong to Strata, not to users.
+const SystemTablePrefix = "sys_"
+
+// Schema returns the PostgreSQL schema of the app ("" on SQLite).
+func (db *DB) Schema() string { return db.schema }
+
+// Qualify returns the quoted, schema-qualified name of table. The name must
+// already be validated against the catalog; see quoteIdent.
+func (db *DB) Qualify(table string) string {
+	if db.schema == "" {
+		return quoteIdent(table)
+	}
+	return quoteIdent(db.schema) + "." + quoteIdent(table)
+}
+
+// Sys returns the qualified name of the system table sys_<name>.
+func (db *DB) Sys(name string) string { return db.Qualify(SystemTablePrefix + name) }
+
+// Exec runs a statement written with '?' markers.
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return db.SQL.ExecContext(ctx, db.Engine.Rebind(query), args...)
+}
+
+// Query runs a query written with '?' markers.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return db.SQL.QueryContext(ctx, db.Engine.Rebind(query), args...)
+}
+
+// QueryRow runs a single-row query written with '?' markers.
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return db.SQL.QueryRowContext(ctx, db.Engine.Rebind(query), args...)
+}
+
+// Tx runs fn in one transaction: committed when fn returns nil, rolled back
+// otherwise (and on panic). On SQLite the transaction takes the write lock at
+// BEGIN (immediate), so concurrent writers queue instead of deadlocking.
+// Nested calls use savepoints.
+func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
+	return db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+		return fn(db.bindTx(gtx))
+	})
+}
+
+func (db *DB) bindTx(gtx *gorm.DB) *DB {
+	ex, ok := gtx.Statement.ConnPool.(Execer)
+	if !ok {
+		panic(fmt.Sprintf("store: gorm transaction pool %T is not an Execer", gtx.Statement.ConnPool))
+	}
+	c := *db
+	c.Gorm = gtx
+	c.SQL = ex
+	c.tx = true
+	c.owned = false
+	return &c
+}
+
+// InTx reports whether db is bound to a transaction.
+func (db *DB) InTx() bool { return db.tx }
+
+// Close releases the app's pool when it owns one (SQLite). PostgreSQL apps
+// share the instance pool, which the backend closes.
+func (db *DB) Close() error {
+	if db.owned && db.pool != nil {
+		return db.pool.Close()
+	}
+	return nil
+}
+
+// newGorm wraps an open pool (or transaction) in gorm, naming system models
+// after their table with the app's schema in front, so a model User maps to
+// "<schema>"."sys_users".
+func newGorm(dialector gorm.Dialector, schemaName string) (*gorm.DB, error) {
+	prefix := SystemTablePrefix
+	if schemaName != "" {
+		prefix = schemaName + "." + SystemTablePrefix
+	}
+	return gorm.Open(dialector, &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		QueryFields:            true, // explicit column lists, never SELECT *
+		NamingStrategy:         schema.NamingStrategy{TablePrefix: prefix},
+		TranslateError:         true,
+	})
+}

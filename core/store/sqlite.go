@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	_ "github.com/glebarez/go-sqlite" // registers the pure-Go "sqlite" driver
+	gormsqlite "github.com/glebarez/sqlite"
+)
+
+// sqliteDBFile is the database file inside an app's folder.
+const sqliteDBFile = "app.db"
+
+// creatingPrefix marks folders of apps still being created; they are
+// renamed into place on success and swept away at start-up otherwise.
+const creatingPrefix = ".creating-"
+
+// SQLiteBackend keeps each app in <data-dir>/apps/<name>/app.db.
+type SQLiteBackend struct {
+	appsDir string
+	mu      sync.Mutex // serialises create/drop within this process
+}
+
+// OpenSQLite prepares the apps folder under dataDir and removes folders
+// left by creations that crashed half way.
+func OpenSQLite(dataDir string) (*SQLiteBackend, error) {
+	appsDir := filepath.Join(dataDir, "apps")
+	if err := os.MkdirAll(appsDir, 0o750); err != nil {
+		return nil, fmt.Errorf("create apps dir: %w", err)
+	}
+	entries, err := os.ReadDir(appsDir)
+	if err != nil {
+		return nil, fmt.Errorf("read apps dir: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), creatingPrefix) {
+			if err := os.RemoveAll(filepath.Join(appsDir, e.Name())); err != nil {
+				return nil, fmt.Errorf("remove abandoned creation %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return &SQLiteBackend{appsDir: appsDir}, nil
+}
+
+func (b *SQLiteBackend) Engine() Engine { return SQLite }
+
+// AppDir returns the folder that holds the app's database (and, later, its
+// files), whether or not the app exists.
+func (b *SQLiteBackend) AppDir(name string) string { return filepath.Join(b.appsDir, name) }
+
+func (b *SQLiteBackend) Exists(_ context.Context, name string) (bool, error) {
+	_, err := os.Stat(filepath.Join(b.AppDir(name), sqliteDBFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (b *SQLiteBackend) List(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(b.appsDir)
+	if err != nil {
+		return nil, fmt.Errorf("list apps: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() || !ValidIdent(e.Name()) {
+			continue
+		}
+		if ok, err := b.Exists(ctx, e.Name()); err != nil {
+			return nil, err
+		} else if ok {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (b *SQLiteBackend) Open(ctx context.Context, name string) (*DB, error) {
+	ok, err := b.Exists(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("open app %s: %w", name, err)
+	}
+	if !ok {
+		return nil, ErrAppNotFound
+	}
+	return openSQLiteFile(filepath.Join(b.AppDir(name), sqliteDBFile))
+}
+
+// Create builds the app in a hidden folder and renames it into place only
+// after init succeeded, so a failed creation leaves no file behind and a
+// half-made app is never visible.
+func (b *SQLiteBackend) Create(ctx context.Context, name string, init func(context.Context, *DB) error) (err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ok, err := b.Exists(ctx, name); err != nil {
+		return err
+	} else if ok {
+		return ErrAppExists
+	}
+	final := b.AppDir(name)
+	if _, err := os.Stat(final); err == nil {
+		return ErrAppExists // a folder of that name is in the way
+	}
+	tmp := filepath.Join(b.appsDir, creatingPrefix+name+"-"+randomHex(6))
+	if err := os.Mkdir(tmp, 0o750); err != nil {
+		return fmt.Errorf("create app dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	db, err := openSQLiteFile(filepath.Join(tmp, sqliteDBFile))
+	if err != nil {
+		return err
+	}
+	initErr := init(ctx, db)
+	closeErr := db.Close() // checkpoints the WAL into the main file
+	if initErr != nil {
+		return initErr
+	}
+	if closeErr != nil {
+		return fmt.Errorf("close new app database: %w", closeErr)
+	}
+	// rename(2) onto an existing non-empty folder fails, so a concurrent
+	// creator in another process cannot be overwritten.
+	if err := os.Rename(tmp, final); err != nil {
+		if _, statErr := os.Stat(final); statErr == nil {
+			return ErrAppExists
+		}
+		return fmt.Errorf("publish app dir: %w", err)
+	}
+	return nil
+}
+
+func (b *SQLiteBackend) Drop(ctx context.Context, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ok, err := b.Exists(ctx, name); err != nil {
+		return err
+	} else if !ok {
+		return ErrAppNotFound
+	}
+	// Move aside first so the app disappears atomically, then delete.
+	trash := filepath.Join(b.appsDir, creatingPrefix+"drop-"+name+"-"+randomHex(6))
+	if err := os.Rename(b.AppDir(name), trash); err != nil {
+		return fmt.Errorf("drop app %s: %w", name, err)
+	}
+	return os.RemoveAll(trash)
+}
+
+func (b *SQLiteBackend) Close() error { return nil }
+
+// sqliteDSN sets, per connection: a busy timeout so writers queue, WAL so
+// readers never block the writer, enforced foreign keys, and immediate
+// transactions so a transaction that will write takes the lock at BEGIN
+// (avoiding the read-then-upgrade deadlock that deferred BEGIN allows).
+func sqliteDSN(path string) string {
+	return path + "?_pragma=busy_timeout(10000)" +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(1)" +
+		"&_pragma=synchronous(NORMAL)" +
+		"&_txlock=immediate" +
+		"&_time_format=sqlite"
+}
+
+func openSQLiteFile(path string) (*DB, error) {
+	pool, err := sql.Open("sqlite", sqliteDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	conns := max(4, 2*runtime.NumCPU())
+	pool.SetMaxOpenConns(conns)
+	pool.SetMaxIdleConns(conns)
+	if err := pool.Ping(); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	g, err := newGorm(gormsqlite.Dialector{Conn: pool}, "")
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("gorm on sqlite: %w", err)
+	}
+	return &DB{Engine: SQLite, Gorm: g, SQL: pool, pool: pool, owned: true}, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}
