@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -54,4 +56,44 @@ func NewApp(t testing.TB, r *apps.Registry, name string) *apps.App {
 		t.Fatalf("create app %s: %v", name, err)
 	}
 	return a
+}
+
+// AssertNoTrace fails t unless storage holds no application at all: none
+// listed, no folder in the SQLite apps dir, no app schema in PostgreSQL.
+func AssertNoTrace(t testing.TB, r *apps.Registry) {
+	t.Helper()
+	ctx := context.Background()
+	names, err := r.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 0 {
+		t.Fatalf("applications exist: %v", names)
+	}
+	switch b := r.Backend().(type) {
+	case *store.SQLiteBackend:
+		dir := filepath.Dir(b.AppDir("x"))
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			t.Errorf("left in %s: %s", dir, e.Name())
+		}
+	case *store.PostgresBackend:
+		var schemas []string
+		rows, err := b.Pool().QueryContext(ctx, `SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)`, b.Namespace()+"_")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			_ = rows.Scan(&s)
+			schemas = append(schemas, s)
+		}
+		if len(schemas) > 0 {
+			t.Errorf("schemas left in PostgreSQL: %v", schemas)
+		}
+	}
 }

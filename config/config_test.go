@@ -1,0 +1,60 @@
+package config
+
+import (
+	"flag"
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestPrecedenceDefaultsEnvFlags(t *testing.T) {
+	c, err := FromEnv(envOf(map[string]string{
+		"STRATA_ADDR": "0.0.0.0:9000", "STRATA_DATA_DIR": "/srv/strata", "SERVICE_ALLOW_NEW_APP": "1",
+		"DATABASE_URL": "postgres://x", "STRATA_BCRYPT_COST": "10",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "0.0.0.0:9000" || c.DataDir != "/srv/strata" || !c.AllowNewApp || c.DatabaseURL != "postgres://x" || c.PasswordCost != 10 {
+		t.Fatalf("env not applied: %+v", c)
+	}
+	if c.PluginDir != DefaultPluginDir {
+		t.Fatalf("default lost: %q", c.PluginDir)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--addr", "127.0.0.1:1", "--plugin-dir", "/p"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:1" || c.PluginDir != "/p" || c.DataDir != "/srv/strata" {
+		t.Fatalf("flags did not override env: %+v", c)
+	}
+}
+
+func TestAllowNewAppNeedsExactlyOne(t *testing.T) {
+	for _, v := range []string{"", "0", "true", "yes"} {
+		c, _ := FromEnv(envOf(map[string]string{"SERVICE_ALLOW_NEW_APP": v}))
+		if c.AllowNewApp {
+			t.Errorf("SERVICE_ALLOW_NEW_APP=%q enabled app creation", v)
+		}
+	}
+}
+
+func TestInvalidSettingsAreAllReported(t *testing.T) {
+	_, err := FromEnv(envOf(map[string]string{"STRATA_MAX_BODY_BYTES": "lots", "STRATA_BCRYPT_COST": "x"}))
+	if err == nil || !strings.Contains(err.Error(), "STRATA_MAX_BODY_BYTES") || !strings.Contains(err.Error(), "STRATA_BCRYPT_COST") {
+		t.Fatalf("want both env errors, got %v", err)
+	}
+	c := Default()
+	c.Addr, c.PasswordCost, c.LogLevel, c.PublicURL = "", 2, "loud", "ftp://x"
+	err = c.Validate()
+	for _, want := range []string{"addr", "bcrypt cost", "log level", "SERVICE_PUBLIC_URL"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate error %v lacks %q", err, want)
+		}
+	}
+	if err := Default().Validate(); err != nil {
+		t.Errorf("defaults invalid: %v", err)
+	}
+}

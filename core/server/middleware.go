@@ -1,0 +1,86 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// ctxApp is the gin context key of the resolved application.
+const ctxApp = "strata.app"
+
+// recoverPanics turns a panic into a 500 internal_error JSON answer, logs
+// the stack, and lets the server go on serving.
+func (s *Server) recoverPanics(c *gin.Context) {
+	defer func() {
+		rec := recover()
+		if rec == nil {
+			return
+		}
+		if rec == http.ErrAbortHandler {
+			panic(rec) // the client is gone; let net/http close the connection
+		}
+		s.log.Error("panic while serving request", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "panic", rec, "stack", string(debug.Stack()))
+		if c.Writer.Written() {
+			c.Abort()
+			return
+		}
+		s.fail(c, errInternal)
+	}()
+	c.Next()
+}
+
+// logRequests writes one structured line per request. Query strings are not
+// logged: they can carry tokens.
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+	if a, ok := c.Get(ctxApp); ok {
+		attrs = append(attrs, "app", a.(*apps.App).Name)
+	}
+	s.log.Info("request", attrs...)
+}
+
+// limitBody caps the request body: an announced length over the cap is
+// refused before reading, and a body that turns out longer fails its read.
+func (s *Server) limitBody(limit int64) gin.HandlerFunc {
+	if limit <= 0 {
+		limit = s.cfg.MaxBodyBytes
+	}
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > limit {
+			s.fail(c, errTooLarge.With("limit", limit))
+			return
+		}
+		if c.Request.Body != nil {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		}
+		c.Next()
+	}
+}
+
+// resolveApp loads the application named by the first path segment.
+func (s *Server) resolveApp(c *gin.Context) {
+	a, err := s.apps.Get(c.Request.Context(), c.Param("app"))
+	if err != nil {
+		if errors.Is(err, store.ErrAppNotFound) {
+			err = apps.ErrNotFound
+		}
+		s.fail(c, err)
+		return
+	}
+	c.Set(ctxApp, a)
+	c.Next()
+}
+
+// appOf returns the application resolved for this request.
+func appOf(c *gin.Context) *apps.App { return c.MustGet(ctxApp).(*apps.App) }

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/apps"
+)
+
+// Scope says where a route is mounted.
+type Scope int
+
+const (
+	// Instance routes live under the bare /api prefix.
+	Instance Scope = iota
+	// App routes live under /<app>/api and see a resolved application.
+	App
+)
+
+// Route is one entry of the route table. Path is relative to /api for
+// instance routes and to /<app>/api for app routes.
+type Route struct {
+	Scope   Scope
+	Method  string
+	Path    string
+	Handler gin.HandlerFunc
+	// BodyLimit overrides the configured cap for this route (0: default).
+	BodyLimit int64
+}
+
+// fullPath is the gin pattern the route is mounted at.
+func (r Route) fullPath() string {
+	if r.Scope == Instance {
+		return "/api" + r.Path
+	}
+	return "/:app/api" + r.Path
+}
+
+// Deps are what the server needs from the rest of the process.
+type Deps struct {
+	Config config.Config
+	Apps   *apps.Registry
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Server is the HTTP handler of an instance.
+type Server struct {
+	cfg    config.Config
+	apps   *apps.Registry
+	log    *slog.Logger
+	now    func() time.Time
+	engine *gin.Engine
+	routes []Route
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New builds the server with its full route table.
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now}
+	e := gin.New()
+	// Paths are answered exactly as asked: no redirects to a cleaned or
+	// slash-adjusted path, which would turn JSON errors into HTML 301s.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = false // fallback() answers 405 with "allowed"
+	e.ContextWithFallback = true
+	e.Use(s.recoverPanics, s.logRequests)
+	e.NoRoute(s.fallback)
+	s.engine = e
+	for _, r := range s.routeTable() {
+		s.handle(r)
+	}
+	return s
+}
+
+// handle mounts one route with the middleware its scope needs.
+func (s *Server) handle(r Route) {
+	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit)}
+	if r.Scope == App {
+		chain = append(chain, s.resolveApp)
+	}
+	chain = append(chain, r.Handler)
+	s.engine.Handle(r.Method, r.fullPath(), chain...)
+	s.routes = append(s.routes, r)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// routeTable lists every route of the service. Later features add their
+// rows here, so the whole API surface can be read in one place.
+func (s *Server) routeTable() []Route {
+	return []Route{
+		{Scope: Instance, Method: http.MethodGet, Path: "/info", Handler: s.handleInfo},
+		{Scope: Instance, Method: http.MethodGet, Path: "/new-app/status", Handler: s.handleNewAppStatus},
+		{Scope: Instance, Method: http.MethodPost, Path: "/new-app", Handler: s.handleNewApp},
+		{Scope: Instance, Method: http.MethodGet, Path: "/auth/apps", Handler: s.handleAuthApps},
+		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", Handler: s.handleUpgradeStatus},
+	}
+}

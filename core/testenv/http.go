@@ -1,0 +1,130 @@
+package testenv
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/server"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Instance is a server on real storage, for API tests.
+type Instance struct {
+	Engine store.Engine
+	Config config.Config
+	Apps   *apps.Registry
+	Server *server.Server
+}
+
+// NewInstance starts a server on a fresh backend of the engine. Options
+// adjust the configuration before the server is built.
+func NewInstance(t testing.TB, e store.Engine, opts ...func(*config.Config)) *Instance {
+	t.Helper()
+	cfg := config.Default()
+	cfg.AllowNewApp = true
+	cfg.PasswordCost = 4
+	for _, o := range opts {
+		o(&cfg)
+	}
+	reg := NewRegistry(t, e)
+	srv := server.New(server.Deps{Config: cfg, Apps: reg, Logger: Logger()})
+	return &Instance{Engine: e, Config: cfg, Apps: reg, Server: srv}
+}
+
+// Scenario is one table-driven API case: a request and what the answer
+// must contain.
+type Scenario struct {
+	Name               string
+	Method             string
+	URL                string
+	Body               string
+	Headers            map[string]string
+	ExpectedStatus     int
+	ExpectedContent    []string // substrings the body must contain
+	NotExpectedContent []string // substrings it must not contain
+}
+
+// Run sends the request to h and checks the answer: its status, that it is
+// JSON in the envelope of CONTRACT §1, and the expected fragments.
+func (s Scenario) Run(t *testing.T, h http.Handler) *httptest.ResponseRecorder {
+	t.Helper()
+	var body io.Reader
+	if s.Body != "" {
+		body = strings.NewReader(s.Body)
+	}
+	method := s.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req := httptest.NewRequest(method, s.URL, body)
+	if s.Body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range s.Headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	got := rec.Body.String()
+	if rec.Code != s.ExpectedStatus {
+		t.Errorf("%s %s: status %d, want %d; body %s", method, s.URL, rec.Code, s.ExpectedStatus, got)
+	}
+	CheckEnvelope(t, rec)
+	for _, frag := range s.ExpectedContent {
+		if !strings.Contains(got, frag) {
+			t.Errorf("%s %s: body lacks %s; body %s", method, s.URL, frag, got)
+		}
+	}
+	for _, frag := range s.NotExpectedContent {
+		if strings.Contains(got, frag) {
+			t.Errorf("%s %s: body must not contain %s; body %s", method, s.URL, frag, got)
+		}
+	}
+	return rec
+}
+
+// CheckEnvelope asserts a JSON body whose "status" matches the HTTP status
+// class, and a "code" on every error.
+func CheckEnvelope(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q, want application/json; body %s", ct, rec.Body.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Errorf("body is not a JSON object: %v; body %s", err, rec.Body.String())
+		return nil
+	}
+	status, _ := m["status"].(string)
+	switch {
+	case rec.Code >= 400 && status != "error":
+		t.Errorf("HTTP %d with status %q", rec.Code, status)
+	case rec.Code >= 400 && m["code"] == nil:
+		t.Errorf("error body without code: %s", rec.Body.String())
+	case rec.Code < 400 && status != "success" && status != "warning":
+		t.Errorf("HTTP %d with status %q", rec.Code, status)
+	}
+	return m
+}
+
+// Do sends a request and returns the decoded JSON body.
+func Do(t *testing.T, h http.Handler, method, url, body string, headers map[string]string) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, url, r)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, CheckEnvelope(t, rec)
+}
