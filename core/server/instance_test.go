@@ -37,13 +37,13 @@ func TestCreateAppThenListIt(t *testing.T) {
 		t.Parallel()
 		inst := testenv.NewInstance(t, e)
 		testenv.Scenario{Method: "POST", URL: "/api/new-app", Body: newAppBody("pompeii"), ExpectedStatus: 201,
-			ExpectedContent: []string{`"code":"ok_app_created"`, `"name":"pompeii"`, `"db":"pompeii"`, `"definition":"Pompeii Regio VI"`, `"upgrade":null`, `"oauth":[]`},
+			ExpectedContent:    []string{`"code":"ok_app_created"`, `"name":"pompeii"`, `"db":"pompeii"`, `"definition":"Pompeii Regio VI"`, `"upgrade":null`, `"oauth":[]`},
 			NotExpectedContent: []string{"password", "secret"},
 		}.Run(t, inst.Server)
 
 		for _, s := range []testenv.Scenario{
 			{Name: "listed with its definition", URL: "/api/auth/apps", ExpectedStatus: 200,
-				ExpectedContent: []string{`"apps":[{`, `"name":"pompeii"`, `"definition":"Pompeii Regio VI"`, `"upgrade":null`},
+				ExpectedContent:    []string{`"apps":[{`, `"name":"pompeii"`, `"definition":"Pompeii Regio VI"`, `"upgrade":null`},
 				NotExpectedContent: []string{"jwt", "secret"}},
 			{Name: "no longer a fresh install", URL: "/api/new-app/status", ExpectedStatus: 200, ExpectedContent: []string{`"needed":false`}},
 			{Name: "same name again conflicts", Method: "POST", URL: "/api/new-app", Body: newAppBody("pompeii"), ExpectedStatus: 409,
