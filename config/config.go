@@ -17,6 +17,7 @@ type Config struct {
 	DataDir      string // SQLite apps and uploaded files
 	PluginDir    string // plugin binaries
 	DatabaseURL  string // selects PostgreSQL when set
+	PGNamespace  string // registry schema and app-schema prefix on PostgreSQL
 	AllowNewApp  bool   // SERVICE_ALLOW_NEW_APP=1 permits POST /api/new-app
 	PublicURL    string // external base URL, used for links and trusted redirects
 	MaxBodyBytes int64  // cap of a request body (JSON routes)
@@ -63,6 +64,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	str("STRATA_DATA_DIR", &c.DataDir)
 	str("STRATA_PLUGIN_DIR", &c.PluginDir)
 	str("DATABASE_URL", &c.DatabaseURL)
+	str("STRATA_PG_NAMESPACE", &c.PGNamespace)
 	str("SERVICE_PUBLIC_URL", &c.PublicURL)
 	str("STRATA_LOG_LEVEL", &c.LogLevel)
 	str("STRATA_LOG_FORMAT", &c.LogFormat)

@@ -78,11 +78,9 @@ func (db *DB) ensureMigrationTable(ctx context.Context) error {
 	return nil
 }
 
-// AppliedMigrations lists the steps recorded in the app, in order.
+// AppliedMigrations lists the steps recorded in the app, in order. It only
+// reads: the table exists from the first Migrate, which app creation runs.
 func (db *DB) AppliedMigrations(ctx context.Context) ([]AppliedMigration, error) {
-	if err := db.ensureMigrationTable(ctx); err != nil {
-		return nil, err
-	}
 	rows, err := db.Query(ctx, `SELECT id, name, applied_at FROM `+db.Sys("migrations")+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read sys_migrations: %w", err)
@@ -128,6 +126,9 @@ func (db *DB) PendingMigrations(ctx context.Context) ([]Migration, error) {
 // concurrently from several processes: each step re-checks, under the
 // write lock, that nobody applied it meanwhile.
 func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]Migration, error) {
+	if err := db.ensureMigrationTable(ctx); err != nil {
+		return nil, err
+	}
 	pending, err := db.PendingMigrations(ctx)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,36 @@
+# Strata — build, run, test.
+#   make run    build and start on SQLite (./data), app creation enabled
+#   make test   every test, on SQLite and (when a server answers) PostgreSQL
+GO      ?= go
+BIN     ?= bin
+PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
+# Fuzz targets run briefly in every test run; FUZZTIME lengthens them.
+FUZZTIME ?= 10s
+
+.PHONY: build run test test-short bench lint clean
+
+build:
+	$(GO) build -o $(BIN)/strata ./cmd/strata
+	@mkdir -p $(BIN)/plugins
+	@for p in $(PLUGINS); do echo "plugin $$p"; $(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
+
+run: build
+	SERVICE_ALLOW_NEW_APP=$${SERVICE_ALLOW_NEW_APP:-1} ./$(BIN)/strata serve
+
+# -p 2: the reference machine has two cores; packages share one PostgreSQL.
+test:
+	$(GO) test -count=1 -p 2 ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+bench:
+	@echo "cores: $$(nproc)"
+	$(GO) test -run '^$$' -bench . -benchmem -p 1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BIN)

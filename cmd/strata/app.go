@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/version"
+)
+
+func cmdApp(ctx context.Context, args []string, e env) error {
+	if len(args) == 0 {
+		return usageError{"app needs a subcommand: create or list"}
+	}
+	switch args[0] {
+	case "create":
+		return cmdAppCreate(ctx, args[1:], e)
+	case "list":
+		return cmdAppList(ctx, args[1:], e)
+	}
+	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list)", args[0])}
+}
+
+// cmdAppCreate creates an application. The password comes from --password,
+// else from STRATA_ADMIN_PASSWORD, else from the first line of stdin, so it
+// need not appear in the process list.
+func cmdAppCreate(ctx context.Context, args []string, e env) error {
+	var p apps.CreateParams
+	// The name comes first (strata app create NAME --email ...); the flag
+	// package stops at the first non-flag, so take it out before parsing.
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		p.Name, args = args[0], args[1:]
+	}
+	cfg, rest, err := loadConfig("app create", args, e, func(c *config.Config, fs *flag.FlagSet) {
+		c.RegisterStorageFlags(fs)
+		fs.StringVar(&p.Email, "email", "", "email of the first super_admin")
+		fs.StringVar(&p.Password, "password", "", "password of the first super_admin (or STRATA_ADMIN_PASSWORD, or stdin)")
+		fs.StringVar(&p.Definition, "definition", "", "description of the application")
+		fs.StringVar(&p.AdminName, "admin-name", "", "display name of the first super_admin")
+	})
+	if err != nil {
+		return err
+	}
+	if p.Name == "" && len(rest) > 0 {
+		p.Name, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("unexpected arguments %q", rest)}
+	}
+	if p.Name == "" || p.Email == "" {
+		return usageError{"usage: strata app create NAME --email EMAIL [--password PW]"}
+	}
+	if p.Password == "" {
+		p.Password = e.getenv("STRATA_ADMIN_PASSWORD")
+	}
+	if p.Password == "" && e.stdin != nil {
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		p.Password = strings.TrimRight(line, "\r\n")
+	}
+	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	if _, err := reg.Create(ctx, p); err != nil {
+		if de, ok := errs.As(err); ok {
+			return fmt.Errorf("%s: %s", de.Code, de.Message)
+		}
+		return err
+	}
+	fmt.Fprintf(e.stdout, "created application %s with super_admin %s\n", p.Name, strings.ToLower(strings.TrimSpace(p.Email)))
+	return nil
+}
+
+func cmdAppList(ctx context.Context, args []string, e env) error {
+	cfg, rest, err := loadConfig("app list", args, e, storageFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("unexpected arguments %q", rest)}
+	}
+	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	names, err := reg.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		a, err := reg.Get(ctx, n)
+		if err != nil {
+			return err
+		}
+		def, _, err := a.Setting(ctx, apps.SettingDefinition)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s\t%s\n", n, def)
+	}
+	return nil
+}
+
+// cmdMigrate applies pending system-table migrations to every application.
+func cmdMigrate(ctx context.Context, args []string, e env) error {
+	cfg, _, err := loadConfig("migrate", args, e, storageFlags)
+	if err != nil {
+		return err
+	}
+	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	if err := reg.MigrateAll(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "all applications are up to date")
+	return nil
+}
+
+func cmdVersion(e env) error {
+	fmt.Fprintf(e.stdout, "strata %s (%s)\n", version.Version, version.GoVersion())
+	return nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/server"
+	"github.com/strata-archaeo/strata/core/version"
+)
+
+// cmdServe runs the HTTP server until ctx is cancelled (SIGINT/SIGTERM),
+// then stops accepting, lets in-flight requests finish within the shutdown
+// timeout, and closes the databases.
+func cmdServe(ctx context.Context, args []string, e env) error {
+	cfg, rest, err := loadConfig("serve", args, e, (*config.Config).RegisterFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
+	}
+	log := newLogger(cfg, e.stderr)
+	reg, err := openRegistry(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	// An app whose migration fails is logged and still served: its
+	// upgrade status reports the pending step to its admins.
+	if err := reg.MigrateAll(ctx); err != nil {
+		log.Error("some applications could not be migrated", "err", err)
+	}
+
+	srv := &http.Server{
+		Handler:           server.New(server.Deps{Config: cfg, Apps: reg, Logger: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	engine := "sqlite (" + cfg.DataDir + ")"
+	if cfg.DatabaseURL != "" {
+		engine = "postgres"
+	}
+	log.Info("strata listening", "url", "http://"+ln.Addr().String(), "version", version.Version,
+		"engine", engine, "new_app_allowed", cfg.AllowNewApp)
+	if e.ready != nil {
+		e.ready(ln.Addr().String())
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("server stopped: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// storageFlags binds the flags of the admin commands.
+func storageFlags(c *config.Config, fs *flag.FlagSet) { c.RegisterStorageFlags(fs) }
