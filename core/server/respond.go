@@ -45,7 +45,7 @@ func success(c *gin.Context, status int, body gin.H) {
 		body = gin.H{}
 	}
 	body["status"] = "success"
-	c.JSON(status, body)
+	c.PureJSON(status, body) // no \u003c escapes: this is an API, not HTML
 }
 
 // fail writes the error envelope for err and aborts the chain. Errors
@@ -67,5 +67,6 @@ func (s *Server) fail(c *gin.Context, err error) {
 	for k, v := range e.Extra {
 		body[k] = v
 	}
-	c.AbortWithStatusJSON(statusOf(e.Kind), body)
+	c.Abort()
+	c.PureJSON(statusOf(e.Kind), body)
 }
