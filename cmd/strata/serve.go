@@ -37,8 +37,12 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		log.Error("some applications could not be migrated", "err", err)
 	}
 
+	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log})
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           server.New(server.Deps{Config: cfg, Apps: reg, Logger: log}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}

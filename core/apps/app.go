@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -16,6 +17,9 @@ import (
 type App struct {
 	Name string
 	DB   *store.DB
+
+	secretMu sync.Mutex
+	secret   []byte // cached JWT secret; it never changes after creation
 }
 
 // Setting keys stored in sys_settings.
@@ -81,6 +85,11 @@ func setSettings(ctx context.Context, db *store.DB, kv map[string]string) error 
 
 // JWTSecret returns the app's signing key for tokens and signed OAuth state.
 func (a *App) JWTSecret(ctx context.Context) ([]byte, error) {
+	a.secretMu.Lock()
+	defer a.secretMu.Unlock()
+	if a.secret != nil {
+		return a.secret, nil
+	}
 	v, ok, err := a.Setting(ctx, SettingJWTSecret)
 	if err != nil {
 		return nil, err
@@ -88,5 +97,10 @@ func (a *App) JWTSecret(ctx context.Context) ([]byte, error) {
 	if !ok || v == "" {
 		return nil, fmt.Errorf("app %s has no JWT secret", a.Name)
 	}
-	return base64.RawURLEncoding.DecodeString(v)
+	secret, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: malformed JWT secret: %w", a.Name, err)
+	}
+	a.secret = secret
+	return secret, nil
 }

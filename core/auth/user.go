@@ -18,8 +18,6 @@ type User struct {
 	OAuthProvider     *string `gorm:"column:oauth_provider"`
 	OAuthSub          *string `gorm:"column:oauth_sub"`
 	TokenVersion      int
-	FailedLogins      int
-	LockedUntil       *time.Time
 	ResetTokenHash    *string `json:"-"`
 	ResetTokenExpires *time.Time
 	CreatedAt         time.Time

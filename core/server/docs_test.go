@@ -29,7 +29,10 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 			documented[strings.ToUpper(m[1])+" "+current] = true
 		}
 	}
-	s := New(Deps{Config: config.Default()})
+	s, err := New(Deps{Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	param := regexp.MustCompile(`[:*](\w+)`)
 	var missing []string
 	for _, r := range s.routes {

@@ -20,7 +20,10 @@ func TestPanicBecomesInternalErrorAndServingContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Deps{Config: config.Default(), Apps: apps.NewRegistry(backend, apps.Options{}), Logger: slogTo(&logs)})
+	s, err := New(Deps{Config: config.Default(), Apps: apps.NewRegistry(backend, apps.Options{}), Logger: slogTo(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.handle(Route{Scope: Instance, Method: http.MethodGet, Path: "/boom", Handler: func(c *gin.Context) {
 		panic("secret internal detail")
 	}})

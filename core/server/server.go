@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
 )
 
 // Scope says where a route is mounted.
@@ -28,6 +29,9 @@ type Route struct {
 	Method  string
 	Path    string
 	Handler gin.HandlerFunc
+	// Access is the privilege the route requires (app routes only; every
+	// instance route is public).
+	Access auth.Access
 	// BodyLimit overrides the configured cap for this route (0: default).
 	BodyLimit int64
 }
@@ -50,6 +54,7 @@ type Deps struct {
 
 // Server is the HTTP handler of an instance.
 type Server struct {
+	authn  *auth.Authenticator
 	cfg    config.Config
 	apps   *apps.Registry
 	log    *slog.Logger
@@ -61,7 +66,7 @@ type Server struct {
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New builds the server with its full route table.
-func New(d Deps) *Server {
+func New(d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -69,6 +74,15 @@ func New(d Deps) *Server {
 		d.Now = time.Now
 	}
 	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now}
+	cost := d.Config.PasswordCost
+	if cost == 0 {
+		cost = auth.DefaultBcryptCost
+	}
+	authn, err := auth.NewAuthenticator(cost, d.Now)
+	if err != nil {
+		return nil, err
+	}
+	s.authn = authn
 	e := gin.New()
 	// Paths are answered exactly as asked: no redirects to a cleaned or
 	// slash-adjusted path, which would turn JSON errors into HTML 301s.
@@ -79,10 +93,10 @@ func New(d Deps) *Server {
 	e.Use(s.recoverPanics, s.logRequests)
 	e.NoRoute(s.fallback)
 	s.engine = e
-	for _, r := range s.routeTable() {
+	for _, r := range append(s.routeTable(), s.adminRoutes()...) {
 		s.handle(r)
 	}
-	return s
+	return s, nil
 }
 
 // handle mounts one route with the middleware its scope needs.
@@ -90,6 +104,9 @@ func (s *Server) handle(r Route) {
 	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit)}
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp)
+		if r.Access != auth.Public {
+			chain = append(chain, s.authenticate, s.authorize(r.Access))
+		}
 	}
 	chain = append(chain, r.Handler)
 	s.engine.Handle(r.Method, r.fullPath(), chain...)
@@ -108,5 +125,13 @@ func (s *Server) routeTable() []Route {
 		{Scope: Instance, Method: http.MethodPost, Path: "/new-app", Handler: s.handleNewApp},
 		{Scope: Instance, Method: http.MethodGet, Path: "/auth/apps", Handler: s.handleAuthApps},
 		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", Handler: s.handleUpgradeStatus},
+
+		// Accounts and access (SPEC §4.3, §4.5; CONTRACT §3–4).
+		{Scope: App, Method: http.MethodPost, Path: "/auth/login", Handler: s.handleLogin},
+		{Scope: App, Method: http.MethodGet, Path: "/auth/refresh", Access: auth.Enter, Handler: s.handleRefresh},
+		{Scope: App, Method: http.MethodGet, Path: "/auth/logout", Handler: s.handleLogout},
+		{Scope: App, Method: http.MethodPost, Path: "/admin/check-password", Access: auth.SuperAdminOnly, Handler: s.handleCheckPassword},
+		{Scope: App, Method: http.MethodGet, Path: "/info/app", Access: auth.Enter, Handler: s.handleAppInfo},
+		{Scope: App, Method: http.MethodGet, Path: "/migrations", Access: auth.AdminOnly, Handler: s.handleMigrations},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
@@ -26,6 +27,12 @@ type Instance struct {
 // adjust the configuration before the server is built.
 func NewInstance(t testing.TB, e store.Engine, opts ...func(*config.Config)) *Instance {
 	t.Helper()
+	return NewInstanceWithClock(t, e, nil, opts...)
+}
+
+// NewInstanceWithClock is NewInstance with the server's clock replaced.
+func NewInstanceWithClock(t testing.TB, e store.Engine, clock func() time.Time, opts ...func(*config.Config)) *Instance {
+	t.Helper()
 	cfg := config.Default()
 	cfg.AllowNewApp = true
 	cfg.PasswordCost = 4
@@ -33,7 +40,10 @@ func NewInstance(t testing.TB, e store.Engine, opts ...func(*config.Config)) *In
 		o(&cfg)
 	}
 	reg := NewRegistry(t, e)
-	srv := server.New(server.Deps{Config: cfg, Apps: reg, Logger: Logger()})
+	srv, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: Logger(), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &Instance{Engine: e, Config: cfg, Apps: reg, Server: srv}
 }
 

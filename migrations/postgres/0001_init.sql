@@ -15,8 +15,6 @@ CREATE TABLE sys_users (
     oauth_provider      text NULL,
     oauth_sub           text NULL,
     token_version       integer NOT NULL DEFAULT 1,
-    failed_logins       integer NOT NULL DEFAULT 0,
-    locked_until        timestamptz NULL,
     reset_token_hash    text NULL,
     reset_token_expires timestamptz NULL,
     created_at          timestamptz NOT NULL,

@@ -15,8 +15,6 @@ CREATE TABLE sys_users (
     oauth_provider      TEXT NULL,
     oauth_sub           TEXT NULL,
     token_version       INTEGER NOT NULL DEFAULT 1,
-    failed_logins       INTEGER NOT NULL DEFAULT 0,
-    locked_until        DATETIME NULL,
     reset_token_hash    TEXT NULL,
     reset_token_expires DATETIME NULL,
     created_at          DATETIME NOT NULL,

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/version"
+)
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func userJSON(u *auth.User) gin.H {
+	return gin.H{"id": u.ID, "name": u.Name, "email": u.Email, "privilege": u.Privilege}
+}
+
+// issue signs a session token for u and writes it with the user.
+func (s *Server) issue(c *gin.Context, u *auth.User) {
+	a := appOf(c)
+	secret, err := a.JWTSecret(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	token, exp, err := auth.IssueToken(secret, a.Name, u, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"token": token, "expires_at": exp.Format(time.RFC3339), "user": userJSON(u)})
+}
+
+// POST /auth/login — password login (SPEC §3.1, §5.2).
+func (s *Server) handleLogin(c *gin.Context) {
+	var req loginRequest
+	if err := bindJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	u, err := s.authn.Login(c.Request.Context(), appOf(c).DB, req.Email, req.Password)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !auth.Enter.Allows(u.Privilege) {
+		s.fail(c, auth.ErrAccountPending)
+		return
+	}
+	s.issue(c, u)
+}
+
+// GET /auth/refresh — a fresh token carrying the current privilege.
+func (s *Server) handleRefresh(c *gin.Context) {
+	u, err := auth.FindUser(c.Request.Context(), appOf(c).DB, actorOf(c).UserID)
+	if err != nil {
+		// An API key has no session to refresh.
+		s.fail(c, auth.ErrUnauthenticated.With("reason", "not_a_session"))
+		return
+	}
+	s.issue(c, u)
+}
+
+// GET /auth/logout — sessions are stateless tokens held per browser tab;
+// the client forgets its token. Revoking every token of a user is
+// POST /user/{id}/revoke.
+func (s *Server) handleLogout(c *gin.Context) { success(c, http.StatusOK, nil) }
+
+type checkPasswordRequest struct {
+	Password string `json:"password"`
+	Pwd      string `json:"pwd"`
+}
+
+// POST /admin/check-password — re-confirm the caller's password before a
+// destructive operation, through the login routine (so the lock applies).
+func (s *Server) handleCheckPassword(c *gin.Context) {
+	var req checkPasswordRequest
+	if err := bindJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Password == "" {
+		req.Password = req.Pwd
+	}
+	if _, err := s.authn.Login(c.Request.Context(), appOf(c).DB, actorOf(c).Email, req.Password); err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, nil)
+}
+
+// publicSettings are the settings a signed-in client may read.
+var publicSettings = []string{apps.SettingName, apps.SettingDefinition, "language", "allow_self_registration", "maxImageSize"}
+
+// GET /info/app — what a signed-in client needs to know of the app.
+func (s *Server) handleAppInfo(c *gin.Context) {
+	a := appOf(c)
+	settings, err := a.Settings(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	app := gin.H{}
+	for _, k := range publicSettings {
+		if v, ok := settings[k]; ok {
+			app[k] = v
+		}
+	}
+	actor := actorOf(c)
+	success(c, http.StatusOK, gin.H{
+		"app":     app,
+		"version": version.Version,
+		"actor":   gin.H{"user_id": actor.UserID, "api_key_id": actor.KeyID, "name": actor.Name, "privilege": actor.Privilege},
+	})
+}
+
+// GET /migrations — applied and pending system migrations (admin).
+func (s *Server) handleMigrations(c *gin.Context) {
+	db := appOf(c).DB
+	applied, err := db.AppliedMigrations(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pending, err := db.PendingMigrations(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pend := make([]gin.H, 0, len(pending))
+	for _, m := range pending {
+		pend = append(pend, gin.H{"id": m.ID, "name": m.Name})
+	}
+	success(c, http.StatusOK, gin.H{"applied": applied, "pending": pend})
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+)
+
+// Context keys of the authenticated request.
+const (
+	ctxActor = "strata.actor"
+	ctxLevel = "strata.level" // effective level for the route's table
+)
+
+// actorOf returns who is calling (set by authenticate).
+func actorOf(c *gin.Context) *auth.Actor { return c.MustGet(ctxActor).(*auth.Actor) }
+
+// bearer extracts the credential of an "Authorization: Bearer X" header.
+func bearer(header string) string {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(cred)
+}
+
+// authenticate resolves the bearer credential (a JWT or an svc_ API key)
+// into an actor whose privilege is read from the database now, not from
+// the token. A credential of another application answers app_mismatch.
+func (s *Server) authenticate(c *gin.Context) {
+	cred := bearer(c.GetHeader("Authorization"))
+	if cred == "" {
+		s.fail(c, auth.ErrUnauthenticated.With("reason", "missing"))
+		return
+	}
+	ctx := c.Request.Context()
+	a := appOf(c)
+	var actor *auth.Actor
+	var err error
+	if auth.IsAPIKey(cred) {
+		actor, err = s.actorFromKey(ctx, a, cred)
+	} else {
+		actor, err = s.actorFromToken(ctx, a, cred)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !auth.Enter.Allows(actor.Privilege) {
+		s.fail(c, auth.ErrAccountPending)
+		return
+	}
+	c.Set(ctxActor, actor)
+	c.Next()
+}
+
+func (s *Server) actorFromToken(ctx context.Context, a *apps.App, token string) (*auth.Actor, error) {
+	claimed, ok := auth.PeekTokenApp(token)
+	if !ok {
+		return nil, auth.ErrUnauthenticated.With("reason", "invalid")
+	}
+	if claimed != a.Name {
+		return nil, s.foreignTokenError(ctx, claimed, token)
+	}
+	secret, err := a.JWTSecret(ctx)
+	if err != nil {
+		return nil, err
+	}
+	claims, err := auth.ParseToken(secret, token, s.now())
+	if err != nil {
+		return nil, err
+	}
+	id, _ := claims.UserID()
+	user, err := auth.FindUser(ctx, a.DB, id)
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return nil, auth.ErrUnauthenticated.With("reason", "user_deleted")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if claims.TokenVersion < user.TokenVersion {
+		return nil, auth.ErrTokenInvalidated
+	}
+	return &auth.Actor{UserID: user.ID, Name: user.Name, Email: user.Email, Privilege: user.Privilege}, nil
+}
+
+// foreignTokenError tells a token genuinely issued by another application
+// (app_mismatch) from a forged or broken one (unauthenticated): only a
+// signature that verifies with the claimed app's secret counts.
+func (s *Server) foreignTokenError(ctx context.Context, claimed, token string) error {
+	other, err := s.apps.Get(ctx, claimed)
+	if err != nil {
+		return auth.ErrUnauthenticated.With("reason", "invalid")
+	}
+	secret, err := other.JWTSecret(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := auth.ParseToken(secret, token, s.now()); err != nil {
+		return err
+	}
+	return auth.ErrAppMismatch
+}
+
+func (s *Server) actorFromKey(ctx context.Context, a *apps.App, plain string) (*auth.Actor, error) {
+	key, err := auth.FindAPIKey(ctx, a.DB, plain)
+	if errors.Is(err, auth.ErrAPIKeyNotFound) {
+		return nil, s.foreignKeyError(ctx, a.Name, plain)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !key.Active() {
+		return nil, auth.ErrUnauthenticated.With("reason", "revoked")
+	}
+	if err := auth.TouchAPIKey(ctx, a.DB, key, s.now().UTC()); err != nil {
+		s.log.Warn("could not record api key use", "app", a.Name, "key", key.ID, "err", err)
+	}
+	return &auth.Actor{KeyID: key.ID, Name: key.Label, Privilege: key.Privilege}, nil
+}
+
+// foreignKeyError looks the key up in the other applications, so a key
+// used on the wrong application gets app_mismatch rather than a bare 401.
+// Only an active key counts.
+func (s *Server) foreignKeyError(ctx context.Context, current, plain string) error {
+	names, err := s.apps.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == current {
+			continue
+		}
+		other, err := s.apps.Get(ctx, n)
+		if err != nil {
+			continue
+		}
+		if k, err := auth.FindAPIKey(ctx, other.DB, plain); err == nil && k.Active() {
+			return auth.ErrAppMismatch
+		}
+	}
+	return auth.ErrUnauthenticated.With("reason", "invalid")
+}
+
+// authorize checks the actor against the route's access. On routes naming
+// a table, a per-table override replaces the global level for record work.
+func (s *Server) authorize(access auth.Access) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		actor := actorOf(c)
+		level := actor.Privilege
+		if table := c.Param("tb"); table != "" && access.TableScoped() {
+			var err error
+			level, _, err = auth.EffectiveLevel(c.Request.Context(), appOf(c).DB, actor, table)
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+		}
+		if !access.Allows(level) {
+			s.fail(c, auth.ErrNotEnoughPrivilege.With("required", access.String()))
+			return
+		}
+		c.Set(ctxLevel, level)
+		c.Next()
+	}
+}
