@@ -20,6 +20,13 @@ const (
 // actorOf returns who is calling (set by authenticate).
 func actorOf(c *gin.Context) *auth.Actor { return c.MustGet(ctxActor).(*auth.Actor) }
 
+// ActorOf returns who is calling, for routes mounted through ExtraRoutes.
+func ActorOf(c *gin.Context) *auth.Actor { return actorOf(c) }
+
+// LevelOf returns the privilege level that passed the route's gate: the
+// per-table override on routes naming a table, else the global level.
+func LevelOf(c *gin.Context) int { return c.GetInt(ctxLevel) }
+
 // bearer extracts the credential of an "Authorization: Bearer X" header.
 func bearer(header string) string {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")

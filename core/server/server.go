@@ -50,6 +50,9 @@ type Deps struct {
 	Apps   *apps.Registry
 	Logger *slog.Logger
 	Now    func() time.Time
+	// ExtraRoutes are mounted after the core routes with the same middleware
+	// (the plugin host mounts plugin routes this way; tests mount probes).
+	ExtraRoutes []Route
 }
 
 // Server is the HTTP handler of an instance.
@@ -93,7 +96,8 @@ func New(d Deps) (*Server, error) {
 	e.Use(s.recoverPanics, s.logRequests)
 	e.NoRoute(s.fallback)
 	s.engine = e
-	for _, r := range append(s.routeTable(), s.adminRoutes()...) {
+	routes := append(s.routeTable(), s.adminRoutes()...)
+	for _, r := range append(routes, d.ExtraRoutes...) {
 		s.handle(r)
 	}
 	return s, nil

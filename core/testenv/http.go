@@ -33,6 +33,13 @@ func NewInstance(t testing.TB, e store.Engine, opts ...func(*config.Config)) *In
 // NewInstanceWithClock is NewInstance with the server's clock replaced.
 func NewInstanceWithClock(t testing.TB, e store.Engine, clock func() time.Time, opts ...func(*config.Config)) *Instance {
 	t.Helper()
+	return NewInstanceWith(t, e, server.Deps{Now: clock}, opts...)
+}
+
+// NewInstanceWith builds the server from deps (clock, extra routes); the
+// config, registry and logger are filled in.
+func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...func(*config.Config)) *Instance {
+	t.Helper()
 	cfg := config.Default()
 	cfg.AllowNewApp = true
 	cfg.PasswordCost = 4
@@ -40,7 +47,8 @@ func NewInstanceWithClock(t testing.TB, e store.Engine, clock func() time.Time, 
 		o(&cfg)
 	}
 	reg := NewRegistry(t, e)
-	srv, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: Logger(), Now: clock})
+	deps.Config, deps.Apps, deps.Logger = cfg, reg, Logger()
+	srv, err := server.New(deps)
 	if err != nil {
 		t.Fatal(err)
 	}
