@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -350,3 +351,35 @@ func TestTableOverrides(t *testing.T) {
 		testenv.Scenario{URL: "/dig/api/probe/finds/edit", Headers: testenv.Bearer(r), ExpectedStatus: 403}.Run(t, inst.Server)
 	})
 }
+
+// TestFailedLoginsDoNotLogPasswords captures every log line (debug level)
+// around failed and successful logins and looks for the passwords.
+func TestFailedLoginsDoNotLogPasswords(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	inst := testenv.NewInstanceWith(t, store.SQLite, server.Deps{Logger: logger})
+	testenv.NewApp(t, inst.Apps, "dig")
+	for _, pw := range []string{"Tr0ub4dor&3-attempt", "hunter2-hunter2", testenv.Password} {
+		testenv.Do(t, inst.Server, "POST", "/dig/api/auth/login", `{"email":"admin@example.org","password":"`+pw+`"}`, nil)
+	}
+	testenv.Do(t, inst.Server, "POST", "/dig/api/auth/login?password=in-the-query", `{"email":"x@y.org","password":"another-secret-pw"}`, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "/dig/api/auth/login") {
+		t.Fatal("requests were not logged at all; the test would prove nothing")
+	}
+	for _, secret := range []string{"Tr0ub4dor", "hunter2", testenv.Password, "in-the-query", "another-secret-pw"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("a password reached the logs: %q", secret)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

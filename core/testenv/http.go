@@ -47,7 +47,10 @@ func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...fun
 		o(&cfg)
 	}
 	reg := NewRegistry(t, e)
-	deps.Config, deps.Apps, deps.Logger = cfg, reg, Logger()
+	deps.Config, deps.Apps = cfg, reg
+	if deps.Logger == nil {
+		deps.Logger = Logger()
+	}
 	srv, err := server.New(deps)
 	if err != nil {
 		t.Fatal(err)
