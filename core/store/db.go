@@ -65,22 +65,64 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row 
 }
 
 // Tx runs fn in one transaction: committed when fn returns nil, rolled back
-// otherwise (and on panic). On SQLite the transaction takes the write lock at
-// BEGIN (immediate), so concurrent writers queue instead of deadlocking.
-// Nested calls use savepoints.
+// otherwise (and on panic). A nested call joins the outer transaction, so
+// an error anywhere rolls back the whole unit.
+//
+// On SQLite the transaction is BEGIN IMMEDIATE: it takes the write lock at
+// the start, so concurrent transactions that read then write queue on the
+// busy timeout instead of failing with SQLITE_BUSY when they upgrade.
 func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
+	if db.tx {
+		return fn(db)
+	}
+	if db.Engine == SQLite {
+		return db.immediateTx(ctx, fn)
+	}
 	return db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(db.bindTx(gtx))
+		return fn(db.bindTx(gtx, gtx.Statement.ConnPool))
 	})
 }
 
-func (db *DB) bindTx(gtx *gorm.DB) *DB {
-	ex, ok := gtx.Statement.ConnPool.(Execer)
-	if !ok {
-		panic(fmt.Sprintf("store: gorm transaction pool %T is not an Execer", gtx.Statement.ConnPool))
+// immediateTx runs fn on one dedicated connection between BEGIN IMMEDIATE
+// and COMMIT. (The driver's own _txlock option is skipped whenever
+// _time_format is set, so the transaction is begun here by hand.)
+func (db *DB) immediateTx(ctx context.Context, fn func(tx *DB) error) (err error) {
+	conn, err := db.pool.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
 	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			// Also on panic; a fresh context, since ctx may be the reason.
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	g := db.Gorm.Session(&gorm.Session{Context: ctx})
+	if err := fn(db.bindTx(g, conn)); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	done = true
+	return nil
+}
+
+// bindTx returns a copy of db whose gorm and raw SQL both run on conn (a
+// *sql.Tx or a *sql.Conn inside BEGIN ... COMMIT).
+func (db *DB) bindTx(g *gorm.DB, conn gorm.ConnPool) *DB {
+	ex, ok := conn.(Execer)
+	if !ok {
+		panic(fmt.Sprintf("store: transaction connection %T is not an Execer", conn))
+	}
+	g.Statement.ConnPool = conn
 	c := *db
-	c.Gorm = gtx
+	c.Gorm = g
 	c.SQL = ex
 	c.tx = true
 	c.owned = false

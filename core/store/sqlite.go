@@ -164,15 +164,14 @@ func (b *SQLiteBackend) Drop(ctx context.Context, name string) error {
 func (b *SQLiteBackend) Close() error { return nil }
 
 // sqliteDSN sets, per connection: a busy timeout so writers queue, WAL so
-// readers never block the writer, enforced foreign keys, and immediate
-// transactions so a transaction that will write takes the lock at BEGIN
-// (avoiding the read-then-upgrade deadlock that deferred BEGIN allows).
+// readers never block the writer, enforced foreign keys, and timestamps in
+// SQLite's own sortable text form. Transactions are begun IMMEDIATE by
+// DB.Tx (the driver ignores _txlock once _time_format is given).
 func sqliteDSN(path string) string {
 	return path + "?_pragma=busy_timeout(10000)" +
 		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)" +
 		"&_pragma=synchronous(NORMAL)" +
-		"&_txlock=immediate" +
 		"&_time_format=sqlite"
 }
 
