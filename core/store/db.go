@@ -46,6 +46,18 @@ func (db *DB) Qualify(table string) string {
 	return quoteIdent(db.schema) + "." + quoteIdent(table)
 }
 
+// GormSys returns the unquoted, schema-qualified name of sys_<name> for
+// gorm's Table(), which does its own quoting.
+func (db *DB) GormSys(name string) string {
+	if !ValidIdent(SystemTablePrefix + name) {
+		panic(fmt.Sprintf("store: invalid system table %q", name))
+	}
+	if db.schema == "" {
+		return SystemTablePrefix + name
+	}
+	return db.schema + "." + SystemTablePrefix + name
+}
+
 // Sys returns the qualified name of the system table sys_<name>.
 func (db *DB) Sys(name string) string { return db.Qualify(SystemTablePrefix + name) }
 

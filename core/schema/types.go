@@ -1,0 +1,181 @@
+package schema
+
+import (
+	"slices"
+	"time"
+)
+
+// FieldType is how a field is edited and shown (SPEC §2.3).
+type FieldType string
+
+const (
+	TypeText        FieldType = "text"
+	TypeLongText    FieldType = "long_text"
+	TypeMarkdown    FieldType = "md"
+	TypeSelect      FieldType = "select"
+	TypeComboSelect FieldType = "combo_select"
+	TypeMultiSelect FieldType = "multi_select"
+	TypeDate        FieldType = "date"
+	TypeBoolean     FieldType = "boolean"
+	TypeSlider      FieldType = "slider"
+	TypeLinkTo      FieldType = "link_to"
+	TypeLinkOut     FieldType = "link_out"
+)
+
+// FieldTypes lists every allowed field type.
+var FieldTypes = []FieldType{TypeText, TypeLongText, TypeMarkdown, TypeSelect, TypeComboSelect,
+	TypeMultiSelect, TypeDate, TypeBoolean, TypeSlider, TypeLinkTo, TypeLinkOut}
+
+// IsSelect reports whether the type takes a value list (vocabulary_set,
+// get_values_from_tb, id_from_tb).
+func (t FieldType) IsSelect() bool {
+	return t == TypeSelect || t == TypeComboSelect || t == TypeMultiSelect
+}
+
+// IsText reports whether quick search looks into fields of this type.
+func (t FieldType) IsText() bool {
+	switch t {
+	case TypeText, TypeLongText, TypeMarkdown, TypeSelect, TypeComboSelect, TypeMultiSelect, TypeLinkOut:
+		return true
+	}
+	return false
+}
+
+// DBType is how a field is stored.
+type DBType string
+
+const (
+	DBText  DBType = "text"
+	DBInt   DBType = "int"
+	DBFloat DBType = "float"
+	DBDate  DBType = "date" // ISO yyyy-mm-dd; PostgreSQL date, SQLite text
+	DBBool  DBType = "bool"
+)
+
+// DBTypes lists every storage type.
+var DBTypes = []DBType{DBText, DBInt, DBFloat, DBDate, DBBool}
+
+// DefaultDBType is the storage of a field type when none is given.
+func DefaultDBType(t FieldType, lookup bool) DBType {
+	switch {
+	case lookup:
+		return DBInt // id_from_tb stores the id of the referenced record
+	case t == TypeBoolean:
+		return DBBool
+	case t == TypeSlider:
+		return DBInt
+	case t == TypeDate:
+		return DBDate
+	}
+	return DBText
+}
+
+// Physical columns every user table has besides its fields.
+const (
+	ColID      = "id"
+	ColCreator = "creator" // normal tables: who created the row (nullable)
+	ColIDLink  = "id_link" // plugin tables: the parent row
+)
+
+// Table is a user table of the catalog.
+type Table struct {
+	ID                int64
+	Name              string
+	Label             string
+	Sort              int
+	IDField           string // "" when none configured
+	Preview           []string
+	RS                bool
+	Geodata           bool
+	RefMgr            bool
+	ChronoDensityPath []string
+	Backlinks         []string // "refTb:viaTb:fkCol"
+	IsPlugin          bool
+	PluginOf          string // parent table of a plugin table
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+
+	Fields []*Field // in display order
+}
+
+// Field is a column of a user table with its configuration.
+type Field struct {
+	ID              int64
+	TableID         int64
+	Name            string
+	Label           string
+	Type            FieldType
+	DBType          DBType
+	Sort            int
+	Readonly        bool
+	Hide            bool
+	VocabularySet   string
+	GetValuesFromTb string // "tb:field"
+	IDFromTb        string // referenced table of a lookup
+	Widget          string
+	Required        bool
+	Unique          bool
+	Min             *float64
+	Max             *float64
+	MaxLength       *int
+	Pattern         string
+	DefValue        string // may hold %today% or %current_user%
+	Help            string
+	Extra           map[string]any // legacy or unknown parameters, kept
+}
+
+// Field returns the table's field called name.
+func (t *Table) Field(name string) (*Field, bool) {
+	for _, f := range t.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// HasCreator reports whether rows record their creator (not plugin tables).
+func (t *Table) HasCreator() bool { return !t.IsPlugin }
+
+// SystemColumns are the physical columns that are not fields.
+func (t *Table) SystemColumns() []string {
+	if t.IsPlugin {
+		return []string{ColID, ColIDLink}
+	}
+	return []string{ColID, ColCreator}
+}
+
+// IsSystemColumn reports whether name is one of t's non-field columns.
+func (t *Table) IsSystemColumn(name string) bool { return slices.Contains(t.SystemColumns(), name) }
+
+// Catalog is the set of user tables of one application.
+type Catalog struct {
+	Version int64
+	Tables  []*Table // in display order
+	byName  map[string]*Table
+}
+
+// Table returns the table called name.
+func (c *Catalog) Table(name string) (*Table, bool) {
+	t, ok := c.byName[name]
+	return t, ok
+}
+
+// PluginTables returns the plugin tables whose parent is parent.
+func (c *Catalog) PluginTables(parent string) []*Table {
+	var out []*Table
+	for _, t := range c.Tables {
+		if t.IsPlugin && t.PluginOf == parent {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func newCatalog(version int64, tables []*Table) *Catalog {
+	c := &Catalog{Version: version, Tables: tables, byName: make(map[string]*Table, len(tables))}
+	for _, t := range tables {
+		c.byName[t.Name] = t
+	}
+	return c
+}
