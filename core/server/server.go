@@ -10,6 +10,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/schema"
 )
 
 // Scope says where a route is mounted.
@@ -57,13 +58,14 @@ type Deps struct {
 
 // Server is the HTTP handler of an instance.
 type Server struct {
-	authn  *auth.Authenticator
-	cfg    config.Config
-	apps   *apps.Registry
-	log    *slog.Logger
-	now    func() time.Time
-	engine *gin.Engine
-	routes []Route
+	authn    *auth.Authenticator
+	catalogs *schema.Cache
+	cfg      config.Config
+	apps     *apps.Registry
+	log      *slog.Logger
+	now      func() time.Time
+	engine   *gin.Engine
+	routes   []Route
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -86,6 +88,7 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.authn = authn
+	s.catalogs = schema.NewCache()
 	e := gin.New()
 	// Paths are answered exactly as asked: no redirects to a cleaned or
 	// slash-adjusted path, which would turn JSON errors into HTML 301s.
@@ -123,7 +126,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Se
 // routeTable lists every route of the service. Later features add their
 // rows here, so the whole API surface can be read in one place.
 func (s *Server) routeTable() []Route {
-	return []Route{
+	core := []Route{
 		{Scope: Instance, Method: http.MethodGet, Path: "/info", Handler: s.handleInfo},
 		{Scope: Instance, Method: http.MethodGet, Path: "/new-app/status", Handler: s.handleNewAppStatus},
 		{Scope: Instance, Method: http.MethodPost, Path: "/new-app", Handler: s.handleNewApp},
@@ -138,4 +141,5 @@ func (s *Server) routeTable() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/info/app", Access: auth.Enter, Handler: s.handleAppInfo},
 		{Scope: App, Method: http.MethodGet, Path: "/migrations", Access: auth.AdminOnly, Handler: s.handleMigrations},
 	}
+	return append(core, s.recordRoutes()...)
 }

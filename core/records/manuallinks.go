@@ -1,0 +1,145 @@
+package records
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+var (
+	ErrLinkExists   = errs.New(errs.Conflict, "link_already_exists", "these records are already linked")
+	ErrLinkNotFound = errs.New(errs.NotFound, "link_not_found", "no such link")
+	ErrSelfLink     = errs.New(errs.Invalid, "self_link", "a record cannot be linked to itself")
+)
+
+// Endpoint is one side of a manual link.
+type Endpoint struct {
+	Scope *Scope // the caller on that side's table
+	ID    int64
+}
+
+// AddManualLink links two records (of any tables); the link shows on both.
+// The pair is stored in a canonical order so a link either way is one.
+func AddManualLink(ctx context.Context, db *store.DB, one, two Endpoint, label string) (int64, error) {
+	if one.Scope.Table.Name == two.Scope.Table.Name && one.ID == two.ID {
+		return 0, ErrSelfLink
+	}
+	if one.Scope.Table.Name > two.Scope.Table.Name || (one.Scope.Table.Name == two.Scope.Table.Name && one.ID > two.ID) {
+		one, two = two, one
+	}
+	var id int64
+	err := db.Tx(ctx, func(tx *store.DB) error {
+		for _, e := range []Endpoint{one, two} {
+			ts := *e.Scope
+			ts.DB = tx
+			if _, err := ts.lockRow(ctx, e.ID); err != nil {
+				return err.(*errs.Error).With("table", e.Scope.Table.Name).With("id", e.ID)
+			}
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+tx.Sys("manual_links")+` WHERE tb_one = ? AND id_one = ? AND tb_two = ? AND id_two = ?`,
+			one.Scope.Table.Name, one.ID, two.Scope.Table.Name, two.ID).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return ErrLinkExists
+		}
+		var lbl any
+		if label != "" {
+			lbl = label
+		}
+		return tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("manual_links")+` (tb_one, id_one, tb_two, id_two, label, sort, created_at) VALUES (?, ?, ?, ?, ?, 0, ?) RETURNING id`,
+			one.Scope.Table.Name, one.ID, two.Scope.Table.Name, two.ID, lbl, one.Scope.now()).Scan(&id)
+	})
+	if err != nil && containsAny(err.Error(), "UNIQUE constraint failed", "SQLSTATE 23505") {
+		return 0, ErrLinkExists
+	}
+	return id, err
+}
+
+// ManualLinkEnds returns the tables and ids a link joins.
+func ManualLinkEnds(ctx context.Context, db *store.DB, id int64) (tbOne string, idOne int64, tbTwo string, idTwo int64, err error) {
+	err = db.QueryRow(ctx, `SELECT tb_one, id_one, tb_two, id_two FROM `+db.Sys("manual_links")+` WHERE id = ?`, id).Scan(&tbOne, &idOne, &tbTwo, &idTwo)
+	if isNoRows(err) {
+		err = ErrLinkNotFound
+	}
+	return
+}
+
+// DeleteManualLink removes a link.
+func DeleteManualLink(ctx context.Context, db *store.DB, id int64) error {
+	r, err := db.Exec(ctx, `DELETE FROM `+db.Sys("manual_links")+` WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return ErrLinkNotFound
+	}
+	return nil
+}
+
+// manualLinksSection lists the links of the record from either side, with
+// the other record's table and label (one query per linked table).
+func (s *Scope) manualLinksSection(ctx context.Context, id int64) (obj, error) {
+	rows, err := s.DB.Query(ctx, `SELECT id, tb_one, id_one, tb_two, id_two, label, sort FROM `+s.DB.Sys("manual_links")+
+		` WHERE (tb_one = ? AND id_one = ?) OR (tb_two = ? AND id_two = ?) ORDER BY sort, id`, s.Table.Name, id, s.Table.Name, id)
+	if err != nil {
+		return nil, fmt.Errorf("manual links of %s %d: %w", s.Table.Name, id, err)
+	}
+	type link struct {
+		id, refID int64
+		refTb     string
+		label     *string
+		sort      int
+	}
+	var links []link
+	byTable := map[string][]int64{}
+	for rows.Next() {
+		var l link
+		var t1, t2 string
+		var i1, i2 int64
+		if err := rows.Scan(&l.id, &t1, &i1, &t2, &i2, &l.label, &l.sort); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		l.refTb, l.refID = t2, i2
+		if t1 != s.Table.Name || i1 != id {
+			l.refTb, l.refID = t1, i1
+		}
+		links = append(links, l)
+		byTable[l.refTb] = append(byTable[l.refTb], l.refID)
+	}
+	rows.Close()
+	tables := make([]string, 0, len(byTable))
+	for tb := range byTable {
+		tables = append(tables, tb)
+	}
+	sort.Strings(tables)
+	labels := map[string]map[int64]string{}
+	for _, tb := range tables {
+		if t, ok := s.Catalog.Table(tb); ok {
+			l, err := s.labels(ctx, t, byTable[tb])
+			if err != nil {
+				return nil, err
+			}
+			labels[tb] = l
+		}
+	}
+	out := obj{}
+	for _, l := range links {
+		tbLabel := l.refTb
+		if t, ok := s.Catalog.Table(l.refTb); ok {
+			tbLabel = t.Label
+		}
+		var lbl any
+		if l.label != nil {
+			lbl = *l.label
+		}
+		out[fmt.Sprint(l.id)] = obj{"key": fmt.Sprintf("%s:%d", l.refTb, l.refID), "tb_id": l.refTb, "tb_label": tbLabel,
+			"ref_id": l.refID, "ref_label": labels[l.refTb][l.refID], "sort": l.sort, "label": lbl}
+	}
+	return out, nil
+}

@@ -1,0 +1,207 @@
+package records
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Stratigraphic relation codes (CONTRACT §5): 1 is covered by, 2 is cut by,
+// 3 carries, 4 is filled by, 5 covers, 6 cuts, 7 leans against, 8 fills,
+// 9 is the same as, 10 is bound to.
+var RelationNames = map[int]string{1: "is covered by", 2: "is cut by", 3: "carries", 4: "is filled by",
+	5: "covers", 6: "cuts", 7: "leans against", 8: "fills", 9: "is the same as", 10: "is bound to"}
+
+// InverseRelation returns the relation seen from the other record.
+func InverseRelation(r int) int {
+	switch {
+	case r >= 1 && r <= 4:
+		return r + 4
+	case r >= 5 && r <= 8:
+		return r - 4
+	}
+	return r // 9 and 10 are symmetric
+}
+
+var (
+	ErrRSNotEnabled     = errs.New(errs.Invalid, "rs_not_enabled", "stratigraphic relations are not enabled on this table")
+	ErrInvalidRelation  = errs.New(errs.Invalid, "invalid_relation", "relation is a code from 1 to 10")
+	ErrSelfRelation     = errs.New(errs.Invalid, "self_relation", "a record cannot be related to itself")
+	ErrRelationExists   = errs.New(errs.Conflict, "relation_already_exist", "these records are already related")
+	ErrRelationNotFound = errs.New(errs.NotFound, "relation_not_found", "no such relation")
+)
+
+// AddRelation stores (first, relation, second) on the table. The pair is
+// kept once, normalised so first < second, which makes a relation in either
+// direction a duplicate. Both records must exist and be visible to the
+// caller, who must be allowed to edit the first.
+func AddRelation(ctx context.Context, s *Scope, first, relation, second int64) (int64, error) {
+	if !s.Table.RS {
+		return 0, ErrRSNotEnabled
+	}
+	if relation < 1 || relation > 10 {
+		return 0, ErrInvalidRelation
+	}
+	if first == second {
+		return 0, ErrSelfRelation
+	}
+	var id int64
+	err := s.DB.Tx(ctx, func(tx *store.DB) error {
+		ts := *s
+		ts.DB = tx
+		creator, err := ts.lockRow(ctx, first)
+		if err != nil {
+			return err.(*errs.Error).With("id", first)
+		}
+		if !ts.CanEdit(creator) {
+			return ErrNotEnough.With("reason", "not_your_record")
+		}
+		if _, err := ts.lockRow(ctx, second); err != nil {
+			return err.(*errs.Error).With("id", second)
+		}
+		a, b, r := first, second, int(relation)
+		if a > b {
+			a, b, r = b, a, InverseRelation(r)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+tx.Sys("rs")+` WHERE tb = ? AND first = ? AND second = ?`, s.Table.Name, a, b).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return ErrRelationExists
+		}
+		return tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("rs")+` (tb, first, second, relation, creator, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			s.Table.Name, a, b, r, ts.creatorValue(), ts.now()).Scan(&id)
+	})
+	if err != nil && containsAny(err.Error(), "UNIQUE constraint failed", "SQLSTATE 23505") {
+		return 0, ErrRelationExists
+	}
+	return id, err
+}
+
+// DeleteRelation removes a relation of table tb by id; the caller must be
+// allowed to edit one of its two records.
+func DeleteRelation(ctx context.Context, s *Scope, id int64) error {
+	return s.DB.Tx(ctx, func(tx *store.DB) error {
+		var first, second int64
+		err := tx.QueryRow(ctx, `SELECT first, second FROM `+tx.Sys("rs")+` WHERE id = ? AND tb = ?`, id, s.Table.Name).Scan(&first, &second)
+		if isNoRows(err) {
+			return ErrRelationNotFound
+		}
+		if err != nil {
+			return err
+		}
+		ts := *s
+		ts.DB = tx
+		allowed := false
+		for _, rec := range []int64{first, second} {
+			if creator, err := ts.lockRow(ctx, rec); err == nil && ts.CanEdit(creator) {
+				allowed = true
+			} else if err != nil && !errors.Is(err, ErrRecordNotFound) {
+				return err
+			}
+		}
+		if !allowed {
+			return ErrNotEnough.With("reason", "not_your_record")
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM `+tx.Sys("rs")+` WHERE id = ?`, id)
+		return err
+	})
+}
+
+// RelationTable returns the table a relation id belongs to.
+func RelationTable(ctx context.Context, db *store.DB, id int64) (string, error) {
+	var tb string
+	err := db.QueryRow(ctx, `SELECT tb FROM `+db.Sys("rs")+` WHERE id = ?`, id).Scan(&tb)
+	if isNoRows(err) {
+		return "", ErrRelationNotFound
+	}
+	return tb, err
+}
+
+// rsSection lists the record's relations, each oriented from this record
+// (first = the record), with both labels, in two queries.
+func (s *Scope) rsSection(ctx context.Context, id int64) (obj, error) {
+	rows, err := s.DB.Query(ctx, `SELECT id, first, second, relation FROM `+s.DB.Sys("rs")+` WHERE tb = ? AND (first = ? OR second = ?) ORDER BY id`, s.Table.Name, id, id)
+	if err != nil {
+		return nil, fmt.Errorf("relations of %s %d: %w", s.Table.Name, id, err)
+	}
+	type rel struct{ id, first, second, r int64 }
+	var rels []rel
+	ids := []int64{id}
+	for rows.Next() {
+		var x rel
+		if err := rows.Scan(&x.id, &x.first, &x.second, &x.r); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if x.second == id { // orient from this record
+			x.first, x.second, x.r = x.second, x.first, int64(InverseRelation(int(x.r)))
+		}
+		rels = append(rels, x)
+		ids = append(ids, x.second)
+	}
+	rows.Close()
+	out := obj{}
+	if len(rels) == 0 {
+		return out, nil
+	}
+	labels, err := s.labels(ctx, s.Table, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range rels {
+		out[fmt.Sprint(x.id)] = obj{"id": x.id, "first": x.first, "second": x.second, "relation": x.r,
+			"relation_label": RelationNames[int(x.r)], "first_label": labels[x.first], "second_label": labels[x.second]}
+	}
+	return out, nil
+}
+
+// Matrix returns the nodes and relations of a table's stratigraphy, for
+// building a Harris matrix on the client.
+func Matrix(ctx context.Context, s *Scope) (obj, error) {
+	if !s.Table.RS {
+		return nil, ErrRSNotEnabled
+	}
+	where, args := s.where(nil)
+	label := labelColumn(s.Table)
+	dbt, _ := dbTypeOf(s.Table, label)
+	rows, err := s.DB.Query(ctx, `SELECT "id", `+s.DB.Engine.Quote(label)+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where+
+		` AND "id" IN (SELECT first FROM `+s.DB.Sys("rs")+` WHERE tb = ? UNION SELECT second FROM `+s.DB.Sys("rs")+` WHERE tb = ?) ORDER BY "id"`,
+		append(args, s.Table.Name, s.Table.Name)...)
+	if err != nil {
+		return nil, err
+	}
+	nodes := []obj{}
+	visible := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		var v any
+		if err := rows.Scan(&id, &v); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		visible[id] = true
+		nodes = append(nodes, obj{"id": id, "label": labelText(fromDB(dbt, v))})
+	}
+	rows.Close()
+	rrows, err := s.DB.Query(ctx, `SELECT id, first, second, relation FROM `+s.DB.Sys("rs")+` WHERE tb = ? ORDER BY id`, s.Table.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer rrows.Close()
+	relations := []obj{}
+	for rrows.Next() {
+		var id, a, b, r int64
+		if err := rrows.Scan(&id, &a, &b, &r); err != nil {
+			return nil, err
+		}
+		if visible[a] && visible[b] { // never reveal rows outside the caller's subset
+			relations = append(relations, obj{"id": id, "first": a, "second": b, "relation": r})
+		}
+	}
+	return obj{"nodes": nodes, "relations": relations}, rrows.Err()
+}

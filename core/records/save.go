@@ -1,0 +1,328 @@
+package records
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// SaveInput is a create (ID 0) or a partial update (only the keys present
+// in Core are written; null clears) with plugin child rows (CONTRACT §5).
+type SaveInput struct {
+	ID      int64
+	Core    map[string]any
+	Plugins map[string][]PluginRowInput
+}
+
+// PluginRowInput is one child row change: insert (ID 0 or IsNew), update,
+// or delete (Delete).
+type PluginRowInput struct {
+	ID     int64
+	IsNew  bool
+	Delete bool
+	Fields map[string]any
+}
+
+// ignoredCoreKeys are echoed back by clients and never written.
+var ignoredCoreKeys = map[string]bool{schema.ColID: true, schema.ColCreator: true, schema.ColIDLink: true}
+
+// prepared is a validated set of column values for one row.
+type prepared struct {
+	cols []string
+	vals []any
+}
+
+// prepareRow checks the keys of one row against table t and converts the
+// values. Unknown keys are invalid_field (nothing is written); read-only
+// fields and system columns are ignored. On insert, def_value fills absent
+// fields and every required field is checked; on update only sent ones.
+func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]any, insert bool, selfID int64) (*prepared, []FieldError, error) {
+	p := &prepared{}
+	var fes []FieldError
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // stable column order and error order
+	for _, k := range keys {
+		if ignoredCoreKeys[k] {
+			continue
+		}
+		f, ok := t.Field(k)
+		if !ok {
+			return nil, nil, ErrInvalidField.With("field", k).With("table", t.Name)
+		}
+		if f.Readonly {
+			continue
+		}
+		v, err := toDB(s.DB.Engine, f.DBType, in[k])
+		if err != nil {
+			fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "type", Message: err.Error()})
+			continue
+		}
+		p.cols, p.vals = append(p.cols, f.Name), append(p.vals, v)
+	}
+	if insert {
+		for _, f := range t.Fields {
+			if _, sent := in[f.Name]; sent {
+				continue
+			}
+			if dv, ok := defaultValue(f, s); ok {
+				v, err := toDB(s.DB.Engine, f.DBType, dv)
+				if err != nil {
+					fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "type", Message: "default value: " + err.Error()})
+					continue
+				}
+				p.cols, p.vals = append(p.cols, f.Name), append(p.vals, v)
+			} else if f.Required {
+				fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "required", Message: "a value is required"})
+			}
+		}
+	}
+	for i, c := range p.cols {
+		f, _ := t.Field(c)
+		fes = append(fes, checkValue(f, p.vals[i])...)
+		more, err := checkInDB(ctx, s.DB, t, f, p.vals[i], selfID)
+		if err != nil {
+			return nil, nil, err
+		}
+		fes = append(fes, more...)
+	}
+	return p, fes, nil
+}
+
+// Save creates or updates a record with its plugin child rows in one
+// transaction. Every rule is checked first and all failures are reported
+// together; on any failure nothing is written. An update first stores a
+// version snapshot of the record as it was.
+func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, err error) {
+	if s.Table.IsPlugin {
+		return 0, false, ErrInvalidParameter.With("detail", "plugin rows are saved with their parent record")
+	}
+	insert := in.ID == 0
+	if insert && !s.CanAdd() {
+		return 0, false, ErrNotEnough
+	}
+	err = s.DB.Tx(ctx, func(tx *store.DB) error {
+		ts := *s
+		ts.DB = tx
+		if !insert {
+			creator, err := ts.lockRow(ctx, in.ID)
+			if err != nil {
+				return err
+			}
+			if !ts.CanEdit(creator) {
+				return ErrNotEnough.With("reason", "not_your_record")
+			}
+		}
+		core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, insert, in.ID)
+		if err != nil {
+			return err
+		}
+		children, childErrs, err := ts.preparePlugins(ctx, in.Plugins, in.ID)
+		if err != nil {
+			return err
+		}
+		if fes = append(fes, childErrs...); len(fes) > 0 {
+			return ErrValidation.With("errors", fes)
+		}
+		if insert {
+			if id, err = ts.insertRow(ctx, ts.Table, core, map[string]any{schema.ColCreator: ts.creatorValue()}); err != nil {
+				return err
+			}
+		} else {
+			id = in.ID
+			if err := ts.snapshot(ctx, id, "update"); err != nil {
+				return err
+			}
+			if err := ts.updateRow(ctx, ts.Table, id, core); err != nil {
+				return err
+			}
+		}
+		return ts.applyPlugins(ctx, id, children)
+	})
+	if err != nil {
+		return 0, false, mapUniqueViolation(err)
+	}
+	return id, insert, nil
+}
+
+// creatorValue is the caller's user id, or NULL for an API key.
+func (s *Scope) creatorValue() any {
+	if s.Actor.UserID == 0 {
+		return nil
+	}
+	return s.Actor.UserID
+}
+
+// lockRow checks that id exists within the caller's restriction and
+// returns its creator. On PostgreSQL the row stays locked until commit;
+// SQLite's immediate transaction already excludes other writers.
+func (s *Scope) lockRow(ctx context.Context, id int64) (*int64, error) {
+	if id <= 0 {
+		return nil, ErrInvalidID
+	}
+	where, args := s.where(&Cond{SQL: s.column(schema.ColID) + " = ?", Args: []any{id}})
+	creatorCol := "NULL"
+	if s.Table.HasCreator() {
+		creatorCol = s.column(schema.ColCreator)
+	}
+	q := `SELECT ` + creatorCol + ` FROM ` + s.DB.Qualify(s.Table.Name) + ` WHERE ` + where
+	if s.DB.Engine == store.Postgres && s.DB.InTx() {
+		q += ` FOR UPDATE OF ` + s.DB.Engine.Quote(s.Table.Name)
+	}
+	var creator *int64
+	if err := s.DB.QueryRow(ctx, q, args...).Scan(&creator); err != nil {
+		if isNoRows(err) {
+			return nil, ErrRecordNotFound
+		}
+		return nil, fmt.Errorf("read %s %d: %w", s.Table.Name, id, err)
+	}
+	return creator, nil
+}
+
+// insertRow inserts the prepared values plus system columns (creator of a
+// record, or id_link of a plugin row).
+func (s *Scope) insertRow(ctx context.Context, t *schema.Table, p *prepared, system map[string]any) (int64, error) {
+	cols, vals := append([]string{}, p.cols...), append([]any{}, p.vals...)
+	for _, c := range t.SystemColumns() {
+		if v, ok := system[c]; ok {
+			cols, vals = append(cols, c), append(vals, v)
+		}
+	}
+	quoted := make([]string, len(cols))
+	marks := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i], marks[i] = s.DB.Engine.Quote(c), "?"
+	}
+	q := `INSERT INTO ` + s.DB.Qualify(t.Name)
+	if len(cols) == 0 {
+		q += ` DEFAULT VALUES`
+	} else {
+		q += ` (` + strings.Join(quoted, ", ") + `) VALUES (` + strings.Join(marks, ", ") + `)`
+	}
+	var id int64
+	if err := s.DB.QueryRow(ctx, q+` RETURNING "id"`, vals...).Scan(&id); err != nil {
+		return 0, fmt.Errorf("insert into %s: %w", t.Name, err)
+	}
+	return id, nil
+}
+
+func (s *Scope) updateRow(ctx context.Context, t *schema.Table, id int64, p *prepared) error {
+	if len(p.cols) == 0 {
+		return nil
+	}
+	sets := make([]string, len(p.cols))
+	for i, c := range p.cols {
+		sets[i] = s.DB.Engine.Quote(c) + " = ?"
+	}
+	_, err := s.DB.Exec(ctx, `UPDATE `+s.DB.Qualify(t.Name)+` SET `+strings.Join(sets, ", ")+` WHERE "id" = ?`, append(p.vals, id)...)
+	if err != nil {
+		return fmt.Errorf("update %s %d: %w", t.Name, id, err)
+	}
+	return nil
+}
+
+// childChange is one validated plugin row operation.
+type childChange struct {
+	table *schema.Table
+	op    string // insert, update, delete
+	id    int64
+	row   *prepared
+}
+
+// preparePlugins validates every child row change. A plugin table must be
+// a plugin of the record's table; child rows named by id must belong to
+// the record (checked in applyPlugins, under the transaction).
+func (s *Scope) preparePlugins(ctx context.Context, in map[string][]PluginRowInput, parentID int64) ([]childChange, []FieldError, error) {
+	names := make([]string, 0, len(in))
+	for n := range in {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []childChange
+	var fes []FieldError
+	for _, name := range names {
+		t, ok := s.Catalog.Table(name)
+		if !ok || !t.IsPlugin || t.PluginOf != s.Table.Name {
+			return nil, nil, ErrInvalidField.With("field", name).With("detail", "not a plugin table of "+s.Table.Name)
+		}
+		for i, r := range in[name] {
+			switch {
+			case r.Delete:
+				if r.ID <= 0 {
+					return nil, nil, ErrInvalidID.With("table", name)
+				}
+				out = append(out, childChange{table: t, op: "delete", id: r.ID})
+				continue
+			case r.ID > 0 && r.IsNew:
+				return nil, nil, ErrInvalidParameter.With("detail", "a new plugin row has no id").With("table", name)
+			case r.ID < 0:
+				return nil, nil, ErrInvalidID.With("table", name)
+			}
+			insert := r.ID == 0
+			p, rowErrs, err := prepareRow(ctx, s, t, r.Fields, insert, r.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			for j := range rowErrs {
+				idx := i
+				rowErrs[j].Table, rowErrs[j].Row = name, &idx
+			}
+			fes = append(fes, rowErrs...)
+			op := "update"
+			if insert {
+				op = "insert"
+			}
+			out = append(out, childChange{table: t, op: op, id: r.ID, row: p})
+		}
+	}
+	return out, fes, nil
+}
+
+func (s *Scope) applyPlugins(ctx context.Context, parentID int64, changes []childChange) error {
+	for _, c := range changes {
+		switch c.op {
+		case "insert":
+			if _, err := s.insertRow(ctx, c.table, c.row, map[string]any{schema.ColIDLink: parentID}); err != nil {
+				return err
+			}
+			continue
+		}
+		var n int
+		err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(c.table.Name)+` WHERE "id" = ? AND "id_link" = ?`, c.id, parentID).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrRecordNotFound.With("table", c.table.Name).With("id", c.id)
+		}
+		if c.op == "delete" {
+			if _, err := s.DB.Exec(ctx, `DELETE FROM `+s.DB.Qualify(c.table.Name)+` WHERE "id" = ?`, c.id); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.updateRow(ctx, c.table, c.id, c.row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapUniqueViolation turns a unique-index violation that slipped past the
+// check (two concurrent saves) into the same validation answer.
+func mapUniqueViolation(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") {
+		return ErrValidation.With("errors", []FieldError{{Rule: "unique", Message: "another record has this value"}}).Wrap(err)
+	}
+	return err
+}

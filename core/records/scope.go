@@ -1,0 +1,105 @@
+package records
+
+import (
+	"strings"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Cond is a WHERE fragment with '?' markers and its bound values, built
+// by the filter language from catalog identifiers only.
+type Cond struct {
+	SQL  string
+	Args []any
+}
+
+// Scope is one caller working on one table: everything a records
+// operation needs to decide what it may see and change.
+type Scope struct {
+	DB      *store.DB
+	Catalog *schema.Catalog
+	Table   *schema.Table
+	Actor   *auth.Actor
+	// Level is the caller's effective level on Table (per-table override
+	// or global level).
+	Level int
+	// Restrict is the caller's row subset on Table (nil: every row). It is
+	// ANDed into every read and write.
+	Restrict *Cond
+	Now      func() time.Time
+}
+
+func (s *Scope) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+// CanAdd reports whether the caller may create records in the table.
+func (s *Scope) CanAdd() bool { return auth.AddNew.Allows(s.Level) && !s.Table.IsPlugin }
+
+// CanEdit reports whether the caller may change or delete a row created by
+// creator: writers and above any row, a self_writer only its own.
+func (s *Scope) CanEdit(creator *int64) bool {
+	return auth.CanEditRow(s.Level, s.Actor.UserID, creator)
+}
+
+// Errors of record operations.
+var (
+	ErrRecordNotFound   = errs.New(errs.NotFound, "record_not_found", "no such record")
+	ErrInvalidField     = errs.New(errs.Invalid, "invalid_field", "unknown field")
+	ErrInvalidParameter = errs.New(errs.Invalid, "invalid_parameter", "a parameter is not valid")
+	ErrNotEnough        = auth.ErrNotEnoughPrivilege
+	ErrValidation       = errs.New(errs.Invalid, "validation_failed", "some values are not valid")
+	ErrInvalidID        = errs.New(errs.Invalid, "invalid_id", "ids are positive integers")
+	errRecordReferenced = errs.New(errs.Conflict, "record_in_use", "other records refer to this record through a relation")
+)
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// where joins the table's restriction and an optional extra condition.
+func (s *Scope) where(extra *Cond) (string, []any) {
+	parts, args := []string{}, []any{}
+	for _, c := range []*Cond{s.Restrict, extra} {
+		if c != nil && c.SQL != "" {
+			parts = append(parts, "("+c.SQL+")")
+			args = append(args, c.Args...)
+		}
+	}
+	if len(parts) == 0 {
+		return "1 = 1", nil
+	}
+	sql := parts[0]
+	for _, p := range parts[1:] {
+		sql += " AND " + p
+	}
+	return sql, args
+}
+
+// column returns the quoted column of the table, qualified by its name.
+func (s *Scope) column(name string) string {
+	return s.DB.Qualify(s.Table.Name) + "." + s.DB.Engine.Quote(name)
+}
+
+// dbTypeOf is the storage type of a field or system column.
+func dbTypeOf(t *schema.Table, name string) (schema.DBType, bool) {
+	if t.IsSystemColumn(name) {
+		return schema.DBInt, true
+	}
+	if f, ok := t.Field(name); ok {
+		return f.DBType, true
+	}
+	return "", false
+}

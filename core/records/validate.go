@@ -1,0 +1,123 @@
+package records
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// FieldError is one failed rule of one field (CONTRACT §5).
+type FieldError struct {
+	Field   string `json:"field"`
+	Label   string `json:"label"`
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+	Table   string `json:"table,omitempty"` // plugin table, for child rows
+	Row     *int   `json:"row,omitempty"`   // index of the child row
+}
+
+var patternCache sync.Map // pattern text → *regexp.Regexp (anchored)
+
+func compiledPattern(p string) (*regexp.Regexp, error) {
+	if re, ok := patternCache.Load(p); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(`^(?:` + p + `)$`)
+	if err != nil {
+		return nil, err
+	}
+	patternCache.Store(p, re)
+	return re, nil
+}
+
+// checkValue applies the rules that need only the value itself. v is the
+// converted value (nil when cleared).
+func checkValue(f *schema.Field, v any) []FieldError {
+	fe := func(rule, msg string) FieldError {
+		return FieldError{Field: f.Name, Label: f.Label, Rule: rule, Message: msg}
+	}
+	var out []FieldError
+	if v == nil || v == "" {
+		if f.Required {
+			out = append(out, fe("required", "a value is required"))
+		}
+		return out
+	}
+	if s, ok := v.(string); ok {
+		if f.MaxLength != nil && len([]rune(s)) > *f.MaxLength {
+			out = append(out, fe("max_length", fmt.Sprintf("at most %d characters", *f.MaxLength)))
+		}
+		if f.Pattern != "" {
+			if re, err := compiledPattern(f.Pattern); err == nil && !re.MatchString(s) {
+				out = append(out, fe("pattern", "does not match the required pattern"))
+			}
+		}
+	}
+	var num *float64
+	switch x := v.(type) {
+	case int64:
+		n := float64(x)
+		num = &n
+	case float64:
+		num = &x
+	}
+	if num != nil {
+		if f.Min != nil && *num < *f.Min {
+			out = append(out, fe("min", fmt.Sprintf("at least %v", *f.Min)))
+		}
+		if f.Max != nil && *num > *f.Max {
+			out = append(out, fe("max", fmt.Sprintf("at most %v", *f.Max)))
+		}
+	}
+	return out
+}
+
+// checkInDB applies the rules that look at other rows: uniqueness and the
+// existence of a lookup's target. selfID excludes the row being updated.
+func checkInDB(ctx context.Context, db *store.DB, t *schema.Table, f *schema.Field, v any, selfID int64) ([]FieldError, error) {
+	if v == nil || v == "" {
+		return nil, nil
+	}
+	var out []FieldError
+	if f.Unique {
+		var n int
+		err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Qualify(t.Name)+` WHERE `+db.Engine.Quote(f.Name)+` = ? AND "id" <> ?`, v, selfID).Scan(&n)
+		if err != nil {
+			return nil, fmt.Errorf("check unique %s: %w", f.Name, err)
+		}
+		if n > 0 {
+			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: "unique", Message: "another record has this value"})
+		}
+	}
+	if f.IDFromTb != "" {
+		var n int
+		err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Qualify(f.IDFromTb)+` WHERE "id" = ?`, v).Scan(&n)
+		if err != nil {
+			return nil, fmt.Errorf("check lookup %s: %w", f.Name, err)
+		}
+		if n == 0 {
+			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: "lookup", Message: "no record of " + f.IDFromTb + " has this id"})
+		}
+	}
+	return out, nil
+}
+
+// defaultValue resolves a field's def_value for an insert: %today% is the
+// date, %current_user% the caller's name.
+func defaultValue(f *schema.Field, s *Scope) (any, bool) {
+	if f.DefValue == "" {
+		return nil, false
+	}
+	switch strings.TrimSpace(f.DefValue) {
+	case "%today%":
+		return s.now().Format(isoDate), true
+	case "%current_user%":
+		return s.Actor.Name, true
+	}
+	return f.DefValue, true
+}

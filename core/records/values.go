@@ -1,0 +1,200 @@
+package records
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+const isoDate = "2006-01-02"
+
+// toDB converts a JSON value sent by a client into the value bound for a
+// column of type t. Clients are liberal: numbers may come as strings,
+// booleans as 0/1 or "true". An empty string clears a non-text field.
+func toDB(engine store.Engine, t schema.DBType, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if s, ok := v.(string); ok && t != schema.DBText && strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	switch t {
+	case schema.DBText:
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case json.Number:
+			return x.String(), nil
+		case float64:
+			return strconv.FormatFloat(x, 'f', -1, 64), nil
+		case bool:
+			return strconv.FormatBool(x), nil
+		case []any:
+			// multi_select values arrive as a list: stored as JSON text.
+			b, _ := json.Marshal(x)
+			return string(b), nil
+		}
+	case schema.DBInt:
+		n, err := toInt(v)
+		if err != nil {
+			return nil, err
+		}
+		return n, nil
+	case schema.DBFloat:
+		f, err := toFloat(v)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	case schema.DBBool:
+		b, err := toBool(v)
+		if err != nil {
+			return nil, err
+		}
+		if engine == store.SQLite {
+			if b {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		}
+		return b, nil
+	case schema.DBDate:
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("a date is a yyyy-mm-dd string")
+		}
+		d, err := time.Parse(isoDate, strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("a date is a yyyy-mm-dd string")
+		}
+		return d.Format(isoDate), nil
+	}
+	return nil, fmt.Errorf("unsupported value %T", v)
+}
+
+func toInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return 0, fmt.Errorf("an integer is expected")
+		}
+		return int64(x), nil
+	case json.Number:
+		return strconv.ParseInt(x.String(), 10, 64)
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("an integer is expected")
+		}
+		return n, nil
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("an integer is expected")
+}
+
+func toFloat(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case json.Number:
+		return x.Float64()
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("a number is expected")
+		}
+		return f, nil
+	}
+	return 0, fmt.Errorf("a number is expected")
+}
+
+func toBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case float64:
+		if x == 0 || x == 1 {
+			return x == 1, nil
+		}
+	case json.Number:
+		switch x.String() {
+		case "0":
+			return false, nil
+		case "1":
+			return true, nil
+		}
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "1", "true", "yes", "on":
+			return true, nil
+		case "0", "false", "no", "off":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("true or false is expected")
+}
+
+// fromDB converts a scanned column value into its JSON form, the same on
+// both engines: ints as numbers, booleans as booleans, dates as yyyy-mm-dd.
+func fromDB(t schema.DBType, v any) any {
+	if v == nil {
+		return nil
+	}
+	if b, ok := v.([]byte); ok {
+		v = string(b)
+	}
+	switch t {
+	case schema.DBBool:
+		switch x := v.(type) {
+		case bool:
+			return x
+		case int64:
+			return x != 0
+		case string:
+			b, _ := toBool(x)
+			return b
+		}
+	case schema.DBInt:
+		switch x := v.(type) {
+		case int64:
+			return x
+		case float64:
+			return int64(x)
+		case string:
+			if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+				return n
+			}
+		}
+	case schema.DBFloat:
+		switch x := v.(type) {
+		case float64:
+			return x
+		case int64:
+			return float64(x)
+		case string:
+			if f, err := strconv.ParseFloat(x, 64); err == nil {
+				return f
+			}
+		}
+	case schema.DBDate:
+		switch x := v.(type) {
+		case time.Time:
+			return x.Format(isoDate)
+		case string:
+			if len(x) >= 10 {
+				return x[:10]
+			}
+		}
+	}
+	return v
+}

@@ -1,0 +1,396 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// recordRoutes are the record endpoints (SPEC §4.4, CONTRACT §5). Routes
+// naming a table get the per-table level at the gate; the others compute
+// it in the handler for the table they touch.
+func (s *Server) recordRoutes() []Route {
+	return []Route{
+		{Scope: App, Method: http.MethodGet, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList},
+		{Scope: App, Method: http.MethodPost, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList},
+		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/:id", Access: auth.Read, Handler: s.handleRead},
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb", Access: auth.AddNew, Handler: s.handleSave},
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id", Access: auth.Edit, Handler: s.handleSave},
+		{Scope: App, Method: http.MethodDelete, Path: "/record/:tb/:id", Access: auth.Edit, Handler: s.handleDelete},
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/duplicate", Access: auth.AddNew, Handler: s.handleDuplicate},
+		{Scope: App, Method: http.MethodDelete, Path: "/record/:tb/:id/plugins", Access: auth.Edit, Handler: s.handleDeletePlugins},
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/rs", Access: auth.Edit, Handler: s.handleAddRelation},
+		{Scope: App, Method: http.MethodDelete, Path: "/rs/:id", Access: auth.Edit, Handler: s.handleDeleteRelation},
+		{Scope: App, Method: http.MethodGet, Path: "/rs/matrix", Access: auth.Read, Handler: s.handleMatrix},
+		{Scope: App, Method: http.MethodPost, Path: "/manual-link", Access: auth.Edit, Handler: s.handleAddManualLink},
+		{Scope: App, Method: http.MethodDelete, Path: "/manual-link/:id", Access: auth.Edit, Handler: s.handleDeleteManualLink},
+	}
+}
+
+// recordScope builds the caller's scope on table: the current catalog,
+// the caller's effective level there and its row restriction.
+func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, error) {
+	ctx := c.Request.Context()
+	a := appOf(c)
+	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := cat.Table(table)
+	if !ok {
+		return nil, schema.ErrTableNotFound.With("table", table)
+	}
+	actor := actorOf(c)
+	level, _, err := auth.EffectiveLevel(ctx, a.DB, actor, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: actor, Level: level, Now: s.now}, nil
+}
+
+// parseID reads a positive integer id given as a number or numeric string.
+func parseID(v any) (int64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, nil
+	case json.Number:
+		return parseIDString(x.String())
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return 0, nil
+		}
+		return parseIDString(x)
+	case float64:
+		if x == float64(int64(x)) && x >= 0 {
+			return int64(x), nil
+		}
+	}
+	return 0, records.ErrInvalidID
+}
+
+func parseIDString(s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0, records.ErrInvalidID
+	}
+	return n, nil
+}
+
+// decodeBody reads a JSON object keeping numbers exact (json.Number).
+func decodeBody(c *gin.Context, dst any) error {
+	raw, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return errTooLarge.With("limit", tooBig.Limit)
+		}
+		return errInvalidJSON.Wrap(err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return errInvalidJSON.With("detail", "the body is empty")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
+		return errInvalidJSON.With("detail", describeJSONError(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errInvalidJSON.With("detail", "unexpected data after the JSON value")
+	}
+	return nil
+}
+
+type listBody struct {
+	Page      any             `json:"page"`
+	PerPage   any             `json:"per_page"`
+	SortField *string         `json:"sort_field"`
+	SortDir   *string         `json:"sort_dir"`
+	Columns   any             `json:"columns"`
+	Search    *string         `json:"search"`
+	IDsOnly   any             `json:"ids_only"`
+	Filter    json.RawMessage `json:"filter"`
+}
+
+// GET|POST /records/{tb} — a page of records. POST takes the parameters
+// in the body or the query string; the body wins.
+func (s *Server) handleList(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	qv := c.Request.URL.Query()
+	var body listBody
+	if c.Request.Method == http.MethodPost && c.Request.ContentLength != 0 {
+		if err := decodeBody(c, &body); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	pick := func(key string, fromBody any) string {
+		switch x := fromBody.(type) {
+		case json.Number:
+			return x.String()
+		case string:
+			return x
+		case *string:
+			if x != nil {
+				return *x
+			}
+		case bool:
+			if x {
+				return "1"
+			}
+			return "0"
+		}
+		return qv.Get(key)
+	}
+	q := records.ListQuery{SortField: pick("sort_field", body.SortField), SortDir: pick("sort_dir", body.SortDir)}
+	for key, dst := range map[string]*int{"page": &q.Page, "per_page": &q.PerPage} {
+		src := body.Page
+		if key == "per_page" {
+			src = body.PerPage
+		}
+		if v := pick(key, src); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				s.fail(c, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer"))
+				return
+			}
+			*dst = n
+		}
+	}
+	switch v := pick("ids_only", body.IDsOnly); v {
+	case "1", "true":
+		q.IDsOnly = true
+	}
+	q.Columns = columnsParam(body.Columns, qv["columns"])
+	where, err := s.listWhere(c, sc, body.Filter, pick("search", body.Search))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q.Where = where
+	res, err := records.List(c.Request.Context(), sc, q)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if q.IDsOnly {
+		success(c, http.StatusOK, gin.H{"total": res.Total, "ids": res.IDs})
+		return
+	}
+	success(c, http.StatusOK, gin.H{"total": res.Total, "fields": res.Fields, "data": res.Data, "can_add": sc.CanAdd()})
+}
+
+// columnsParam accepts columns as a JSON list, a CSV string, or repeated
+// query parameters.
+func columnsParam(fromBody any, fromQuery []string) []string {
+	var raw []string
+	switch x := fromBody.(type) {
+	case []any:
+		for _, v := range x {
+			if s, ok := v.(string); ok {
+				raw = append(raw, s)
+			}
+		}
+	case string:
+		raw = []string{x}
+	default:
+		raw = fromQuery
+	}
+	var out []string
+	for _, r := range raw {
+		for _, p := range strings.Split(r, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// GET /record/{tb}/{id} — the full record; /record/{tb}/new gives the
+// empty shape with defaults.
+func (s *Server) handleRead(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var rec map[string]any
+	if c.Param("id") == "new" {
+		if !sc.CanAdd() {
+			s.fail(c, auth.ErrNotEnoughPrivilege.With("required", auth.AddNew.String()))
+			return
+		}
+		rec, err = records.ReadNew(c.Request.Context(), sc)
+	} else {
+		var id int64
+		if id, err = parseIDString(c.Param("id")); err == nil {
+			rec, err = records.Read(c.Request.Context(), sc, id)
+		}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, rec)
+}
+
+type saveBody struct {
+	ID      any                          `json:"id"`
+	Core    map[string]any               `json:"core"`
+	Plugins map[string][]pluginRowChange `json:"plugins"`
+}
+
+type pluginRowChange struct {
+	ID     any            `json:"id"`
+	IsNew  bool           `json:"_isNew"`
+	Delete bool           `json:"_delete"`
+	Fields map[string]any `json:"fields"`
+}
+
+// POST /record/{tb}[/{id}] — create (no id) or update the fields sent.
+func (s *Server) handleSave(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var body saveBody
+	if err := decodeBody(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	in := records.SaveInput{Core: body.Core, Plugins: map[string][]records.PluginRowInput{}}
+	if in.Core == nil {
+		in.Core = map[string]any{}
+	}
+	if in.ID, err = parseID(body.ID); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if p := c.Param("id"); p != "" {
+		pathID, err := parseIDString(p)
+		if err != nil || (in.ID != 0 && in.ID != pathID) {
+			s.fail(c, records.ErrInvalidID.With("detail", "the path id and the body id differ"))
+			return
+		}
+		in.ID = pathID
+	}
+	for tb, rows := range body.Plugins {
+		for _, r := range rows {
+			id, err := parseID(r.ID)
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+			in.Plugins[tb] = append(in.Plugins[tb], records.PluginRowInput{ID: id, IsNew: r.IsNew, Delete: r.Delete, Fields: r.Fields})
+		}
+	}
+	id, created, err := records.Save(c.Request.Context(), sc, in)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if created {
+		success(c, http.StatusCreated, gin.H{"code": "success_created", "id": id})
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "success_saved", "id": id})
+}
+
+var errNoRecordDeleted = errs.New(errs.NotFound, "no_record_deleted", "no record was deleted")
+
+// DELETE /record/{tb}/{ids} — one id or a comma-separated list.
+func (s *Server) handleDelete(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, part := range strings.Split(c.Param("id"), ",") {
+		id, err := parseIDString(part)
+		if err != nil || id == 0 {
+			s.fail(c, records.ErrInvalidID.With("detail", part))
+			return
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	res, err := records.Delete(c.Request.Context(), sc, ids)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	body := gin.H{"deleted": len(res.Deleted), "requested": res.Requested, "deleted_ids": res.Deleted,
+		"denied_ids": res.Denied, "not_found_ids": res.NotFound}
+	switch {
+	case len(res.Deleted) == res.Requested:
+		body["code"] = "all_record_deleted"
+		success(c, http.StatusOK, body)
+	case len(res.Deleted) > 0:
+		body["code"], body["status"] = "partially_deleted_with_count", "warning"
+		c.PureJSON(http.StatusOK, body)
+	case len(res.Denied) > 0:
+		s.fail(c, auth.ErrNotEnoughPrivilege.With("reason", "not_your_record").With("denied_ids", res.Denied))
+	default:
+		s.fail(c, errNoRecordDeleted.With("not_found_ids", res.NotFound))
+	}
+}
+
+// POST /record/{tb}/{id}/duplicate — copy into a new record of the caller.
+func (s *Server) handleDuplicate(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	id, err := parseIDString(c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	newID, err := records.Duplicate(c.Request.Context(), sc, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusCreated, gin.H{"code": "success_duplicated", "id": newID})
+}
+
+// DELETE /record/{tb}/{id}/plugins — every plugin row of the record.
+func (s *Server) handleDeletePlugins(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	id, err := parseIDString(c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	n, err := records.DeletePlugins(c.Request.Context(), sc, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"deleted": n})
+}

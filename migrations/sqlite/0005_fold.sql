@@ -1,0 +1,5 @@
+-- Case folding for the filter language. SQLite connections get
+-- strata_fold(text) from Go (core/store/fold.go registers it with the driver
+-- before any connection opens), so this step has nothing to create; it
+-- exists because every step needs a file per engine. The PostgreSQL step
+-- creates the same function as SQL.
