@@ -119,8 +119,10 @@ func Duplicate(ctx context.Context, s *Scope, id int64) (int64, error) {
 		if len(fes) > 0 {
 			return ErrValidation.With("errors", fes)
 		}
-		newID, err = ts.insertRow(ctx, s.Table, p, map[string]any{schema.ColCreator: ts.creatorValue()})
-		return err
+		if newID, err = ts.insertRow(ctx, s.Table, p, map[string]any{schema.ColCreator: ts.creatorValue()}); err != nil {
+			return err
+		}
+		return ts.touch(ctx, newID, "create")
 	})
 	return newID, err
 }

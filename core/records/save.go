@@ -143,7 +143,14 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 				return err
 			}
 		}
-		return ts.applyPlugins(ctx, id, children)
+		if err := ts.applyPlugins(ctx, id, children); err != nil {
+			return err
+		}
+		action := "update"
+		if insert {
+			action = "create"
+		}
+		return ts.touch(ctx, id, action)
 	})
 	if err != nil {
 		return 0, false, mapUniqueViolation(err)

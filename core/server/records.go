@@ -21,7 +21,7 @@ import (
 // naming a table get the per-table level at the gate; the others compute
 // it in the handler for the table they touch.
 func (s *Server) recordRoutes() []Route {
-	return []Route{
+	return append([]Route{
 		{Scope: App, Method: http.MethodGet, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList},
 		{Scope: App, Method: http.MethodPost, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList},
 		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/:id", Access: auth.Read, Handler: s.handleRead},
@@ -35,7 +35,7 @@ func (s *Server) recordRoutes() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/rs/matrix", Access: auth.Read, Handler: s.handleMatrix},
 		{Scope: App, Method: http.MethodPost, Path: "/manual-link", Access: auth.Edit, Handler: s.handleAddManualLink},
 		{Scope: App, Method: http.MethodDelete, Path: "/manual-link/:id", Access: auth.Edit, Handler: s.handleDeleteManualLink},
-	}
+	}, s.versionRoutes()...)
 }
 
 // recordScope builds the caller's scope on table: the current catalog,

@@ -1,0 +1,258 @@
+package records
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Version is a stored snapshot of a record.
+type Version struct {
+	ID        int64     `json:"id"`
+	Table     string    `json:"tb"`
+	RecordID  int64     `json:"record_id"`
+	UserID    *int64    `json:"userid"`
+	Time      time.Time `json:"time"`
+	Operation string    `json:"operation"`
+	Content   *State    `json:"content,omitempty"`
+}
+
+var ErrVersionNotFound = errs.New(errs.NotFound, "version_not_found", "no such version")
+
+// Versions lists a record's versions, newest first (the record may have
+// been deleted: its history stays readable to those who may read the table).
+func Versions(ctx context.Context, s *Scope, id int64) ([]Version, error) {
+	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation FROM `+s.DB.Sys("versions")+
+		` WHERE tb = ? AND record_id = ? ORDER BY id DESC`, s.Table.Name, id)
+	if err != nil {
+		return nil, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
+	}
+	defer rows.Close()
+	out := []Version{}
+	for rows.Next() {
+		var v Version
+		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// VersionTable returns the table a version belongs to.
+func VersionTable(ctx context.Context, db *store.DB, id int64) (string, error) {
+	var tb string
+	err := db.QueryRow(ctx, `SELECT tb FROM `+db.Sys("versions")+` WHERE id = ?`, id).Scan(&tb)
+	if isNoRows(err) {
+		return "", ErrVersionNotFound
+	}
+	return tb, err
+}
+
+// GetVersion returns a version with its content, and the record's current
+// state (nil when the record no longer exists), for comparison.
+func GetVersion(ctx context.Context, s *Scope, id int64) (*Version, *State, error) {
+	var v Version
+	var content string
+	err := s.DB.QueryRow(ctx, `SELECT id, tb, record_id, userid, time, operation, content FROM `+s.DB.Sys("versions")+` WHERE id = ? AND tb = ?`,
+		id, s.Table.Name).Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation, &content)
+	if isNoRows(err) {
+		return nil, nil, ErrVersionNotFound
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	v.Content = &State{}
+	if err := json.Unmarshal([]byte(content), v.Content); err != nil {
+		return nil, nil, fmt.Errorf("version %d content: %w", id, err)
+	}
+	current, err := s.readState(ctx, v.RecordID)
+	if errors.Is(err, ErrRecordNotFound) {
+		return &v, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &v, current, nil
+}
+
+// RestoreResult tells what a restore did.
+type RestoreResult struct {
+	ID      int64    `json:"id"`
+	Created bool     `json:"created"` // the record had been deleted and was re-created with its id
+	Skipped []string `json:"skipped"` // fields of the snapshot the table no longer has
+}
+
+// Restore brings a record back to a version: every field (or only fields,
+// when given) and, for each table in restorePlugins, its plugin rows. A
+// deleted record is re-created with its id and creator. The current state
+// is stored as a version first, so a restore can itself be undone.
+func Restore(ctx context.Context, s *Scope, versionID int64, fields, restorePlugins []string) (*RestoreResult, error) {
+	res := &RestoreResult{Skipped: []string{}}
+	err := s.DB.Tx(ctx, func(tx *store.DB) error {
+		ts := *s
+		ts.DB = tx
+		v, current, err := GetVersion(ctx, &ts, versionID)
+		if err != nil {
+			return err
+		}
+		res.ID = v.RecordID
+		for _, f := range fields {
+			if _, ok := v.Content.Core[f]; !ok {
+				return ErrInvalidField.With("field", f).With("detail", "not in this version")
+			}
+		}
+		for _, pt := range restorePlugins {
+			if t, ok := s.Catalog.Table(pt); !ok || t.PluginOf != s.Table.Name {
+				return ErrInvalidField.With("field", pt).With("detail", "not a plugin table of "+s.Table.Name)
+			}
+		}
+		p := &prepared{}
+		for _, f := range s.Table.Fields {
+			val, inVersion := v.Content.Core[f.Name]
+			if !inVersion || (len(fields) > 0 && !slices.Contains(fields, f.Name)) {
+				continue
+			}
+			dbv, err := toDB(tx.Engine, f.DBType, val)
+			if err != nil {
+				return ErrValidation.With("errors", []FieldError{{Field: f.Name, Label: f.Label, Rule: "type", Message: err.Error()}})
+			}
+			p.cols, p.vals = append(p.cols, f.Name), append(p.vals, dbv)
+		}
+		for k := range v.Content.Core {
+			if _, ok := s.Table.Field(k); !ok && !s.Table.IsSystemColumn(k) {
+				res.Skipped = append(res.Skipped, k)
+			}
+		}
+		slices.Sort(res.Skipped)
+		if current == nil {
+			res.Created = true
+			if err := ts.recreate(ctx, v, p); err != nil {
+				return err
+			}
+		} else {
+			if err := ts.snapshot(ctx, v.RecordID, "restore"); err != nil {
+				return err
+			}
+			if err := ts.updateRow(ctx, s.Table, v.RecordID, p); err != nil {
+				return err
+			}
+		}
+		for _, pt := range restorePlugins {
+			if err := ts.restorePluginRows(ctx, pt, v); err != nil {
+				return err
+			}
+		}
+		return ts.touch(ctx, v.RecordID, "restore")
+	})
+	if err != nil {
+		return nil, mapUniqueViolation(err)
+	}
+	return res, nil
+}
+
+// recreate inserts a deleted record again with its id and, if that user
+// still exists, its creator.
+func (s *Scope) recreate(ctx context.Context, v *Version, p *prepared) error {
+	cols := append([]string{schema.ColID}, p.cols...)
+	vals := append([]any{v.RecordID}, p.vals...)
+	if s.Table.HasCreator() {
+		if c, ok := v.Content.Core[schema.ColCreator].(float64); ok {
+			var n int
+			if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Sys("users")+` WHERE id = ?`, int64(c)).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				cols, vals = append(cols, schema.ColCreator), append(vals, int64(c))
+			}
+		}
+	}
+	quoted := make([]string, len(cols))
+	marks := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i], marks[i] = s.DB.Engine.Quote(c), "?"
+	}
+	_, err := s.DB.Exec(ctx, `INSERT INTO `+s.DB.Qualify(s.Table.Name)+` (`+joinComma(quoted)+`) VALUES (`+joinComma(marks)+`)`, vals...)
+	if err != nil {
+		return fmt.Errorf("re-create %s %d: %w", s.Table.Name, v.RecordID, err)
+	}
+	return s.syncSequence(ctx, s.Table.Name)
+}
+
+// syncSequence keeps PostgreSQL's id sequence ahead of ids inserted by
+// hand (SQLite's AUTOINCREMENT follows the largest id by itself).
+func (s *Scope) syncSequence(ctx context.Context, table string) error {
+	if s.DB.Engine != store.Postgres {
+		return nil
+	}
+	_, err := s.DB.Exec(ctx, `SELECT setval(pg_get_serial_sequence(?, 'id'), GREATEST((SELECT COALESCE(MAX("id"), 0) FROM `+
+		s.DB.Qualify(table)+`), 1))`, s.DB.Schema()+"."+table)
+	return err
+}
+
+// restorePluginRows replaces the record's rows of plugin table pt with the
+// rows of the version, ids included.
+func (s *Scope) restorePluginRows(ctx context.Context, pt string, v *Version) error {
+	t, _ := s.Catalog.Table(pt)
+	if _, err := s.DB.Exec(ctx, `DELETE FROM `+s.DB.Qualify(pt)+` WHERE "id_link" = ?`, v.RecordID); err != nil {
+		return err
+	}
+	for _, row := range v.Content.Plugins[pt] {
+		cols := []string{schema.ColID, schema.ColIDLink}
+		id, _ := row[schema.ColID].(float64)
+		vals := []any{int64(id), v.RecordID}
+		for _, f := range t.Fields {
+			val, ok := row[f.Name]
+			if !ok {
+				continue
+			}
+			dbv, err := toDB(s.DB.Engine, f.DBType, val)
+			if err != nil {
+				return ErrValidation.With("errors", []FieldError{{Field: f.Name, Label: f.Label, Rule: "type", Table: pt, Message: err.Error()}})
+			}
+			cols, vals = append(cols, f.Name), append(vals, dbv)
+		}
+		quoted := make([]string, len(cols))
+		marks := make([]string, len(cols))
+		for i, c := range cols {
+			quoted[i], marks[i] = s.DB.Engine.Quote(c), "?"
+		}
+		if _, err := s.DB.Exec(ctx, `INSERT INTO `+s.DB.Qualify(pt)+` (`+joinComma(quoted)+`) VALUES (`+joinComma(marks)+`)`, vals...); err != nil {
+			return fmt.Errorf("restore %s row: %w", pt, err)
+		}
+	}
+	return s.syncSequence(ctx, pt)
+}
+
+func joinComma(xs []string) string { return strings.Join(xs, ", ") }
+
+// Deleted lists records of the table that were deleted and not restored:
+// the latest delete version of each, newest first.
+func Deleted(ctx context.Context, s *Scope) ([]Version, error) {
+	rows, err := s.DB.Query(ctx, `SELECT v.id, v.tb, v.record_id, v.userid, v.time, v.operation FROM `+s.DB.Sys("versions")+` v
+		WHERE v.tb = ? AND v.operation = 'delete'
+		  AND v.id = (SELECT MAX(w.id) FROM `+s.DB.Sys("versions")+` w WHERE w.tb = v.tb AND w.record_id = v.record_id AND w.operation = 'delete')
+		  AND NOT EXISTS (SELECT 1 FROM `+s.DB.Qualify(s.Table.Name)+` r WHERE r."id" = v.record_id)
+		ORDER BY v.id DESC`, s.Table.Name)
+	if err != nil {
+		return nil, fmt.Errorf("deleted records of %s: %w", s.Table.Name, err)
+	}
+	defer rows.Close()
+	out := []Version{}
+	for rows.Next() {
+		var v Version
+		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// versionRoutes are record history and the caller's recent records.
+func (s *Server) versionRoutes() []Route {
+	return []Route{
+		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/:id/versions", Access: auth.Read, Handler: s.handleVersions},
+		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/deleted", Access: auth.Read, Handler: s.handleDeleted},
+		{Scope: App, Method: http.MethodGet, Path: "/version/:id", Access: auth.Read, Handler: s.handleVersion},
+		{Scope: App, Method: http.MethodPost, Path: "/version/:id/restore", Access: auth.AdminOnly, Handler: s.handleRestore},
+		{Scope: App, Method: http.MethodGet, Path: "/history", Access: auth.Enter, Handler: s.handleHistory},
+	}
+}
+
+// GET /record/{tb}/{id}/versions — newest first.
+func (s *Server) handleVersions(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	id, err := parseIDString(c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	vs, err := records.Versions(c.Request.Context(), sc, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"versions": vs})
+}
+
+// GET /record/{tb}/deleted — deleted records that can be restored.
+func (s *Server) handleDeleted(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	vs, err := records.Deleted(c.Request.Context(), sc)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"deleted": vs})
+}
+
+// versionScope finds the version's table and checks access there.
+func (s *Server) versionScope(c *gin.Context, access auth.Access) (*records.Scope, int64, error) {
+	id, err := parseIDString(c.Param("id"))
+	if err != nil {
+		return nil, 0, err
+	}
+	tb, err := records.VersionTable(c.Request.Context(), appOf(c).DB, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	sc, err := s.scopeAt(c, tb, access)
+	return sc, id, err
+}
+
+// GET /version/{id} — the snapshot and the record's current state.
+func (s *Server) handleVersion(c *gin.Context) {
+	sc, id, err := s.versionScope(c, auth.Read)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, current, err := records.GetVersion(c.Request.Context(), sc, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var cur any
+	if current != nil {
+		cur = current
+	}
+	success(c, http.StatusOK, gin.H{"version": v, "current": cur})
+}
+
+type restoreBody struct {
+	Fields         []string `json:"fields"`
+	RestorePlugins []string `json:"restore_plugins"`
+}
+
+// POST /version/{id}/restore — whole record or chosen fields (admin).
+func (s *Server) handleRestore(c *gin.Context) {
+	sc, id, err := s.versionScope(c, auth.AdminOnly)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var body restoreBody
+	if c.Request.ContentLength != 0 {
+		if err := decodeBody(c, &body); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	res, err := records.Restore(c.Request.Context(), sc, id, body.Fields, body.RestorePlugins)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "success_restored", "id": res.ID, "created": res.Created, "skipped": res.Skipped})
+}
+
+// GET /history — the caller's recently created or changed records.
+func (s *Server) handleHistory(c *gin.Context) {
+	ctx := c.Request.Context()
+	a := appOf(c)
+	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	actor := actorOf(c)
+	var lookupErr error
+	readable := func(t *schema.Table) bool {
+		level, _, err := auth.EffectiveLevel(ctx, a.DB, actor, t.Name)
+		if err != nil {
+			lookupErr = err
+			return false
+		}
+		return auth.Read.Allows(level)
+	}
+	h, err := records.History(ctx, a.DB, cat, actor.UserID, readable)
+	if err == nil {
+		err = lookupErr
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"history": h})
+}

@@ -1,0 +1,109 @@
+package server_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/testenv"
+)
+
+func TestVersionsRestoreAndHistory(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		code, m := f.do(t, f.writer, "POST", "/dig/api/record/finds",
+			`{"core":{"label":"v1","weight":1,"inv":"INV-1"},"plugins":{"finds_samples":[{"fields":{"lab":"OxA","bp":3200}}]}}`)
+		if code != 201 {
+			t.Fatal(m)
+		}
+		id := int64(m["id"].(float64))
+		rec := fmt.Sprintf("/dig/api/record/finds/%d", id)
+		save := func(core string) {
+			t.Helper()
+			if code, m := f.do(t, f.writer, "POST", "/dig/api/record/finds", fmt.Sprintf(`{"id":%d,"core":%s}`, id, core)); code != 200 {
+				t.Fatalf("save %s: %d %v", core, code, m)
+			}
+		}
+		save(`{"label":"v2","weight":2}`)
+		save(`{"label":"v3","inv":"INV-3"}`)
+
+		_, m = f.do(t, f.reader, "GET", rec+"/versions", "")
+		vs := m["versions"].([]any)
+		if len(vs) != 2 || vs[0].(map[string]any)["operation"] != "update" {
+			t.Fatalf("versions: %v", vs)
+		}
+		newest, oldest := vs[0].(map[string]any)["id"].(float64), vs[1].(map[string]any)["id"].(float64)
+		if newest < oldest {
+			t.Fatal("versions must be newest first")
+		}
+		// The oldest snapshot is the record as created; current is v3.
+		code, m = f.do(t, f.reader, "GET", fmt.Sprintf("/dig/api/version/%d", int64(oldest)), "")
+		content := m["version"].(map[string]any)["content"].(map[string]any)
+		if code != 200 || content["core"].(map[string]any)["label"] != "v1" || m["current"].(map[string]any)["core"].(map[string]any)["label"] != "v3" {
+			t.Fatalf("version: %d %v", code, m)
+		}
+		if len(content["plugins"].(map[string]any)["finds_samples"].([]any)) != 1 {
+			t.Fatalf("snapshot lacks plugin rows: %v", content["plugins"])
+		}
+
+		restore := fmt.Sprintf("/dig/api/version/%d/restore", int64(oldest))
+		for _, s := range []testenv.Scenario{
+			{Name: "restore needs admin", Method: "POST", URL: restore, Headers: testenv.Bearer(f.writer), Body: `{}`, ExpectedStatus: 403},
+			{Name: "unknown field", Method: "POST", URL: restore, Headers: testenv.Bearer(f.super), Body: `{"fields":["nope"]}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_field"`}},
+			{Name: "unknown plugin table", Method: "POST", URL: restore, Headers: testenv.Bearer(f.super), Body: `{"restore_plugins":["units"]}`, ExpectedStatus: 400},
+			{Name: "unknown version", URL: "/dig/api/version/999999", Headers: testenv.Bearer(f.super), ExpectedStatus: 404, ExpectedContent: []string{`"code":"version_not_found"`}},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+		// Restore one field only.
+		if code, m = f.do(t, f.super, "POST", restore, `{"fields":["weight"]}`); code != 200 || m["created"] != false {
+			t.Fatalf("restore field: %d %v", code, m)
+		}
+		_, r := f.do(t, f.reader, "GET", rec, "")
+		core := r["core"].(map[string]any)
+		if core["weight"].(map[string]any)["val"] != 1.0 || core["label"].(map[string]any)["val"] != "v3" {
+			t.Fatalf("after field restore: weight %v label %v", core["weight"], core["label"])
+		}
+
+		// Delete, list as deleted, restore whole with its id and plugin rows.
+		if code, m = f.do(t, f.writer, "DELETE", rec, ""); code != 200 {
+			t.Fatalf("delete: %d %v", code, m)
+		}
+		_, m = f.do(t, f.reader, "GET", "/dig/api/record/finds/deleted", "")
+		del := m["deleted"].([]any)
+		if len(del) != 1 || del[0].(map[string]any)["record_id"] != float64(id) {
+			t.Fatalf("deleted list: %v", del)
+		}
+		delVersion := int64(del[0].(map[string]any)["id"].(float64))
+		code, m = f.do(t, f.super, "POST", fmt.Sprintf("/dig/api/version/%d/restore", delVersion), `{"restore_plugins":["finds_samples"]}`)
+		if code != 200 || m["created"] != true || m["id"] != float64(id) {
+			t.Fatalf("restore deleted: %d %v", code, m)
+		}
+		_, r = f.do(t, f.writer, "GET", rec, "")
+		if r["core"].(map[string]any)["label"].(map[string]any)["val"] != "v3" || r["can_edit"] != true {
+			t.Fatalf("re-created record: %v can_edit %v", r["core"], r["can_edit"])
+		}
+		if r["plugins"].(map[string]any)["finds_samples"].(map[string]any)["metadata"].(map[string]any)["tot"] != 1.0 {
+			t.Fatal("plugin rows not restored")
+		}
+		if _, m = f.do(t, f.reader, "GET", "/dig/api/record/finds/deleted", ""); len(m["deleted"].([]any)) != 0 {
+			t.Fatal("a restored record is still listed as deleted")
+		}
+		// New records still get fresh ids after an id was re-used.
+		next := f.create(t, f.writer, "finds", `{"label":"next"}`)
+		if next <= id {
+			t.Fatalf("new id %d not after %d", next, id)
+		}
+
+		// History: the writer's recent records, newest first; the reader has none.
+		_, m = f.do(t, f.writer, "GET", "/dig/api/history", "")
+		h := m["history"].([]any)
+		if len(h) < 2 || h[0].(map[string]any)["id"] != float64(next) || h[0].(map[string]any)["action"] != "create" {
+			t.Fatalf("history: %v", h)
+		}
+		if _, m = f.do(t, f.reader, "GET", "/dig/api/history", ""); len(m["history"].([]any)) != 0 {
+			t.Fatalf("reader history: %v", m)
+		}
+	})
+}
