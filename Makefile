@@ -15,7 +15,7 @@ build:
 	@for p in $(PLUGINS); do echo "plugin $$p"; $(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 
 run: build
-	SERVICE_ALLOW_NEW_APP=$${SERVICE_ALLOW_NEW_APP:-1} ./$(BIN)/strata serve
+	SERVICE_ALLOW_NEW_APP=$${SERVICE_ALLOW_NEW_APP:-1} ./$(BIN)/strata serve --demo
 
 # -p 2: the reference machine has two cores; packages share one PostgreSQL.
 test:

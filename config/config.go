@@ -19,6 +19,7 @@ type Config struct {
 	DatabaseURL  string // selects PostgreSQL when set
 	PGNamespace  string // registry schema and app-schema prefix on PostgreSQL
 	AllowNewApp  bool   // SERVICE_ALLOW_NEW_APP=1 permits POST /api/new-app
+	Demo         bool   // create and fill a demo app when no app exists
 	PublicURL    string // external base URL, used for links and trusted redirects
 	MaxBodyBytes int64  // cap of a request body (JSON routes)
 	PasswordCost int    // bcrypt cost
@@ -69,6 +70,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	str("STRATA_LOG_LEVEL", &c.LogLevel)
 	str("STRATA_LOG_FORMAT", &c.LogFormat)
 	c.AllowNewApp = getenv("SERVICE_ALLOW_NEW_APP") == "1"
+	c.Demo = getenv("STRATA_DEMO") == "1"
 	var errList []error
 	if v := getenv("STRATA_MAX_BODY_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -96,6 +98,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data folder: SQLite apps and files (env STRATA_DATA_DIR)")
 	fs.StringVar(&c.PluginDir, "plugin-dir", c.PluginDir, "plugin binaries folder (env STRATA_PLUGIN_DIR)")
+	fs.BoolVar(&c.Demo, "demo", c.Demo, "when no application exists, create a demo application with generated data (env STRATA_DEMO=1)")
 }
 
 // RegisterStorageFlags binds only the storage flags (for admin commands).

@@ -137,3 +137,45 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		}
 	})
 }
+
+// TestServeDemo: on an empty instance --demo creates the demo app, prints
+// the credentials and a curl line, and those credentials work.
+func TestServeDemo(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		c := newCLI(t, e)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		addrc := make(chan string, 1)
+		done := make(chan struct{})
+		var out, errOut string
+		go func() {
+			defer close(done)
+			_, out, errOut = c.run(ctx, "", func(a string) { addrc <- a }, "serve", "--addr", "127.0.0.1:0", "--demo")
+		}()
+		var addr string
+		select {
+		case addr = <-addrc:
+		case <-done:
+			t.Fatalf("serve exited: %s", errOut)
+		case <-time.After(60 * time.Second):
+			t.Fatal("serve did not start")
+		}
+		resp, err := http.Post("http://"+addr+"/demo/api/auth/login", "application/json",
+			strings.NewReader(`{"email":"`+demoEmail+`","password":"`+demoPassword+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("demo login: %d %s", resp.StatusCode, body)
+		}
+		cancel()
+		<-done
+		for _, want := range []string{"http://" + addr, demoEmail, demoPassword, "/demo/api/records/finds?filter"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("banner lacks %q:\n%s", want, out)
+			}
+		}
+	})
+}

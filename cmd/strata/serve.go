@@ -41,6 +41,12 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	var demoBanner string
+	if cfg.Demo {
+		if demoBanner, err = ensureDemo(ctx, reg, log); err != nil {
+			return err
+		}
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -56,6 +62,9 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	}
 	log.Info("strata listening", "url", "http://"+ln.Addr().String(), "version", version.Version,
 		"engine", engine, "new_app_allowed", cfg.AllowNewApp)
+	if demoBanner != "" {
+		fmt.Fprintf(e.stdout, demoBanner, "http://"+ln.Addr().String())
+	}
 	if e.ready != nil {
 		e.ready(ln.Addr().String())
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/demo"
+)
+
+// Demo credentials: printed at start-up, meant for a local first look.
+const (
+	demoApp      = "demo"
+	demoEmail    = "demo@example.org"
+	demoPassword = "demo-password"
+)
+
+// ensureDemo creates and fills the demo application when the instance has
+// no application at all, and returns the banner to print (with %s for the
+// base URL), or "" when nothing was created.
+func ensureDemo(ctx context.Context, reg *apps.Registry, log *slog.Logger) (string, error) {
+	names, err := reg.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(names) > 0 {
+		return "", nil
+	}
+	app, err := reg.Create(ctx, apps.CreateParams{Name: demoApp, Definition: "Demo excavation", Email: demoEmail,
+		Password: demoPassword, AdminName: "Demo Admin"})
+	if err != nil {
+		return "", fmt.Errorf("create demo app: %w", err)
+	}
+	if err := demo.Seed(ctx, app, demo.Small, 1, time.Now().UTC()); err != nil {
+		// Leave no half-filled demo behind: the next start tries again.
+		_ = reg.Drop(ctx, demoApp)
+		return "", fmt.Errorf("fill demo app: %w", err)
+	}
+	log.Info("demo application created", "app", demoApp)
+	return `
+Strata is running at %[1]s with a demo application "demo"
+(3 sites, 6 trenches, 48 stratigraphic units, 288 finds).
+  sign in as ` + demoEmail + ` / ` + demoPassword + `
+
+  TOKEN=$(curl -s -X POST %[1]s/demo/api/auth/login -H 'Content-Type: application/json' \
+    -d '{"email":"` + demoEmail + `","password":"` + demoPassword + `"}' | sed 's/.*"token":"\([^"]*\)".*/\1/')
+  curl -s -H "Authorization: Bearer $TOKEN" '%[1]s/demo/api/records/finds?filter[material][_eq]=bronze&sort_field=weight&sort_dir=desc&per_page=5'
+
+`, nil
+}
