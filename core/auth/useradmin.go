@@ -33,7 +33,7 @@ var (
 	ErrUserEmailMissing       = errs.New(errs.Invalid, "parameter_missing", "email is required").With("parameter", "email")
 	ErrOAuthProviderInvalid   = errs.New(errs.Invalid, "invalid_oauth_provider", "oauth_provider is idp_a, idp_b or empty")
 	ErrOAuthIdentityPartial   = errs.New(errs.Invalid, "oauth_identity_incomplete", "oauth_provider and oauth_sub are set, or cleared, together")
-	ErrSubsetNotSupported     = errs.New(errs.Invalid, "subset_not_supported", "row subsets arrive with the filter language; save the override without subset")
+	ErrSQLSubsetSuperAdmin    = ErrNotEnoughPrivilege.With("reason", "sql_subset_needs_super_admin")
 	ErrPrivilegeAboveOwn      = ErrNotEnoughPrivilege.With("reason", "privilege_above_own")
 	ErrTargetMorePowerful     = ErrNotEnoughPrivilege.With("reason", "target_more_powerful")
 )
@@ -430,12 +430,25 @@ func UserTablePrivileges(ctx context.Context, db *store.DB, userID int64) ([]Tab
 	return ListTablePrivileges(ctx, db, userID)
 }
 
+// SubsetChecker validates a row subset for a table against the catalog and
+// says whether it is the SQL WHERE form (which only a super_admin may set).
+// The server supplies it: auth does not know the catalog.
+type SubsetChecker func(table string, subset json.RawMessage) (sqlForm bool, err error)
+
 // GrantTablePrivilege upserts the override of (user, table) on behalf of
-// actor. A row subset needs the filter language to be enforced; until it
-// exists a subset is refused rather than stored and silently ignored.
-func GrantTablePrivilege(ctx context.Context, db *store.DB, actor *Actor, userID int64, table string, privilege int, subset json.RawMessage, now time.Time) (*TablePrivilege, error) {
+// actor, with an optional row subset that check validates before anything
+// is written.
+func GrantTablePrivilege(ctx context.Context, db *store.DB, actor *Actor, userID int64, table string, privilege int, subset json.RawMessage, now time.Time, check SubsetChecker) (*TablePrivilege, error) {
+	var stored *string
 	if s := strings.TrimSpace(string(subset)); s != "" && s != "null" {
-		return nil, ErrSubsetNotSupported
+		sqlForm, err := check(table, subset)
+		if err != nil {
+			return nil, err
+		}
+		if sqlForm && actor.Privilege != SuperAdmin {
+			return nil, ErrSQLSubsetSuperAdmin
+		}
+		stored = &s
 	}
 	if !ValidOverridePrivilege(privilege) {
 		return nil, ErrOverridePrivilege
@@ -450,7 +463,7 @@ func GrantTablePrivilege(ctx context.Context, db *store.DB, actor *Actor, userID
 	if !CanManageUser(actor, target.Privilege) {
 		return nil, ErrTargetMorePowerful
 	}
-	tp := &TablePrivilege{UserID: userID, TableName: table, Privilege: privilege}
+	tp := &TablePrivilege{UserID: userID, TableName: table, Privilege: privilege, Subset: stored}
 	if err := SaveTablePrivilege(ctx, db, tp, now); err != nil {
 		return nil, err
 	}

@@ -230,11 +230,11 @@ func TestListUsersCountsOverrides(t *testing.T) {
 		ctx, now := t.Context(), time.Now().UTC()
 		reader := testenv.NewUser(t, f.app, "Reader", "reader@example.org", auth.Reader)
 		for _, tb := range []string{"finds", "sites", "contexts"} {
-			if _, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, tb, auth.Writer, nil, now); err != nil {
+			if _, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, tb, auth.Writer, nil, now, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), f.admin.ID, "finds", auth.Reader, json.RawMessage("null"), now); err != nil {
+		if _, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), f.admin.ID, "finds", auth.Reader, json.RawMessage("null"), now, nil); err != nil {
 			t.Fatal(err)
 		}
 		users, err := auth.ListUsers(ctx, f.app.DB)
@@ -324,7 +324,7 @@ func TestDeleteUserAndRevokeTokens(t *testing.T) {
 		f := newAdminFixture(t, e)
 		ctx, now := t.Context(), time.Now().UTC()
 		writer := testenv.NewUser(t, f.app, "Writer", "writer@example.org", auth.Writer)
-		if _, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), writer.ID, "finds", auth.Reader, nil, now); err != nil {
+		if _, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), writer.ID, "finds", auth.Reader, nil, now, nil); err != nil {
 			t.Fatal(err)
 		}
 		key, _, err := auth.IssueAPIKey(ctx, f.app.DB, actorFor(writer), "by writer", auth.Writer, now)
@@ -377,32 +377,36 @@ func TestGrantsNeverExceedTheActor(t *testing.T) {
 			kind errs.Kind
 			code string
 		}{
-			{"subset object", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "finds", auth.Writer, json.RawMessage(`{"site":{"_eq":"A"}}`), now)
+			{"a subset the catalog check refuses", func() error {
+				refuse := func(string, json.RawMessage) (bool, error) {
+					return false, errs.New(errs.Invalid, "invalid_subset", "unknown field")
+				}
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "finds", auth.Writer, json.RawMessage(`{"nope":{"_eq":"A"}}`), now, refuse)
 				return err
-			}, errs.Invalid, "subset_not_supported"},
-			{"subset WHERE string", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "finds", auth.Writer, json.RawMessage(`"site = 'A'"`), now)
+			}, errs.Invalid, "invalid_subset"},
+			{"an SQL subset set by an admin", func() error {
+				sqlForm := func(string, json.RawMessage) (bool, error) { return true, nil }
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), reader.ID, "finds", auth.Writer, json.RawMessage(`"site = 'A'"`), now, sqlForm)
 				return err
-			}, errs.Invalid, "subset_not_supported"},
+			}, errs.Forbidden, "not_enough_privilege"},
 			{"override above the actor", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, writerActor, reader.ID, "finds", auth.Admin, nil, now)
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, writerActor, reader.ID, "finds", auth.Admin, nil, now, nil)
 				return err
 			}, errs.Forbidden, "not_enough_privilege"},
 			{"override on a more powerful account", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), f.super.ID, "finds", auth.Reader, nil, now)
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), f.super.ID, "finds", auth.Reader, nil, now, nil)
 				return err
 			}, errs.Forbidden, "not_enough_privilege"},
 			{"override at super_admin", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "finds", auth.SuperAdmin, nil, now)
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "finds", auth.SuperAdmin, nil, now, nil)
 				return err
 			}, errs.Invalid, "invalid_privilege"},
 			{"override on a system table", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "sys_users", auth.Reader, nil, now)
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), reader.ID, "sys_users", auth.Reader, nil, now, nil)
 				return err
 			}, errs.Invalid, "invalid_table"},
 			{"override for an unknown user", func() error {
-				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), 99999, "finds", auth.Reader, nil, now)
+				_, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), 99999, "finds", auth.Reader, nil, now, nil)
 				return err
 			}, errs.NotFound, "user_not_found"},
 			{"key above the actor", func() error {
@@ -434,16 +438,16 @@ func TestGrantsNeverExceedTheActor(t *testing.T) {
 		}
 
 		// The upsert keeps one row per (user, table).
-		first, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), reader.ID, "finds", auth.Writer, nil, now)
+		first, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), reader.ID, "finds", auth.Writer, nil, now, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), reader.ID, "finds", auth.Pending, nil, now)
+		again, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.admin), reader.ID, "finds", auth.Pending, nil, now, nil)
 		if err != nil || again.ID != first.ID || again.Privilege != auth.Pending {
 			t.Fatalf("upsert: %+v %v (first id %d)", again, err, first.ID)
 		}
 		wantCode(t, auth.RemoveTablePrivilege(ctx, f.app.DB, actorFor(f.admin), 99999), errs.NotFound, "not_found")
-		superOverride, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), f.super.ID, "finds", auth.Reader, nil, now)
+		superOverride, err := auth.GrantTablePrivilege(ctx, f.app.DB, actorFor(f.super), f.super.ID, "finds", auth.Reader, nil, now, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

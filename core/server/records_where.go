@@ -1,15 +1,42 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
 )
 
-// listWhere turns the list's filter (query brackets, a JSON string, or the
-// body's object) and quick search into one condition.
+// listWhere turns the list's filter and quick search into one condition.
+// The filter is the body's "filter" object when present, else the query
+// string's bracket form or filter=<JSON>; nested conditions reach other
+// tables only where the caller may read, within the caller's subsets.
 func (s *Server) listWhere(c *gin.Context, sc *records.Scope, bodyFilter json.RawMessage, search string) (*records.Cond, error) {
-	return nil, nil
+	var node filter.Node
+	var err error
+	if b := bytes.TrimSpace(bodyFilter); len(b) > 0 && string(b) != "null" {
+		node, err = filter.ParseJSON(b)
+	} else {
+		node, err = filter.ParseQuery(c.Request.URL.Query())
+	}
+	if err != nil {
+		return nil, err
+	}
+	node = filter.All(node, filter.Search(sc.Table, search, func(*schema.Field) bool { return true }))
+	if node == nil {
+		return nil, nil
+	}
+	acc, err := s.callerAccess(c)
+	if err != nil {
+		return nil, err
+	}
+	sql, args, err := filter.RenderWith(c.Request.Context(), sc.DB, sc.Catalog, sc.Table.Name, node, acc.options(sc.Catalog))
+	if err != nil {
+		return nil, err
+	}
+	return &records.Cond{SQL: sql, Args: args}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/filter"
+	"github.com/strata-archaeo/strata/core/schema"
 )
 
 // GET /user/{id}/privileges — the account's per-table overrides.
@@ -46,7 +48,23 @@ func (s *Server) handleSaveTablePrivilege(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	tp, err := auth.GrantTablePrivilege(c.Request.Context(), appOf(c).DB, actorOf(c), id, table, int(priv.Value), raw["subset"], s.now().UTC())
+	ctx := c.Request.Context()
+	a := appOf(c)
+	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	// A subset is checked against the catalog now, so a bad one is refused
+	// at save time, never discovered on someone's next list.
+	check := func(table string, subset json.RawMessage) (bool, error) {
+		if _, ok := cat.Table(table); !ok {
+			return false, schema.ErrTableNotFound.With("table", table)
+		}
+		_, sqlForm, err := filter.ParseSubset(cat, table, subset)
+		return sqlForm, err
+	}
+	tp, err := auth.GrantTablePrivilege(ctx, a.DB, actorOf(c), id, table, int(priv.Value), raw["subset"], s.now().UTC(), check)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -163,7 +163,7 @@ func TestUserListShowsWhatTheCallerMayEdit(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		env := newUserAdminEnv(t, e)
-		_, err := auth.GrantTablePrivilege(t.Context(), env.app.DB, &auth.Actor{Privilege: auth.SuperAdmin}, env.writer.ID, "finds", auth.Reader, nil, time.Now().UTC())
+		_, err := auth.GrantTablePrivilege(t.Context(), env.app.DB, &auth.Actor{Privilege: auth.SuperAdmin}, env.writer.ID, "finds", auth.Reader, nil, time.Now().UTC(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

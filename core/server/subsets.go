@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/filter"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// ctxAccess caches the caller's per-table overrides for one request.
+const ctxAccess = "strata.access"
+
+// access is what the caller may do per table: the global level unless an
+// override replaces it, and the override's row subset.
+type access struct {
+	actor     *auth.Actor
+	overrides map[string]auth.TablePrivilege
+}
+
+// callerAccess loads the caller's overrides once per request (one query).
+func (s *Server) callerAccess(c *gin.Context) (*access, error) {
+	if v, ok := c.Get(ctxAccess); ok {
+		return v.(*access), nil
+	}
+	actor := actorOf(c)
+	acc := &access{actor: actor, overrides: map[string]auth.TablePrivilege{}}
+	if actor.UserID != 0 {
+		list, err := auth.ListTablePrivileges(c.Request.Context(), appOf(c).DB, actor.UserID)
+		if err != nil {
+			return nil, err
+		}
+		for _, tp := range list {
+			acc.overrides[tp.TableName] = tp
+		}
+	}
+	c.Set(ctxAccess, acc)
+	return acc, nil
+}
+
+// level is the caller's effective level on table.
+func (a *access) level(table string) int {
+	if tp, ok := a.overrides[table]; ok {
+		return tp.Privilege
+	}
+	return a.actor.Privilege
+}
+
+var errSubsetBroken = errs.New(errs.Forbidden, "subset_invalid",
+	"your row subset on this table no longer matches its fields; ask an administrator to update it")
+
+// subset is the caller's row subset on t as a filter node (nil: all rows).
+// A stored subset that no longer validates (a field was renamed or
+// dropped since) fails closed: the caller sees nothing until it is fixed.
+func (a *access) subset(cat *schema.Catalog, t *schema.Table) (filter.Node, error) {
+	tp, ok := a.overrides[t.Name]
+	if !ok || tp.Subset == nil {
+		return nil, nil
+	}
+	n, _, err := filter.ParseSubset(cat, t.Name, []byte(*tp.Subset))
+	if err != nil {
+		return nil, errSubsetBroken.With("table", t.Name).Wrap(err)
+	}
+	return n, nil
+}
+
+// options renders filters for this caller: tables reached by a nested
+// condition must be readable, and carry the caller's subset there.
+func (a *access) options(cat *schema.Catalog) filter.Options {
+	return filter.Options{
+		Readable: func(t *schema.Table, column string) bool {
+			return column != "" || auth.Read.Allows(a.level(t.Name))
+		},
+		Subset: func(t *schema.Table) (filter.Node, error) { return a.subset(cat, t) },
+	}
+}
+
+// restriction renders the caller's subset of the root table.
+func (a *access) restriction(ctx context.Context, sc *records.Scope) (*records.Cond, error) {
+	n, err := a.subset(sc.Catalog, sc.Table)
+	if err != nil || n == nil {
+		return nil, err
+	}
+	sql, args, err := filter.RenderWith(ctx, sc.DB, sc.Catalog, sc.Table.Name, n, filter.Options{})
+	if err != nil {
+		return nil, errSubsetBroken.With("table", sc.Table.Name).Wrap(err)
+	}
+	return &records.Cond{SQL: sql, Args: args}, nil
+}
