@@ -13,33 +13,6 @@ import (
 	"github.com/strata-archaeo/strata/core/testenv"
 )
 
-// physicalColumns lists the real columns of a table, sorted.
-func physicalColumns(t *testing.T, db *store.DB, table string) []string {
-	t.Helper()
-	ctx := context.Background()
-	var q string
-	args := []any{table}
-	if db.Engine == store.Postgres {
-		q = `SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?`
-		args = []any{db.Schema(), table}
-	} else {
-		q = `SELECT name FROM pragma_table_info(?)`
-	}
-	rows, err := db.Query(ctx, q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		_ = rows.Scan(&s)
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func TestCreateTablesAndFields(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/strata-archaeo/strata/config"
 )
 
@@ -17,6 +19,13 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 	raw, err := os.ReadFile("../../docs/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("docs/openapi.yaml is not valid YAML: %v", err)
+	}
+	if _, ok := doc["paths"].(map[string]any); !ok {
+		t.Fatal("docs/openapi.yaml has no paths mapping")
 	}
 	documented := map[string]bool{}
 	pathLine := regexp.MustCompile(`^  (/\S*):\s*$`)

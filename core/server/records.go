@@ -35,11 +35,12 @@ func (s *Server) recordRoutes() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/rs/matrix", Access: auth.Read, Handler: s.handleMatrix},
 		{Scope: App, Method: http.MethodPost, Path: "/manual-link", Access: auth.Edit, Handler: s.handleAddManualLink},
 		{Scope: App, Method: http.MethodDelete, Path: "/manual-link/:id", Access: auth.Edit, Handler: s.handleDeleteManualLink},
-	}, s.versionRoutes()...)
+	}, append(s.versionRoutes(), s.searchRoutes()...)...)
 }
 
 // recordScope builds the caller's scope on table: the current catalog,
-// the caller's effective level there and its row restriction.
+// the caller's effective level there and its row subset, which every
+// records operation ANDs into what it reads and changes.
 func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, error) {
 	ctx := c.Request.Context()
 	a := appOf(c)
@@ -51,12 +52,15 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 	if !ok {
 		return nil, schema.ErrTableNotFound.With("table", table)
 	}
-	actor := actorOf(c)
-	level, _, err := auth.EffectiveLevel(ctx, a.DB, actor, t.Name)
+	acc, err := s.callerAccess(c)
 	if err != nil {
 		return nil, err
 	}
-	return &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: actor, Level: level, Now: s.now}, nil
+	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now}
+	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
 }
 
 // parseID reads a positive integer id given as a number or numeric string.
@@ -130,58 +134,11 @@ func (s *Server) handleList(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	qv := c.Request.URL.Query()
-	var body listBody
-	if c.Request.Method == http.MethodPost && c.Request.ContentLength != 0 {
-		if err := decodeBody(c, &body); err != nil {
-			s.fail(c, err)
-			return
-		}
-	}
-	pick := func(key string, fromBody any) string {
-		switch x := fromBody.(type) {
-		case json.Number:
-			return x.String()
-		case string:
-			return x
-		case *string:
-			if x != nil {
-				return *x
-			}
-		case bool:
-			if x {
-				return "1"
-			}
-			return "0"
-		}
-		return qv.Get(key)
-	}
-	q := records.ListQuery{SortField: pick("sort_field", body.SortField), SortDir: pick("sort_dir", body.SortDir)}
-	for key, dst := range map[string]*int{"page": &q.Page, "per_page": &q.PerPage} {
-		src := body.Page
-		if key == "per_page" {
-			src = body.PerPage
-		}
-		if v := pick(key, src); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				s.fail(c, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer"))
-				return
-			}
-			*dst = n
-		}
-	}
-	switch v := pick("ids_only", body.IDsOnly); v {
-	case "1", "true":
-		q.IDsOnly = true
-	}
-	q.Columns = columnsParam(body.Columns, qv["columns"])
-	where, err := s.listWhere(c, sc, body.Filter, pick("search", body.Search))
+	q, err := s.listParams(c, sc)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	q.Where = where
 	res, err := records.List(c.Request.Context(), sc, q)
 	if err != nil {
 		s.fail(c, err)

@@ -99,7 +99,7 @@ func New(d Deps) (*Server, error) {
 	e.Use(s.recoverPanics, s.logRequests)
 	e.NoRoute(s.fallback)
 	s.engine = e
-	routes := append(s.routeTable(), s.adminRoutes()...)
+	routes := append(append(s.routeTable(), s.adminRoutes()...), s.configRoutes()...)
 	for _, r := range append(routes, d.ExtraRoutes...) {
 		s.handle(r)
 	}

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// fieldView is a field's configuration: every key of schema.FieldDef, plus
+// its id, sort position and where a select takes its values (CONTRACT §8).
+type fieldView struct {
+	ID              int64                 `json:"id"`
+	Name            string                `json:"name"`
+	Label           string                `json:"label"`
+	Type            schema.FieldType      `json:"type"`
+	DBType          schema.DBType         `json:"db_type"`
+	Sort            int                   `json:"sort"`
+	Readonly        bool                  `json:"readonly"`
+	Hide            bool                  `json:"hide"`
+	VocabularySet   string                `json:"vocabulary_set"`
+	GetValuesFromTb string                `json:"get_values_from_tb"`
+	IDFromTb        string                `json:"id_from_tb"`
+	Widget          string                `json:"widget"`
+	Required        bool                  `json:"required"`
+	Unique          bool                  `json:"unique"`
+	Min             *float64              `json:"min"`
+	Max             *float64              `json:"max"`
+	MaxLength       *int                  `json:"max_length"`
+	Pattern         string                `json:"pattern"`
+	DefValue        string                `json:"def_value"`
+	Help            string                `json:"help"`
+	Disabled        bool                  `json:"disabled"`
+	OptionsSource   *schema.OptionsSource `json:"options_source"`
+}
+
+func viewField(f *schema.Field) fieldView {
+	disabled, _ := f.Extra["disabled"].(bool)
+	return fieldView{ID: f.ID, Name: f.Name, Label: f.Label, Type: f.Type, DBType: f.DBType, Sort: f.Sort,
+		Readonly: f.Readonly, Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb,
+		IDFromTb: f.IDFromTb, Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max,
+		MaxLength: f.MaxLength, Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
+		OptionsSource: f.OptionsSource()}
+}
+
+func viewFields(fields []*schema.Field) []fieldView {
+	out := make([]fieldView, len(fields))
+	for i, f := range fields {
+		out[i] = viewField(f)
+	}
+	return out
+}
+
+// GET /config/table/{tb}/fields
+func (s *Server) handleConfigListFields(c *gin.Context) {
+	t, err := configTable(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"fields": viewFields(t.Fields)})
+}
+
+// POST /config/table/{tb}/field — body: schema.FieldDef.
+func (s *Server) handleConfigAddField(c *gin.Context) {
+	var def schema.FieldDef
+	if err := bindJSON(c, &def); err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := schema.AddField(c.Request.Context(), appOf(c).DB, c.Param("tb"), def, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusCreated, gin.H{"code": "field_created", "field": viewField(f)})
+}
+
+// PUT /config/table/{tb}/field/{fld} — the settings sent change.
+func (s *Server) handleConfigPutField(c *gin.Context) {
+	var in schema.FieldUpdate
+	if err := bindJSON(c, &in); err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := schema.PutField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), in, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "field_saved", "field": viewField(f)})
+}
+
+// DELETE /config/table/{tb}/field/{fld}[?cascade=1]
+func (s *Server) handleConfigDeleteField(c *gin.Context) {
+	removed, err := schema.DeleteField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), cascadeParam(c), s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "field_deleted", "removed": removed})
+}
+
+// PATCH /config/table/{tb}/field/{fld} — {new_name}: rename.
+func (s *Server) handleConfigRenameField(c *gin.Context) {
+	var body struct {
+		NewName string `json:"new_name"`
+	}
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := schema.RenameField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), body.NewName, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "field_renamed", "field": viewField(f)})
+}
+
+// POST /config/table/{tb}/fields/sort — {sort:[every field name, in order]}
+func (s *Server) handleConfigSortFields(c *gin.Context) {
+	names, err := sortBody(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := schema.SortFields(c.Request.Context(), appOf(c).DB, c.Param("tb"), names, s.now().UTC()); err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "fields_sorted"})
+}

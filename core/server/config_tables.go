@@ -1,0 +1,200 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+var errSortMissing = errs.New(errs.Invalid, "parameter_missing", "sort is required: the full list of names in the new order").
+	With("parameter", "sort")
+
+// tableSummary is a row of GET /config/tables.
+type tableSummary struct {
+	Name     string  `json:"name"`
+	Label    string  `json:"label"`
+	IsPlugin bool    `json:"is_plugin"`
+	PluginOf *string `json:"plugin_of"`
+}
+
+// tableView is a table's configuration (CONTRACT §6).
+type tableView struct {
+	Name              string   `json:"name"`
+	Label             string   `json:"label"`
+	Order             int      `json:"order"`
+	IDField           string   `json:"id_field"`
+	Preview           []string `json:"preview"`
+	RS                bool     `json:"rs"`
+	Geodata           bool     `json:"geodata"`
+	RefMgr            bool     `json:"refmgr"`
+	ChronoDensityPath []string `json:"chrono_density_path"`
+	Backlinks         []string `json:"backlinks"`
+	IsPlugin          bool     `json:"is_plugin"`
+	PluginOf          *string  `json:"plugin_of"`
+}
+
+func pluginOf(t *schema.Table) *string {
+	if t.PluginOf == "" {
+		return nil
+	}
+	return &t.PluginOf
+}
+
+func nonNilList(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func viewTable(t *schema.Table) tableView {
+	return tableView{Name: t.Name, Label: t.Label, Order: t.Sort, IDField: t.IDField, Preview: nonNilList(t.Preview),
+		RS: t.RS, Geodata: t.Geodata, RefMgr: t.RefMgr, ChronoDensityPath: nonNilList(t.ChronoDensityPath),
+		Backlinks: nonNilList(t.Backlinks), IsPlugin: t.IsPlugin, PluginOf: pluginOf(t)}
+}
+
+// configTable loads the catalog and the table named by :tb.
+func configTable(c *gin.Context) (*schema.Table, error) {
+	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := cat.Table(c.Param("tb"))
+	if !ok {
+		return nil, schema.ErrTableNotFound
+	}
+	return t, nil
+}
+
+// cascadeParam reads ?cascade=1 (also true, yes).
+func cascadeParam(c *gin.Context) bool {
+	switch strings.ToLower(c.Query("cascade")) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
+}
+
+// sortBody reads {sort:[names]}.
+func sortBody(c *gin.Context) ([]string, error) {
+	var body struct {
+		Sort *[]string `json:"sort"`
+	}
+	if err := bindJSON(c, &body); err != nil {
+		return nil, err
+	}
+	if body.Sort == nil {
+		return nil, errSortMissing
+	}
+	return *body.Sort, nil
+}
+
+// GET /config/tables
+func (s *Server) handleConfigListTables(c *gin.Context) {
+	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]tableSummary, len(cat.Tables))
+	for i, t := range cat.Tables {
+		out[i] = tableSummary{Name: t.Name, Label: t.Label, IsPlugin: t.IsPlugin, PluginOf: pluginOf(t)}
+	}
+	success(c, http.StatusOK, gin.H{"tables": out})
+}
+
+// POST /config/tables — {name, label, is_plugin?, plugin_of?}
+func (s *Server) handleConfigCreateTable(c *gin.Context) {
+	var def schema.TableDef
+	if err := bindJSON(c, &def); err != nil {
+		s.fail(c, err)
+		return
+	}
+	t, err := schema.CreateTable(c.Request.Context(), appOf(c).DB, def, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusCreated, gin.H{"code": "table_created", "table": viewTable(t)})
+}
+
+// POST /config/tables/sort — {sort:[every table name, in order]}
+func (s *Server) handleConfigSortTables(c *gin.Context) {
+	names, err := sortBody(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := schema.SortTables(c.Request.Context(), appOf(c).DB, names, s.now().UTC()); err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "tables_sorted"})
+}
+
+// GET /config/table/{tb} — the table's configuration and its fields.
+func (s *Server) handleConfigGetTable(c *gin.Context) {
+	t, err := configTable(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"table": viewTable(t), "fields": viewFields(t.Fields)})
+}
+
+// PUT /config/table/{tb} — the settings sent change, the others stay.
+func (s *Server) handleConfigPutTable(c *gin.Context) {
+	var in schema.TableConfig
+	if err := bindJSON(c, &in); err != nil {
+		s.fail(c, err)
+		return
+	}
+	t, err := schema.PutTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), in, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "table_saved", "table": viewTable(t)})
+}
+
+// DELETE /config/table/{tb}[?cascade=1]
+func (s *Server) handleConfigDeleteTable(c *gin.Context) {
+	del, err := schema.DeleteTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), cascadeParam(c), s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "table_deleted", "dropped": del.Dropped, "removed": del.Removed})
+}
+
+// PATCH /config/table/{tb} — {new_name}: rename.
+func (s *Server) handleConfigRenameTable(c *gin.Context) {
+	var body struct {
+		NewName string `json:"new_name"`
+	}
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	renamed, err := schema.RenameTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), body.NewName, s.now().UTC())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "table_renamed", "name": renamed[0].To, "renamed": renamed})
+}
+
+// GET /config/table/{tb}/validation — differences between the catalog and
+// the physical table (an empty list when they agree).
+func (s *Server) handleConfigValidateTable(c *gin.Context) {
+	diffs, err := schema.ValidateTable(c.Request.Context(), appOf(c).DB, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"table": c.Param("tb"), "consistent": len(diffs) == 0, "differences": diffs})
+}

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/records"
+)
+
+// listParams reads the list's parameters (SPEC §4.4, CONTRACT §5 and §8):
+// page, per_page, sort_field, sort_dir, columns, search, ids_only and the
+// filter, from the query string and, for POST, from the JSON body, which
+// wins. The list and the export share it, so an export takes exactly the
+// list's parameters.
+func (s *Server) listParams(c *gin.Context, sc *records.Scope) (records.ListQuery, error) {
+	qv := c.Request.URL.Query()
+	var body listBody
+	if c.Request.Method == http.MethodPost && c.Request.ContentLength != 0 {
+		if err := decodeBody(c, &body); err != nil {
+			return records.ListQuery{}, err
+		}
+	}
+	pick := func(key string, fromBody any) string {
+		switch x := fromBody.(type) {
+		case json.Number:
+			return x.String()
+		case string:
+			return x
+		case *string:
+			if x != nil {
+				return *x
+			}
+		case bool:
+			if x {
+				return "1"
+			}
+			return "0"
+		}
+		return qv.Get(key)
+	}
+	q := records.ListQuery{SortField: pick("sort_field", body.SortField), SortDir: pick("sort_dir", body.SortDir)}
+	for key, dst := range map[string]*int{"page": &q.Page, "per_page": &q.PerPage} {
+		src := body.Page
+		if key == "per_page" {
+			src = body.PerPage
+		}
+		if v := pick(key, src); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return records.ListQuery{}, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer")
+			}
+			*dst = n
+		}
+	}
+	switch v := pick("ids_only", body.IDsOnly); v {
+	case "1", "true":
+		q.IDsOnly = true
+	}
+	q.Columns = columnsParam(body.Columns, qv["columns"])
+	where, err := s.listWhere(c, sc, body.Filter, pick("search", body.Search))
+	if err != nil {
+		return records.ListQuery{}, err
+	}
+	q.Where = where
+	return q, nil
+}
