@@ -7,7 +7,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # Fuzz targets run briefly in every test run; FUZZTIME lengthens them.
 FUZZTIME ?= 10s
 
-.PHONY: build run test test-short bench lint clean
+.PHONY: build run test test-short fuzz bench lint clean
 
 build:
 	$(GO) build -o $(BIN)/strata ./cmd/strata
@@ -20,6 +20,12 @@ run: build
 # -p 2: the reference machine has two cores; packages share one PostgreSQL.
 test:
 	$(GO) test -count=1 -p 2 ./...
+	$(MAKE) fuzz
+
+# A short run of every fuzz target (the seed corpus runs in every go test).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./core/filter/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseWhere$$' -fuzztime $(FUZZTIME) ./core/filter/
 
 test-short:
 	$(GO) test -short -count=1 ./...
