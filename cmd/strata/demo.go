@@ -46,7 +46,7 @@ Strata is running at %[1]s with a demo application "demo"
 
   TOKEN=$(curl -s -X POST %[1]s/demo/api/auth/login -H 'Content-Type: application/json' \
     -d '{"email":"` + demoEmail + `","password":"` + demoPassword + `"}' | sed 's/.*"token":"\([^"]*\)".*/\1/')
-  curl -s -H "Authorization: Bearer $TOKEN" '%[1]s/demo/api/records/finds?filter[material][_eq]=bronze&sort_field=weight&sort_dir=desc&per_page=5'
+  curl -sg -H "Authorization: Bearer $TOKEN" '%[1]s/demo/api/records/finds?filter[material][_eq]=bronze&sort_field=weight&sort_dir=desc&per_page=5'
 
 `, nil
 }
