@@ -17,6 +17,7 @@ var sqlWords = map[string]bool{
 	"SELECT": true, "FROM": true, "WHERE": true, "AS": true, "CAST": true, "TEXT": true, "BETWEEN": true,
 	"COLLATE": true, "date": true, "bigint": true, "json": true, "value": true, "instr": true, "strpos": true,
 	"strata_fold": true, "to_char": true, "json_each": true, "json_array_elements_text": true,
+	"CASE": true, "WHEN": true, "THEN": true, "ELSE": true, "END": true, "lower": true, "length": true, "BLOB": true, // store.FoldSQL on SQLite
 	"0": true, "1": true,
 }
 
