@@ -141,6 +141,13 @@ func Seed(ctx context.Context, app *apps.App, size Size, seed uint64, now time.T
 		if err := insertRows(ctx, db, batch.table, batch.cols, batch.rows); err != nil {
 			return err
 		}
+		if db.Engine == store.Postgres {
+			// Fresh statistics after a bulk load, or the planner guesses
+			// (and walks the primary key instead of the lookup's index).
+			if _, err := db.Exec(ctx, `ANALYZE `+db.Qualify(batch.table)); err != nil {
+				return fmt.Errorf("analyze %s: %w", batch.table, err)
+			}
+		}
 	}
 	if !size.Relations {
 		return nil

@@ -17,22 +17,26 @@ var update = flag.Bool("update", false, "rewrite generated files (migrations/pos
 // TestFoldMigration keeps the PostgreSQL function in step with Go's
 // tables, which the SQLite function uses live.
 func TestFoldMigration(t *testing.T) {
-	want := foldsql.MigrationSQL()
-	if *update {
-		path := filepath.Join("..", "..", "migrations", "postgres", "0005_fold.sql")
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+	for file, want := range map[string]string{
+		"0005_fold.sql":       foldsql.MigrationSQL(),
+		"0009_fold_ascii.sql": foldsql.FastPathMigrationSQL(),
+	} {
+		if *update {
+			path := filepath.Join("..", "..", "migrations", "postgres", file)
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", path)
+			continue
+		}
+		got, err := migrations.FS.ReadFile("postgres/" + file)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("wrote %s", path)
-		return
-	}
-	got, err := migrations.FS.ReadFile("postgres/0005_fold.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Fatal("migrations/postgres/0005_fold.sql is not what foldsql generates from this Go's Unicode tables; " +
-			"on a Go upgrade add a migration that replaces strata_fold (go test ./core/filter -run TestFoldMigration -update shows the text)")
+		if string(got) != want {
+			t.Fatalf("migrations/postgres/%s is not what foldsql generates from this Go's Unicode tables; "+
+				"on a Go upgrade add a migration that replaces strata_fold (go test ./core/filter -run TestFoldMigration -update shows the text)", file)
+		}
 	}
 }
 
