@@ -84,6 +84,57 @@ func GetVersion(ctx context.Context, s *Scope, id int64) (*Version, *State, erro
 	return &v, current, nil
 }
 
+// Change is one field whose value differs between a version and now.
+type Change struct {
+	Field   string `json:"field"`
+	Table   string `json:"table,omitempty"` // plugin table, for child rows
+	Version any    `json:"version"`
+	Current any    `json:"current"`
+}
+
+// Diff lists what differs between a version and the current state (nil
+// current: the record was deleted, so every field differs): core fields
+// one by one, and plugin tables as whole row lists.
+func Diff(v *State, current *State) []Change {
+	out := []Change{}
+	cur := &State{Core: map[string]any{}, Plugins: map[string][]map[string]any{}}
+	if current != nil {
+		cur = current
+	}
+	keys := make([]string, 0, len(v.Core))
+	for k := range v.Core {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if k == schema.ColCreator {
+			continue
+		}
+		if !sameJSON(v.Core[k], cur.Core[k]) {
+			out = append(out, Change{Field: k, Version: v.Core[k], Current: cur.Core[k]})
+		}
+	}
+	tables := make([]string, 0, len(v.Plugins))
+	for t := range v.Plugins {
+		tables = append(tables, t)
+	}
+	slices.Sort(tables)
+	for _, t := range tables {
+		if !sameJSON(v.Plugins[t], cur.Plugins[t]) {
+			out = append(out, Change{Table: t, Version: v.Plugins[t], Current: cur.Plugins[t]})
+		}
+	}
+	return out
+}
+
+// sameJSON compares values by their JSON form: a snapshot decoded from
+// JSON holds float64 where a fresh read holds int64.
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
 // RestoreResult tells what a restore did.
 type RestoreResult struct {
 	ID      int64    `json:"id"`

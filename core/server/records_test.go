@@ -373,3 +373,48 @@ func TestDuplicateAndDeletePlugins(t *testing.T) {
 		}
 	})
 }
+
+// TestAnotherAppsIDs: ids that exist only in another application are not
+// found here, and that application's credentials do not work here.
+func TestAnotherAppsIDs(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		other := testenv.NewApp(t, f.inst.Apps, "other")
+		ctx, now := context.Background(), time.Now().UTC()
+		if _, err := schema.CreateTable(ctx, other.DB, schema.TableDef{Name: "sites"}, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schema.AddField(ctx, other.DB, "sites", schema.FieldDef{Name: "name"}, now); err != nil {
+			t.Fatal(err)
+		}
+		otherTok := testenv.Login(t, f.inst.Server, "other", "admin@example.org", testenv.Password)
+		var otherIDs []int64
+		for i := 0; i < 5; i++ {
+			code, m := f.do(t, otherTok, "POST", "/other/api/record/sites", `{"core":{"name":"secret"}}`)
+			if code != 201 {
+				t.Fatal(m)
+			}
+			otherIDs = append(otherIDs, int64(m["id"].(float64)))
+		}
+		mine := f.create(t, f.writer, "sites", `{"name":"mine"}`)
+		last := otherIDs[len(otherIDs)-1]
+		if last == mine {
+			t.Fatal("fixture: the ids must differ")
+		}
+		for _, s := range []testenv.Scenario{
+			{Name: "read", URL: fmt.Sprintf("/dig/api/record/sites/%d", last), Headers: testenv.Bearer(f.super), ExpectedStatus: 404},
+			{Name: "update", Method: "POST", URL: "/dig/api/record/sites", Body: fmt.Sprintf(`{"id":%d,"core":{"name":"x"}}`, last), Headers: testenv.Bearer(f.super), ExpectedStatus: 404},
+			{Name: "delete", Method: "DELETE", URL: fmt.Sprintf("/dig/api/record/sites/%d", last), Headers: testenv.Bearer(f.super), ExpectedStatus: 404},
+			{Name: "list does not show them", URL: "/dig/api/records/sites", Headers: testenv.Bearer(f.super), ExpectedStatus: 200, NotExpectedContent: []string{"secret"}},
+			{Name: "the other app's token", URL: fmt.Sprintf("/dig/api/record/sites/%d", mine), Headers: testenv.Bearer(otherTok), ExpectedStatus: 403, ExpectedContent: []string{`"code":"app_mismatch"`}},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+		// Nothing changed in the other app.
+		_, m := f.do(t, otherTok, "GET", "/other/api/records/sites", "")
+		if m["total"] != 5.0 {
+			t.Fatalf("other app rows: %v", m["total"])
+		}
+	})
+}

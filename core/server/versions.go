@@ -86,7 +86,7 @@ func (s *Server) handleVersion(c *gin.Context) {
 	if current != nil {
 		cur = current
 	}
-	success(c, http.StatusOK, gin.H{"version": v, "current": cur})
+	success(c, http.StatusOK, gin.H{"version": v, "current": cur, "changes": records.Diff(v.Content, current)})
 }
 
 type restoreBody struct {

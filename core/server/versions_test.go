@@ -46,6 +46,14 @@ func TestVersionsRestoreAndHistory(t *testing.T) {
 		if len(content["plugins"].(map[string]any)["finds_samples"].([]any)) != 1 {
 			t.Fatalf("snapshot lacks plugin rows: %v", content["plugins"])
 		}
+		// The diff names exactly the fields that differ: label, weight, inv.
+		var changed []string
+		for _, ch := range m["changes"].([]any) {
+			changed = append(changed, ch.(map[string]any)["field"].(string))
+		}
+		if fmt.Sprint(changed) != "[inv label weight]" {
+			t.Fatalf("changes: %v", m["changes"])
+		}
 
 		restore := fmt.Sprintf("/dig/api/version/%d/restore", int64(oldest))
 		for _, s := range []testenv.Scenario{
