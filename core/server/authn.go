@@ -161,12 +161,14 @@ func (s *Server) authorize(access auth.Access) gin.HandlerFunc {
 		actor := actorOf(c)
 		level := actor.Privilege
 		if table := c.Param("tb"); table != "" && access.TableScoped() {
-			var err error
-			level, _, err = auth.EffectiveLevel(c.Request.Context(), appOf(c).DB, actor, table)
+			// The overrides are loaded once per request and kept for the
+			// handler, which needs them again for the row subset.
+			acc, err := s.callerAccess(c)
 			if err != nil {
 				s.fail(c, err)
 				return
 			}
+			level = acc.level(table)
 		}
 		if !access.Allows(level) {
 			s.fail(c, auth.ErrNotEnoughPrivilege.With("required", access.String()))
