@@ -99,7 +99,10 @@ func New(d Deps) (*Server, error) {
 	e.Use(s.recoverPanics, s.logRequests)
 	e.NoRoute(s.fallback)
 	s.engine = e
-	routes := append(append(s.routeTable(), s.adminRoutes()...), s.configRoutes()...)
+	routes := append(s.routeTable(), s.adminRoutes()...)
+	routes = append(routes, s.configRoutes()...)
+	routes = append(routes, s.signupRoutes()...)
+	routes = append(routes, s.oauthRoutes()...)
 	for _, r := range append(routes, d.ExtraRoutes...) {
 		s.handle(r)
 	}
