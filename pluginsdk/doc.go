@@ -1,6 +1,11 @@
-// Package pluginsdk is the only package a Strata plugin author imports. It
-// will hold the versioned gRPC protocol (proto/v1), Serve, typed wrappers
-// and the plugintest harness; it never imports core, gin or gorm.
+// Package pluginsdk is the only package a Strata plugin author imports. A
+// plugin is a separate process that the Strata server starts and talks to
+// over gRPC (hashicorp/go-plugin); its main function is one call:
 //
-// The protocol is not defined yet: see PLUGINS.md for the status.
+//	func main() { pluginsdk.Serve(myPlugin{}) }
+//
+// The protocol is versioned in proto/v1 (generated code committed; `make
+// proto` regenerates it). This package never imports the server's code,
+// gin or gorm (a test enforces it), so plugins stay small and a server
+// upgrade never breaks their build.
 package pluginsdk
