@@ -17,6 +17,9 @@ type TableDef struct {
 	Label    string `json:"label"`
 	IsPlugin bool   `json:"is_plugin"`
 	PluginOf string `json:"plugin_of"`
+	// Feature marks a child table created by a plugin feature; only
+	// ActivateFeature sets it, never a client.
+	Feature string `json:"-"`
 }
 
 // ValidTableName reports whether name may name a user table.
@@ -63,7 +66,7 @@ func CreateTable(ctx context.Context, db *store.DB, def TableDef, now time.Time)
 		}
 		row := tableRow{Name: def.Name, Label: def.Label, Sort: len(cat.Tables), Preview: "[]",
 			ChronoDensityPath: "[]", Backlinks: "[]", IsPlugin: def.IsPlugin, PluginOf: nullable(def.PluginOf),
-			CreatedAt: now, UpdatedAt: now}
+			Feature: nullable(def.Feature), CreatedAt: now, UpdatedAt: now}
 		if err := tx.Gorm.WithContext(ctx).Table(tx.GormSys("tables")).Create(&row).Error; err != nil {
 			return fmt.Errorf("insert table %s: %w", def.Name, err)
 		}
@@ -117,6 +120,9 @@ type FieldDef struct {
 	DefValue        string   `json:"def_value"`
 	Help            string   `json:"help"`
 	Disabled        bool     `json:"disabled"`
+	// Feature marks a column added by a plugin feature; only
+	// ActivateFeature sets it, never a client.
+	Feature string `json:"-"`
 }
 
 // reservedColumns may not be field names: they are the system columns.
@@ -201,7 +207,7 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 		Readonly: def.Readonly || def.Disabled, Hide: def.Hide, VocabularySet: def.VocabularySet,
 		GetValuesFromTb: def.GetValuesFromTb, IDFromTb: def.IDFromTb, Widget: def.Widget,
 		Required: def.Required, Unique: def.Unique, Min: def.Min, Max: def.Max, MaxLength: def.MaxLength,
-		Pattern: def.Pattern, DefValue: def.DefValue, Help: def.Help, Extra: extra,
+		Pattern: def.Pattern, DefValue: def.DefValue, Help: def.Help, Extra: extra, Feature: def.Feature,
 	}, nil
 }
 
@@ -212,7 +218,7 @@ func fieldToRow(f *Field, now time.Time) *fieldRow {
 		GetValuesFromTb: nullable(f.GetValuesFromTb), IDFromTb: nullable(f.IDFromTb), Widget: nullable(f.Widget),
 		Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max, MaxLength: f.MaxLength,
 		Pattern: nullable(f.Pattern), DefValue: nullable(f.DefValue), Help: nullable(f.Help),
-		Extra: mustJSON(f.Extra), CreatedAt: now, UpdatedAt: now,
+		Extra: mustJSON(f.Extra), Feature: nullable(f.Feature), CreatedAt: now, UpdatedAt: now,
 	}
 }
 

@@ -27,6 +27,7 @@ type tableRow struct {
 	Backlinks         string
 	IsPlugin          bool
 	PluginOf          *string
+	Feature           *string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 }
@@ -54,6 +55,7 @@ type fieldRow struct {
 	DefValue        *string
 	Help            *string
 	Extra           string
+	Feature         *string
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -93,7 +95,8 @@ func (r *tableRow) toTable() *Table {
 		ID: r.ID, Name: r.Name, Label: r.Label, Sort: r.Sort, IDField: deref(r.IDField),
 		Preview: jsonList(r.Preview), RS: r.RS, Geodata: r.Geodata, RefMgr: r.RefMgr,
 		ChronoDensityPath: jsonList(r.ChronoDensityPath), Backlinks: jsonList(r.Backlinks),
-		IsPlugin: r.IsPlugin, PluginOf: deref(r.PluginOf), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		IsPlugin: r.IsPlugin, PluginOf: deref(r.PluginOf), Feature: deref(r.Feature),
+		Features: map[string]FeatureState{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
@@ -104,6 +107,7 @@ func (r *fieldRow) toField() *Field {
 		GetValuesFromTb: deref(r.GetValuesFromTb), IDFromTb: deref(r.IDFromTb), Widget: deref(r.Widget),
 		Required: r.Required, Unique: r.Unique, Min: r.Min, Max: r.Max, MaxLength: r.MaxLength,
 		Pattern: deref(r.Pattern), DefValue: deref(r.DefValue), Help: deref(r.Help), Extra: map[string]any{},
+		Feature: deref(r.Feature),
 	}
 	_ = json.Unmarshal([]byte(r.Extra), &f.Extra)
 	// A stored disabled:true reads as readonly (SPEC §2.3).
@@ -111,6 +115,16 @@ func (r *fieldRow) toField() *Field {
 		f.Readonly = true
 	}
 	return f
+}
+
+// featureRow is a row of sys_table_features.
+type featureRow struct {
+	TableName  string
+	Feature    string
+	Plugin     string
+	Active     bool
+	ChildTable *string
+	ChangedAt  time.Time
 }
 
 // settingCatalogVersion counts catalog changes; every process compares it
@@ -165,6 +179,19 @@ func Load(ctx context.Context, db *store.DB) (*Catalog, error) {
 	for i := range frows {
 		if t := byID[frows[i].TableID]; t != nil {
 			t.Fields = append(t.Fields, frows[i].toField())
+		}
+	}
+	byName := make(map[string]*Table, len(tables))
+	for _, t := range tables {
+		byName[t.Name] = t
+	}
+	var feats []featureRow
+	if err := db.Gorm.WithContext(ctx).Table(db.GormSys("table_features")).Find(&feats).Error; err != nil {
+		return nil, fmt.Errorf("load features: %w", err)
+	}
+	for _, f := range feats {
+		if t := byName[f.TableName]; t != nil {
+			t.Features[f.Feature] = FeatureState{Plugin: f.Plugin, Active: f.Active, ChildTable: deref(f.ChildTable)}
 		}
 	}
 	return newCatalog(version, tables), nil

@@ -28,6 +28,7 @@ var tableNameColumns = []struct{ sys, col string }{
 	{"manual_links", "tb_one"}, // links from or to its records
 	{"manual_links", "tb_two"},
 	{"history", "tb"}, // users' recent records
+	{"table_features", "table_name"},
 }
 
 // RenameTable renames a table (ALTER TABLE ... RENAME, so data, ids and

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -92,8 +93,12 @@ type Table struct {
 	Backlinks         []string // "refTb:viaTb:fkCol"
 	IsPlugin          bool
 	PluginOf          string // parent table of a plugin table
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	Feature           string // the plugin feature that created this child table ("" otherwise)
+	// Features are the plugin features ever activated on this table, by
+	// name; inactive ones keep their columns and child table, hidden.
+	Features  map[string]FeatureState
+	CreatedAt time.Time
+	UpdatedAt time.Time
 
 	Fields []*Field // in display order
 }
@@ -122,6 +127,14 @@ type Field struct {
 	DefValue        string // may hold %today% or %current_user%
 	Help            string
 	Extra           map[string]any // legacy or unknown parameters, kept
+	Feature         string         // the plugin feature that added this column ("" otherwise)
+}
+
+// FeatureState is a plugin feature's activation on a table.
+type FeatureState struct {
+	Plugin     string
+	Active     bool
+	ChildTable string // the child table it created, if any
 }
 
 // Field returns the table's field called name.
@@ -153,6 +166,9 @@ type Catalog struct {
 	Version int64
 	Tables  []*Table // in display order
 	byName  map[string]*Table
+
+	visibleOnce sync.Once
+	visible     *Catalog
 }
 
 // Table returns the table called name.

@@ -44,7 +44,7 @@ func (s *Server) recordRoutes() []Route {
 func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, error) {
 	ctx := c.Request.Context()
 	a := appOf(c)
-	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	cat, err := s.recordCatalog(ctx, a)
 	if err != nil {
 		return nil, err
 	}

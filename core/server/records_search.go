@@ -152,7 +152,7 @@ func (s *Server) handleLinkCandidates(c *gin.Context) {
 func (s *Server) handleTables(c *gin.Context) {
 	ctx := c.Request.Context()
 	a := appOf(c)
-	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	cat, err := s.recordCatalog(ctx, a)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/filter"
@@ -90,4 +91,15 @@ func (a *access) restriction(ctx context.Context, sc *records.Scope) (*records.C
 		return nil, errSubsetBroken.With("table", sc.Table.Name).Wrap(err)
 	}
 	return &records.Cond{SQL: sql, Args: args}, nil
+}
+
+// recordCatalog is the catalog as records see it: the columns and child
+// tables of plugin features that are inactive on their table are left out
+// (kept in the database, shown again on reactivation).
+func (s *Server) recordCatalog(ctx context.Context, a *apps.App) (*schema.Catalog, error) {
+	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Visible(), nil
 }

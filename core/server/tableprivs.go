@@ -50,7 +50,7 @@ func (s *Server) handleSaveTablePrivilege(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	a := appOf(c)
-	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	cat, err := s.recordCatalog(ctx, a)
 	if err != nil {
 		s.fail(c, err)
 		return
