@@ -76,6 +76,21 @@ func (s *Scope) assemble(ctx context.Context, id int64, st *State) (obj, error) 
 		"files": []obj{}, "geodata": obj{}, "bibliography": obj{},
 		"schema": s.schemaSection(),
 	}
+	for _, sec := range s.Sections {
+		out[sec.Name] = nil
+		if id == 0 || sec.Source == nil {
+			continue
+		}
+		vals, err := sec.Source.Enrich(ctx, sec.Name, t.Name, []int64{id}, s.hookActor())
+		if err != nil {
+			// A plugin section must not take the record down with it.
+			if s.HookLog != nil {
+				s.HookLog(sec.Name, err)
+			}
+			continue
+		}
+		out[sec.Name] = vals[id]
+	}
 	if id == 0 {
 		return out, nil
 	}
@@ -173,9 +188,13 @@ func (s *Scope) schemaSection() obj {
 		}
 		plugins[pt.Name] = obj{"tb_id": pt.Name, "tb_label": pt.Label, "fields": pf}
 	}
-	return obj{"fields": fields, "plugins": plugins, "rs": s.Table.RS, "id_field": IDFieldOf(s.Table),
+	sch := obj{"fields": fields, "plugins": plugins, "rs": s.Table.RS, "id_field": IDFieldOf(s.Table),
 		"has_geodata": s.Table.Geodata, "has_refmgr": s.Table.RefMgr, "has_chronology": false,
 		"has_osteology": false, "template": nil}
+	for flag, on := range s.SchemaFlags {
+		sch[flag] = on
+	}
+	return sch
 }
 
 // referrers lists (table, column) pairs whose values are ids of t: lookup

@@ -16,6 +16,8 @@ type SaveInput struct {
 	ID      int64
 	Core    map[string]any
 	Plugins map[string][]PluginRowInput
+
+	forced map[string]any // computed columns set by a plugin hook
 }
 
 // PluginRowInput is one child row change: insert (ID 0 or IsNew), update,
@@ -25,6 +27,8 @@ type PluginRowInput struct {
 	IsNew  bool
 	Delete bool
 	Fields map[string]any
+
+	forced map[string]any // computed columns set by a plugin hook
 }
 
 // ignoredCoreKeys are echoed back by clients and never written.
@@ -40,7 +44,7 @@ type prepared struct {
 // values. Unknown keys are invalid_field (nothing is written); read-only
 // fields and system columns are ignored. On insert, def_value fills absent
 // fields and every required field is checked; on update only sent ones.
-func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]any, insert bool, selfID int64) (*prepared, []FieldError, error) {
+func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]any, forced map[string]any, insert bool, selfID int64) (*prepared, []FieldError, error) {
 	p := &prepared{}
 	var fes []FieldError
 	keys := make([]string, 0, len(in))
@@ -56,12 +60,31 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 		if !ok {
 			return nil, nil, ErrInvalidField.With("field", k).With("table", t.Name)
 		}
-		if f.Readonly {
+		if _, byPlugin := forced[k]; f.Readonly || byPlugin {
 			continue
 		}
 		v, err := toDB(s.DB.Engine, f.DBType, in[k])
 		if err != nil {
 			fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "type", Message: err.Error()})
+			continue
+		}
+		p.cols, p.vals = append(p.cols, f.Name), append(p.vals, v)
+	}
+	// Columns a plugin computes are written from its answer only, even
+	// though they are read-only to clients.
+	forcedKeys := make([]string, 0, len(forced))
+	for k := range forced {
+		forcedKeys = append(forcedKeys, k)
+	}
+	sort.Strings(forcedKeys)
+	for _, k := range forcedKeys {
+		f, ok := t.Field(k)
+		if !ok {
+			continue
+		}
+		v, err := toDB(s.DB.Engine, f.DBType, forced[k])
+		if err != nil {
+			fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "type", Message: "computed by a plugin: " + err.Error()})
 			continue
 		}
 		p.cols, p.vals = append(p.cols, f.Name), append(p.vals, v)
@@ -107,6 +130,10 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 	if insert && !s.CanAdd() {
 		return 0, false, ErrNotEnough
 	}
+	hookErrs, err := s.runBeforeHooks(ctx, &in)
+	if err != nil {
+		return 0, false, err
+	}
 	err = s.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *s
 		ts.DB = tx
@@ -119,10 +146,11 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 				return ErrNotEnough.With("reason", "not_your_record")
 			}
 		}
-		core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, insert, in.ID)
+		core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, in.forced, insert, in.ID)
 		if err != nil {
 			return err
 		}
+		fes = append(fes, hookErrs...)
 		children, childErrs, err := ts.preparePlugins(ctx, in.Plugins, in.ID)
 		if err != nil {
 			return err
@@ -155,6 +183,7 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 	if err != nil {
 		return 0, false, mapUniqueViolation(err)
 	}
+	s.runAfterHooks(ctx, id, in, s.HookLog)
 	return id, insert, nil
 }
 
@@ -272,7 +301,7 @@ func (s *Scope) preparePlugins(ctx context.Context, in map[string][]PluginRowInp
 				return nil, nil, ErrInvalidID.With("table", name)
 			}
 			insert := r.ID == 0
-			p, rowErrs, err := prepareRow(ctx, s, t, r.Fields, insert, r.ID)
+			p, rowErrs, err := prepareRow(ctx, s, t, r.Fields, r.forced, insert, r.ID)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -31,6 +31,17 @@ type Scope struct {
 	// ANDed into every read and write.
 	Restrict *Cond
 	Now      func() time.Time
+
+	// App names the application (for plugin calls).
+	App string
+	// Features are the plugin features active on Table; Sections the
+	// plugin sections of its full record; SchemaFlags the flags they set
+	// in the record's schema (e.g. has_chronology).
+	Features    []ActiveFeature
+	Sections    []Section
+	SchemaFlags map[string]bool
+	// HookLog reports an AfterSave failure (the save itself succeeded).
+	HookLog func(feature string, err error)
 }
 
 func (s *Scope) now() time.Time {

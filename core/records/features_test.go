@@ -1,0 +1,118 @@
+package records_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/testenv"
+)
+
+// labelHook stands in for a plugin process: it fills "year" from "label"
+// (a computed column), refuses the label "bad", and records what it saw.
+type labelHook struct {
+	calls []records.HookCall
+	after int
+	fail  error
+}
+
+func (h *labelHook) BeforeSave(_ context.Context, call records.HookCall) ([]records.HookResult, error) {
+	if h.fail != nil {
+		return nil, h.fail
+	}
+	h.calls = append(h.calls, call)
+	out := make([]records.HookResult, len(call.Rows))
+	for i, r := range call.Rows {
+		label, _ := r.Values["label"].(string)
+		if label == "bad" {
+			out[i].Errors = []records.FieldError{{Field: "label", Rule: "format", Message: "not a label"}}
+			continue
+		}
+		out[i].Values = map[string]any{"label": strings.ToUpper(label), "year": float64(len(label))}
+	}
+	return out, nil
+}
+
+func (h *labelHook) AfterSave(context.Context, records.HookCall) error { h.after++; return nil }
+
+func TestFeatureHooksOnSave(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		ctx, now := context.Background(), time.Now().UTC()
+		a := testenv.NewApp(t, testenv.NewRegistry(t, e), "hooks")
+		if _, err := schema.CreateTable(ctx, a.DB, schema.TableDef{Name: "units"}, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schema.AddField(ctx, a.DB, "units", schema.FieldDef{Name: "code"}, now); err != nil {
+			t.Fatal(err)
+		}
+		spec := schema.FeatureSpec{Plugin: "labels", Name: "labels", Computed: []string{"year"},
+			Columns: []schema.FieldDef{{Name: "label"}, {Name: "year", DBType: "int"}}}
+		if err := schema.ActivateFeature(ctx, a.DB, "units", spec, now); err != nil {
+			t.Fatal(err)
+		}
+		cat, _ := schema.Load(ctx, a.DB)
+		cat = cat.Visible()
+		units, _ := cat.Table("units")
+		hook := &labelHook{}
+		scope := func(h records.FeatureHook) *records.Scope {
+			return &records.Scope{DB: a.DB, Catalog: cat, Table: units, Level: auth.Writer, App: "hooks",
+				Actor: &auth.Actor{UserID: 1, Privilege: auth.Writer},
+				Features: []records.ActiveFeature{{Name: "labels", Columns: []string{"label", "year"}, Computed: []string{"year"},
+					Before: true, After: true, Required: true, Hook: h}}}
+		}
+		read := func(id int64) map[string]any {
+			rec, err := records.Read(ctx, scope(hook), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			core := rec["core"].(map[string]any)
+			return map[string]any{"label": core["label"].(map[string]any)["val"], "year": core["year"].(map[string]any)["val"]}
+		}
+
+		// The plugin patches the label and computes year; the client's year is ignored.
+		id, _, err := records.Save(ctx, scope(hook), records.SaveInput{Core: map[string]any{"code": "US1", "label": "abc", "year": 999}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := read(id); got["label"] != "ABC" || got["year"] != int64(3) {
+			t.Fatalf("after save: %v", got)
+		}
+		if len(hook.calls) != 1 || hook.calls[0].Rows[0].Values["year"] != nil || hook.after != 1 {
+			t.Fatalf("the hook saw %+v (after %d): the client's computed value must not reach it", hook.calls, hook.after)
+		}
+		// A save that does not touch the feature's columns calls nothing.
+		if _, _, err := records.Save(ctx, scope(hook), records.SaveInput{ID: id, Core: map[string]any{"code": "US1b"}}); err != nil {
+			t.Fatal(err)
+		}
+		if len(hook.calls) != 1 {
+			t.Fatalf("the hook was called for a save without its columns")
+		}
+		// The plugin's field errors refuse the save with validation_failed, nothing written.
+		_, _, err = records.Save(ctx, scope(hook), records.SaveInput{ID: id, Core: map[string]any{"label": "bad", "code": "changed"}})
+		if e, ok := errs.As(err); !ok || e.Code != "validation_failed" {
+			t.Fatalf("plugin field error: %v", err)
+		}
+		if got := read(id); got["label"] != "ABC" {
+			t.Fatalf("a refused save wrote: %v", got)
+		}
+		// A required plugin that is down (no hook) or failing refuses the save.
+		for name, h := range map[string]records.FeatureHook{"down": nil, "failing": &labelHook{fail: errors.New("connection refused")}} {
+			_, _, err := records.Save(ctx, scope(h), records.SaveInput{Core: map[string]any{"code": "US2", "label": "x"}})
+			if e, ok := errs.As(err); !ok || e.Code != "plugin_unavailable" {
+				t.Fatalf("%s plugin: %v", name, err)
+			}
+		}
+		var n int
+		if err := a.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+a.DB.Qualify("units")).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("rows after refused saves: %d %v", n, err)
+		}
+	})
+}
