@@ -118,6 +118,6 @@ func (s *Server) appSummary(ctx context.Context, a *apps.App) (gin.H, error) {
 		"db":         a.Name,
 		"definition": settings[apps.SettingDefinition],
 		"upgrade":    upgrade,
-		"oauth":      apps.ConfiguredOAuthProviders(settings),
+		"oauth":      s.offeredOAuthProviders(ctx, a, settings),
 	}, nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -10,6 +11,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/schema"
 )
 
@@ -51,6 +53,12 @@ type Deps struct {
 	Apps   *apps.Registry
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Getenv reads the OAuth endpoint overrides (CONTRACT §7) on every
+	// request; tests point them at local fakes. Default os.Getenv.
+	Getenv func(string) string
+	// Mailer sends the transactional emails (SPEC §6). Default: the
+	// provider client reading its settings through Getenv on every send.
+	Mailer *mail.Client
 	// ExtraRoutes are mounted after the core routes with the same middleware
 	// (the plugin host mounts plugin routes this way; tests mount probes).
 	ExtraRoutes []Route
@@ -66,6 +74,8 @@ type Server struct {
 	now      func() time.Time
 	engine   *gin.Engine
 	routes   []Route
+	getenv   func(string) string
+	mailer   *mail.Client
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -78,7 +88,13 @@ func New(d Deps) (*Server, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now}
+	if d.Getenv == nil {
+		d.Getenv = os.Getenv
+	}
+	if d.Mailer == nil {
+		d.Mailer = mail.New(d.Getenv, nil)
+	}
+	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now, getenv: d.Getenv, mailer: d.Mailer}
 	cost := d.Config.PasswordCost
 	if cost == 0 {
 		cost = auth.DefaultBcryptCost
