@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -89,10 +90,13 @@ func CreateAPIKey(ctx context.Context, db *store.DB, label string, privilege int
 }
 
 // FindAPIKey returns the key whose plain form is plain, revoked or not.
+// It runs on every request made with a key, so it is one plain query.
 func FindAPIKey(ctx context.Context, db *store.DB, plain string) (*APIKey, error) {
 	var k APIKey
-	err := db.Gorm.WithContext(ctx).Where("key_hash = ?", HashAPIKey(plain)).Take(&k).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	err := db.QueryRow(ctx, `SELECT id, label, key_hash, privilege, created_by, created_at, last_used_at, revoked_at FROM `+
+		db.Sys("api_keys")+` WHERE key_hash = ?`, HashAPIKey(plain)).
+		Scan(&k.ID, &k.Label, &k.KeyHash, &k.Privilege, &k.CreatedBy, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrAPIKeyNotFound
 	}
 	if err != nil {
