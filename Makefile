@@ -7,7 +7,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # Fuzz targets run briefly in every test run; FUZZTIME lengthens them.
 FUZZTIME ?= 10s
 
-.PHONY: build run test test-short fuzz bench lint clean
+.PHONY: build run test test-short fuzz bench lint clean proto
 
 build:
 	$(GO) build -o $(BIN)/strata ./cmd/strata
@@ -37,6 +37,16 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# Regenerates the plugin protocol's Go code (committed) from plugin.proto:
+# protoc with protoc-gen-go and protoc-gen-go-grpc, taken from GOPATH/bin.
+proto:
+	protoc --proto_path=pluginsdk/proto/v1 \
+		--go_out=pluginsdk/proto/v1 --go_opt=paths=source_relative \
+		--go-grpc_out=pluginsdk/proto/v1 --go-grpc_opt=paths=source_relative \
+		--plugin=protoc-gen-go=$(shell $(GO) env GOPATH)/bin/protoc-gen-go \
+		--plugin=protoc-gen-go-grpc=$(shell $(GO) env GOPATH)/bin/protoc-gen-go-grpc \
+		plugin.proto
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,151 @@
+package pluginsdk
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// Manifest says what a plugin adds to the server. The server reads it once
+// when the plugin starts (the Describe call) and mounts routes, operators
+// and sections from it; Validate lists the rules.
+type Manifest struct {
+	// Name identifies the plugin on the instance: a lower-case letter, then
+	// 1 to 30 lower-case letters, digits or underscores. It prefixes the
+	// plugin's system tables (sys_<name>_<table>).
+	Name string
+	// Version is the plugin's own semantic version, e.g. "1.2.0".
+	Version string
+	// ProtocolVersion is the protocol the plugin speaks; leave it zero and
+	// the SDK sets ProtocolVersion.
+	ProtocolVersion uint32
+	Description     string
+	Features        []Feature
+	Routes          []Route
+	Operators       []Operator
+	Sections        []Section
+	SystemTables    []SystemTable
+	// SettingsSchema is the JSON schema of the plugin's instance settings
+	// (given to Configure), for the admin interface; optional.
+	SettingsSchema json.RawMessage
+}
+
+// Feature is something an admin activates per table with
+// POST /config/table/{tb}/{feature}: columns added to the table, a child
+// table <tb>_<suffix> linked by id_link, or both (but a feature with hooks
+// has one or the other). Deactivation keeps the columns, the child table
+// and their data; reactivation brings them back.
+type Feature struct {
+	Name    string   // e.g. "munsell"; the activation path segment
+	Aliases []string // other names accepted in the activation path, e.g. "fuzzy-date"
+	Label   string
+	Columns []Column    // added to the activated table
+	Child   *ChildTable // optional child table
+	// Computed columns (of Columns or of the child table) are filled by the
+	// BeforeSave hook: values the client sends for them are ignored.
+	Computed []string
+	// BeforeSave and AfterSave ask for the hooks for rows of this feature
+	// (the plugin must implement BeforeSaver / AfterSaver).
+	BeforeSave bool
+	AfterSave  bool
+	// Required: while the plugin is down, saves touching this feature are
+	// refused (503 plugin_unavailable) instead of skipping the hooks. Only
+	// meaningful with a hook.
+	Required bool
+	// SchemaFlag is a key set to true in the full record's schema on tables
+	// where the feature is active, e.g. "has_munsell".
+	SchemaFlag string
+}
+
+// Column is a column added to a table, a child table or a system table.
+type Column struct {
+	Name     string
+	Label    string
+	Type     string // field type: text, long_text, md, select, combo_select, multi_select, date, boolean, slider, link_to, link_out
+	DBType   string // storage: text, int, float, date, bool
+	Readonly bool
+	Help     string
+}
+
+// ChildTable is a feature's child table, named <table>_<Suffix>; besides
+// Columns it has id and id_link (the parent record).
+type ChildTable struct {
+	Suffix  string
+	Label   string
+	Columns []Column
+}
+
+// Access values of Route.Access: who may call a route. The server checks
+// it (per table where the route names one) before the plugin sees the call.
+const (
+	AccessPublic     = "public"      // anyone, no credential
+	AccessEnter      = "enter"       // any signed-in account
+	AccessRead       = "read"        // readers and up
+	AccessAddNew     = "add_new"     // may create records
+	AccessEdit       = "edit"        // may edit records
+	AccessAdmin      = "admin"       // application admins
+	AccessSuperAdmin = "super_admin" // super admins
+)
+
+// Route is an HTTP route the server mounts at /<app>/api<Path>, behind the
+// same authentication and privilege checks as its own routes, and forwards
+// to Handler.
+type Route struct {
+	Method string // GET, POST, PUT, PATCH or DELETE
+	// Path is under /<app>/api, in the server router's syntax: static
+	// segments and ":name" parameters (read with Param), with an optional
+	// final "*name" catch-all. The first segment must be static, e.g.
+	// "/munsell/parse" or "/chrono/related/:tb/:id".
+	Path   string
+	Access string // one of the Access constants
+	// Timeout of one call; 0 is the server default (30 s).
+	Timeout time.Duration
+	// BodyLimit caps the request body in bytes; 0 is the server default.
+	// At most MaxBodyLimit.
+	BodyLimit int64
+	// Handler serves the request. The request carries the method, the path
+	// after /<app>/api, the query, selected headers (never Authorization)
+	// and the body; ActorFrom and Param read the caller and path parameters.
+	Handler http.Handler
+}
+
+// Operator is a filter operator, used as {"<field>": {"<Name>": <operand>}}
+// in any filter of a table where Feature is active; ResolveFilter turns it
+// into an ordinary filter.
+type Operator struct {
+	Name    string   // "_" then lower-case letters, digits or underscores, e.g. "_munsell_hue"
+	Fields  []string // the fields it may be used under (empty: any)
+	Feature string   // the feature that must be active on the table (empty: any table)
+}
+
+// Section is a key added to full records (GET /record/{tb}/{id}) of tables
+// where Feature is active, filled by EnrichRecords.
+type Section struct {
+	Name    string
+	Feature string // empty: every table
+}
+
+// SystemTable is a table of the plugin's own, created by the server in
+// every application as sys_<plugin>_<Name> with an id column besides
+// Columns, and reached with Host.ReadSystemRows / WriteSystemRows.
+type SystemTable struct {
+	Name    string
+	Columns []Column
+}
+
+// MaxBodyLimit is the largest Route.BodyLimit. A request crosses gRPC as
+// one message, and MaxMessageSize leaves room for the rest of it.
+const MaxBodyLimit = 32 << 20
+
+// MaxMessageSize is the gRPC message size both sides accept (the gRPC
+// default, 4 MiB, is smaller than a large request body or a page of
+// records). The server dials plugins and serves the Host service with it.
+const MaxMessageSize = 40 << 20
+
+// withDefaults returns m as sent on the wire: the protocol version set.
+func (m Manifest) withDefaults() Manifest {
+	if m.ProtocolVersion == 0 {
+		m.ProtocolVersion = ProtocolVersion
+	}
+	return m
+}

@@ -1,0 +1,144 @@
+package pluginsdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	pluginv1 "github.com/strata-archaeo/strata/pluginsdk/proto/v1"
+)
+
+// Conversions between the typed API and the generated messages. Plugin
+// authors never need them; ManifestFromProto is exported for the server
+// and plugintest, which receive the manifest over the wire.
+
+func manifestToProto(m Manifest) *pluginv1.Manifest {
+	pm := &pluginv1.Manifest{
+		Name:            m.Name,
+		Version:         m.Version,
+		ProtocolVersion: m.ProtocolVersion,
+		Description:     m.Description,
+		SettingsSchema:  bytes.Clone(m.SettingsSchema),
+	}
+	for _, f := range m.Features {
+		pf := &pluginv1.TableFeature{
+			Name:       f.Name,
+			Aliases:    f.Aliases,
+			Label:      f.Label,
+			Columns:    columnsToProto(f.Columns),
+			Computed:   f.Computed,
+			BeforeSave: f.BeforeSave,
+			AfterSave:  f.AfterSave,
+			Required:   f.Required,
+			SchemaFlag: f.SchemaFlag,
+		}
+		if f.Child != nil {
+			pf.Child = &pluginv1.ChildTable{Suffix: f.Child.Suffix, Label: f.Child.Label, Columns: columnsToProto(f.Child.Columns)}
+		}
+		pm.Features = append(pm.Features, pf)
+	}
+	for _, r := range m.Routes {
+		ms := r.Timeout.Milliseconds()
+		if ms == 0 && r.Timeout > 0 {
+			ms = 1 // a sub-millisecond timeout is not "the default"
+		}
+		pm.Routes = append(pm.Routes, &pluginv1.Route{
+			Method: r.Method, Path: r.Path, Access: r.Access,
+			TimeoutMs: uint32(ms), BodyLimit: uint64(max(r.BodyLimit, 0)),
+		})
+	}
+	for _, o := range m.Operators {
+		pm.Operators = append(pm.Operators, &pluginv1.FilterOperator{Name: o.Name, Fields: o.Fields, Feature: o.Feature})
+	}
+	for _, s := range m.Sections {
+		pm.Sections = append(pm.Sections, &pluginv1.RecordSection{Name: s.Name, Feature: s.Feature})
+	}
+	for _, t := range m.SystemTables {
+		pm.SystemTables = append(pm.SystemTables, &pluginv1.SystemTable{Name: t.Name, Columns: columnsToProto(t.Columns)})
+	}
+	return pm
+}
+
+func columnsToProto(cs []Column) []*pluginv1.Column {
+	out := make([]*pluginv1.Column, len(cs))
+	for i, c := range cs {
+		out[i] = &pluginv1.Column{Name: c.Name, Label: c.Label, Type: c.Type, DbType: c.DBType, Readonly: c.Readonly, Help: c.Help}
+	}
+	return out
+}
+
+// ManifestFromProto converts a manifest received over the wire (routes
+// have no Handler). Validate it before use.
+func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
+	m := Manifest{
+		Name:            pm.GetName(),
+		Version:         pm.GetVersion(),
+		ProtocolVersion: pm.GetProtocolVersion(),
+		Description:     pm.GetDescription(),
+	}
+	if len(pm.GetSettingsSchema()) > 0 {
+		m.SettingsSchema = json.RawMessage(bytes.Clone(pm.GetSettingsSchema()))
+	}
+	for _, pf := range pm.GetFeatures() {
+		f := Feature{
+			Name:       pf.GetName(),
+			Aliases:    pf.GetAliases(),
+			Label:      pf.GetLabel(),
+			Columns:    columnsFromProto(pf.GetColumns()),
+			Computed:   pf.GetComputed(),
+			BeforeSave: pf.GetBeforeSave(),
+			AfterSave:  pf.GetAfterSave(),
+			Required:   pf.GetRequired(),
+			SchemaFlag: pf.GetSchemaFlag(),
+		}
+		if c := pf.GetChild(); c != nil {
+			f.Child = &ChildTable{Suffix: c.GetSuffix(), Label: c.GetLabel(), Columns: columnsFromProto(c.GetColumns())}
+		}
+		m.Features = append(m.Features, f)
+	}
+	for _, r := range pm.GetRoutes() {
+		m.Routes = append(m.Routes, Route{
+			Method: r.GetMethod(), Path: r.GetPath(), Access: r.GetAccess(),
+			Timeout:   time.Duration(r.GetTimeoutMs()) * time.Millisecond,
+			BodyLimit: int64(min(r.GetBodyLimit(), 1<<62)),
+		})
+	}
+	for _, o := range pm.GetOperators() {
+		m.Operators = append(m.Operators, Operator{Name: o.GetName(), Fields: o.GetFields(), Feature: o.GetFeature()})
+	}
+	for _, s := range pm.GetSections() {
+		m.Sections = append(m.Sections, Section{Name: s.GetName(), Feature: s.GetFeature()})
+	}
+	for _, t := range pm.GetSystemTables() {
+		m.SystemTables = append(m.SystemTables, SystemTable{Name: t.GetName(), Columns: columnsFromProto(t.GetColumns())})
+	}
+	return m
+}
+
+func columnsFromProto(cs []*pluginv1.Column) []Column {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]Column, len(cs))
+	for i, c := range cs {
+		out[i] = Column{Name: c.GetName(), Label: c.GetLabel(), Type: c.GetType(), DBType: c.GetDbType(), Readonly: c.GetReadonly(), Help: c.GetHelp()}
+	}
+	return out
+}
+
+func actorFromProto(a *pluginv1.Actor) Actor {
+	return Actor{
+		App: a.GetApp(), UserID: a.GetUserId(), APIKeyID: a.GetApiKeyId(),
+		Privilege: int(a.GetPrivilege()), Name: a.GetName(), Email: a.GetEmail(),
+	}
+}
+
+func actorToProto(a *Actor) *pluginv1.Actor {
+	if a == nil {
+		return nil
+	}
+	return &pluginv1.Actor{
+		App: a.App, UserId: a.UserID, ApiKeyId: a.APIKeyID,
+		Privilege: int32(a.Privilege), Name: a.Name, Email: a.Email,
+	}
+}
