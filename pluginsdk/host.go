@@ -31,6 +31,8 @@ type Host interface {
 	AppSettings(ctx context.Context, app string) (map[string]string, error)
 	// Log writes to the server's structured log, tagged with the plugin.
 	Log(ctx context.Context, level LogLevel, message string, fields map[string]string) error
+	// Catalog describes an application's tables and how they link.
+	Catalog(ctx context.Context, app string) (*Catalog, error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.

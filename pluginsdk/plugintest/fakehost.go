@@ -37,6 +37,7 @@ type FakeHost struct {
 	logs     []LogLine
 	queries  []Query
 	manifest *pluginsdk.Manifest
+	catalogs map[string]pluginsdk.Catalog
 }
 
 type systemTable struct {
@@ -405,4 +406,30 @@ func (h *FakeHost) Log(_ context.Context, req *pluginv1.LogRequest) (*pluginv1.L
 	defer h.mu.Unlock()
 	h.logs = append(h.logs, LogLine{Level: req.GetLevel(), Message: req.GetMessage(), Fields: maps.Clone(req.GetFields())})
 	return &pluginv1.LogResponse{}, nil
+}
+
+// SetCatalog sets what Host.Catalog answers for app.
+func (h *FakeHost) SetCatalog(app string, cat pluginsdk.Catalog) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.catalogs == nil {
+		h.catalogs = map[string]pluginsdk.Catalog{}
+	}
+	h.catalogs[app] = cat
+}
+
+// Catalog implements the Host service: the catalog set with SetCatalog, or
+// an empty one.
+func (h *FakeHost) Catalog(_ context.Context, req *pluginv1.CatalogRequest) (*pluginv1.CatalogResponse, error) {
+	h.mu.Lock()
+	cat := h.catalogs[req.GetApp()]
+	h.mu.Unlock()
+	if cat.Tables == nil {
+		cat.Tables = []pluginsdk.CatalogTable{}
+	}
+	raw, err := json.Marshal(cat)
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.CatalogResponse{Catalog: raw}, nil
 }

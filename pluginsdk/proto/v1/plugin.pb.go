@@ -2181,6 +2181,94 @@ func (*LogResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
+type CatalogRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CatalogRequest) Reset() {
+	*x = CatalogRequest{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogRequest) ProtoMessage() {}
+
+func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogRequest.ProtoReflect.Descriptor instead.
+func (*CatalogRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *CatalogRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+type CatalogResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Catalog       []byte                 `protobuf:"bytes,1,opt,name=catalog,proto3" json:"catalog,omitempty"` // JSON object, see pluginsdk.Catalog
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CatalogResponse) Reset() {
+	*x = CatalogResponse{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogResponse) ProtoMessage() {}
+
+func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogResponse.ProtoReflect.Descriptor instead.
+func (*CatalogResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CatalogResponse) GetCatalog() []byte {
+	if x != nil {
+		return x.Catalog
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2366,7 +2454,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\vFieldsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +
-	"\vLogResponse2\xbe\x04\n" +
+	"\vLogResponse\"\"\n" +
+	"\x0eCatalogRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\"+\n" +
+	"\x0fCatalogResponse\x12\x18\n" +
+	"\acatalog\x18\x01 \x01(\fR\acatalog2\xbe\x04\n" +
 	"\x06Plugin\x12I\n" +
 	"\bDescribe\x12!.strata.plugin.v1.DescribeRequest\x1a\x1a.strata.plugin.v1.Manifest\x12T\n" +
 	"\tConfigure\x12\".strata.plugin.v1.ConfigureRequest\x1a#.strata.plugin.v1.ConfigureResponse\x12N\n" +
@@ -2375,13 +2467,14 @@ const file_plugin_proto_rawDesc = "" +
 	"BeforeSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a\x1e.strata.plugin.v1.SaveResponse\x12O\n" +
 	"\tAfterSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a#.strata.plugin.v1.AfterSaveResponse\x12R\n" +
 	"\rResolveFilter\x12\x1f.strata.plugin.v1.FilterRequest\x1a .strata.plugin.v1.FilterResponse\x12Q\n" +
-	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xac\x03\n" +
+	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xfc\x03\n" +
 	"\x04Host\x12O\n" +
 	"\fQueryRecords\x12\x1e.strata.plugin.v1.QueryRequest\x1a\x1f.strata.plugin.v1.QueryResponse\x12S\n" +
 	"\x0eReadSystemRows\x12#.strata.plugin.v1.SystemReadRequest\x1a\x1c.strata.plugin.v1.SystemRows\x12^\n" +
 	"\x0fWriteSystemRows\x12$.strata.plugin.v1.SystemWriteRequest\x1a%.strata.plugin.v1.SystemWriteResponse\x12Z\n" +
 	"\vAppSettings\x12$.strata.plugin.v1.AppSettingsRequest\x1a%.strata.plugin.v1.AppSettingsResponse\x12B\n" +
-	"\x03Log\x12\x1c.strata.plugin.v1.LogRequest\x1a\x1d.strata.plugin.v1.LogResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
+	"\x03Log\x12\x1c.strata.plugin.v1.LogRequest\x1a\x1d.strata.plugin.v1.LogResponse\x12N\n" +
+	"\aCatalog\x12 .strata.plugin.v1.CatalogRequest\x1a!.strata.plugin.v1.CatalogResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2395,7 +2488,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),     // 0: strata.plugin.v1.DescribeRequest
 	(*Manifest)(nil),            // 1: strata.plugin.v1.Manifest
@@ -2431,12 +2524,14 @@ var file_plugin_proto_goTypes = []any{
 	(*AppSettingsResponse)(nil), // 31: strata.plugin.v1.AppSettingsResponse
 	(*LogRequest)(nil),          // 32: strata.plugin.v1.LogRequest
 	(*LogResponse)(nil),         // 33: strata.plugin.v1.LogResponse
-	nil,                         // 34: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                         // 35: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                         // 36: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                         // 37: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                         // 38: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                         // 39: strata.plugin.v1.LogRequest.FieldsEntry
+	(*CatalogRequest)(nil),      // 34: strata.plugin.v1.CatalogRequest
+	(*CatalogResponse)(nil),     // 35: strata.plugin.v1.CatalogResponse
+	nil,                         // 36: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                         // 37: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                         // 38: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                         // 39: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                         // 40: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                         // 41: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
@@ -2448,20 +2543,20 @@ var file_plugin_proto_depIdxs = []int32{
 	4,  // 6: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
 	3,  // 7: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
 	3,  // 8: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
-	34, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	35, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	36, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	37, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
 	11, // 11: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	36, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	38, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
 	14, // 13: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
 	11, // 14: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
 	16, // 15: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
 	17, // 16: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
 	11, // 17: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
 	11, // 18: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	37, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	39, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
 	11, // 20: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	38, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	39, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	40, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	41, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
 	0,  // 23: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
 	9,  // 24: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
 	12, // 25: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
@@ -2474,20 +2569,22 @@ var file_plugin_proto_depIdxs = []int32{
 	28, // 32: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
 	30, // 33: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
 	32, // 34: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
-	1,  // 35: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	10, // 36: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	13, // 37: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	18, // 38: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	19, // 39: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	21, // 40: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	23, // 41: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	25, // 42: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	27, // 43: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	29, // 44: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	31, // 45: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	33, // 46: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	35, // [35:47] is the sub-list for method output_type
-	23, // [23:35] is the sub-list for method input_type
+	34, // 35: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
+	1,  // 36: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	10, // 37: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	13, // 38: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	18, // 39: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	19, // 40: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	21, // 41: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	23, // 42: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	25, // 43: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	27, // 44: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	29, // 45: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	31, // 46: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	33, // 47: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	35, // 48: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	36, // [36:49] is the sub-list for method output_type
+	23, // [23:36] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -2504,7 +2601,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -390,6 +390,7 @@ const (
 	Host_WriteSystemRows_FullMethodName = "/strata.plugin.v1.Host/WriteSystemRows"
 	Host_AppSettings_FullMethodName     = "/strata.plugin.v1.Host/AppSettings"
 	Host_Log_FullMethodName             = "/strata.plugin.v1.Host/Log"
+	Host_Catalog_FullMethodName         = "/strata.plugin.v1.Host/Catalog"
 )
 
 // HostClient is the client API for Host service.
@@ -411,6 +412,10 @@ type HostClient interface {
 	AppSettings(ctx context.Context, in *AppSettingsRequest, opts ...grpc.CallOption) (*AppSettingsResponse, error)
 	// Log writes to the server's structured log.
 	Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error)
+	// Catalog describes an application's tables: fields, lookups, plugin
+	// child tables, active features, relations and table settings (added in
+	// protocol 1 before any release; JSON shape: pluginsdk.Catalog).
+	Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error)
 }
 
 type hostClient struct {
@@ -471,6 +476,16 @@ func (c *hostClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.CallO
 	return out, nil
 }
 
+func (c *hostClient) Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CatalogResponse)
+	err := c.cc.Invoke(ctx, Host_Catalog_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -490,6 +505,10 @@ type HostServer interface {
 	AppSettings(context.Context, *AppSettingsRequest) (*AppSettingsResponse, error)
 	// Log writes to the server's structured log.
 	Log(context.Context, *LogRequest) (*LogResponse, error)
+	// Catalog describes an application's tables: fields, lookups, plugin
+	// child tables, active features, relations and table settings (added in
+	// protocol 1 before any release; JSON shape: pluginsdk.Catalog).
+	Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -514,6 +533,9 @@ func (UnimplementedHostServer) AppSettings(context.Context, *AppSettingsRequest)
 }
 func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Log not implemented")
+}
+func (UnimplementedHostServer) Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Catalog not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -626,6 +648,24 @@ func _Host_Log_Handler(srv interface{}, ctx context.Context, dec func(interface{
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_Catalog_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CatalogRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Catalog(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Catalog_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Catalog(ctx, req.(*CatalogRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -652,6 +692,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Log",
 			Handler:    _Host_Log_Handler,
+		},
+		{
+			MethodName: "Catalog",
+			Handler:    _Host_Catalog_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
