@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -20,6 +21,8 @@ type App struct {
 
 	secretMu sync.Mutex
 	secret   []byte // cached JWT secret; it never changes after creation
+
+	configFile atomic.Value // string: path of the optional config file (SetConfigDir)
 }
 
 // Setting keys stored in sys_settings.

@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -53,49 +51,24 @@ func ConfigFilePath(dataDir, app string) string {
 // a few hundred bytes.
 const maxConfigFile = 1 << 20
 
-// configDirs are the data folders registered per registry (see
-// SetConfigDir). The keys are weak, so a registry that is gone (tests make
-// many) drops out instead of being kept alive by this table.
-var configDirs struct {
-	sync.Mutex
-	m map[weak.Pointer[Registry]]string
-}
-
 // SetConfigDir tells the registry the instance's data folder, under which
 // its apps' configuration files live (ConfigFilePath). Until it is called
 // no file is read and only the settings count. The server calls it once
 // when it is built.
 func (r *Registry) SetConfigDir(dataDir string) {
-	configDirs.Lock()
-	defer configDirs.Unlock()
-	if configDirs.m == nil {
-		configDirs.m = map[weak.Pointer[Registry]]string{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.configDir = dataDir
+	for _, a := range r.open {
+		a.configFile.Store(ConfigFilePath(dataDir, a.Name))
 	}
-	for k := range configDirs.m {
-		if k.Value() == nil {
-			delete(configDirs.m, k)
-		}
-	}
-	configDirs.m[weak.Make(r)] = dataDir
 }
 
 // ConfigFile returns the path of the app's configuration file, or "" when
-// the app's registry has no data folder. An App holds no reference to its
-// registry, so the registry that opened this very App is looked up.
+// the app's registry has no data folder.
 func (a *App) ConfigFile() string {
-	configDirs.Lock()
-	defer configDirs.Unlock()
-	for k, dir := range configDirs.m {
-		r := k.Value()
-		if r == nil {
-			continue
-		}
-		r.mu.Lock()
-		owned := r.open[a.Name] == a
-		r.mu.Unlock()
-		if owned {
-			return ConfigFilePath(dir, a.Name)
-		}
+	if v, ok := a.configFile.Load().(string); ok {
+		return v
 	}
 	return ""
 }

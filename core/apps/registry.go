@@ -34,8 +34,9 @@ type Registry struct {
 	backend store.Backend
 	opts    Options
 
-	mu   sync.Mutex
-	open map[string]*App
+	mu        sync.Mutex
+	open      map[string]*App
+	configDir string // data folder of the apps' config files ("" : none)
 }
 
 // NewRegistry returns a registry over backend.
@@ -76,6 +77,9 @@ func (r *Registry) Get(ctx context.Context, name string) (*App, error) {
 		return nil, err
 	}
 	a := &App{Name: name, DB: db}
+	if r.configDir != "" {
+		a.configFile.Store(ConfigFilePath(r.configDir, name))
+	}
 	r.open[name] = a
 	return a, nil
 }
