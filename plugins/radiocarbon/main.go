@@ -1,0 +1,207 @@
+// Command radiocarbon is Strata's radiocarbon dating plugin (issue 5,
+// SPEC.md §2.8). Activated on a table it creates the child table
+// <tb>_radiocarbon, several dates per record: lab_code, bp, bp_error,
+// material, d13c, curve (intcal20 when empty), notes, and the calibrated
+// ranges cal_1s_from/to and cal_2s_from/to (cal BP, from ≤ to), which the
+// plugin computes on every save (save.go) — values a client sends for them
+// are ignored. GET /radiocarbon/calibrate calibrates one age for plotting
+// (route.go).
+//
+// Calibration curves (.14c files) are read once, when the plugin is
+// configured, from the directory calib.ResolveDir picks: STRATA_CURVES_DIR,
+// else <STRATA_DATA_DIR>/curves, else ../shared/data or shared/data (a
+// development checkout). Without curves the plugin still runs, and every
+// calibration answers a field error saying where curves are expected. The
+// method lives in plugins/radiocarbon/calib.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/strata-archaeo/strata/plugins/radiocarbon/calib"
+	"github.com/strata-archaeo/strata/pluginsdk"
+)
+
+func main() { pluginsdk.Serve(newPlugin(os.Getenv)) }
+
+const (
+	feature  = "radiocarbon"
+	suffix   = "radiocarbon"
+	colLab   = "lab_code"
+	colBP    = "bp"
+	colErr   = "bp_error"
+	colMat   = "material"
+	colD13C  = "d13c"
+	colCurve = "curve"
+	colNotes = "notes"
+	cal1From = "cal_1s_from"
+	cal1To   = "cal_1s_to"
+	cal2From = "cal_2s_from"
+	cal2To   = "cal_2s_to"
+)
+
+// computed are the columns only the plugin writes.
+var computed = []string{cal1From, cal1To, cal2From, cal2To}
+
+// Development checkouts keep the curves in the shared folder next to the
+// repository (../shared/data from the repository root).
+var devCurveDirs = []string{"../shared/data", "shared/data"}
+
+// logger writes JSON lines to stderr as it is before pluginsdk.Serve hands
+// stdio to go-plugin: the server reads them and logs them at their level.
+var logger = hclog.New(&hclog.LoggerOptions{Name: "radiocarbon", Output: os.Stderr, JSONFormat: true})
+
+// plugin holds the Host and the curves. The curves are loaded once and
+// only read afterwards, so calibrations run concurrently without a lock.
+type plugin struct {
+	getenv func(string) string // os.Getenv; tests pass their own
+
+	mu   sync.RWMutex
+	host pluginsdk.Host
+
+	once    sync.Once
+	curves  calib.Curves // nil when no curve was found
+	dir     string       // where the curves were read from ("" when none was found)
+	loadErr error        // why some or all curves are missing
+}
+
+func newPlugin(getenv func(string) string) *plugin { return &plugin{getenv: getenv} }
+
+func (p *plugin) Manifest() pluginsdk.Manifest {
+	number := func(name, label, dbType, help string) pluginsdk.Column {
+		return pluginsdk.Column{Name: name, Label: label, Type: "text", DBType: dbType, Help: help}
+	}
+	calibrated := func(name, label string) pluginsdk.Column {
+		return pluginsdk.Column{Name: name, Label: label, Type: "text", DBType: "int", Readonly: true,
+			Help: "cal BP (years before AD 1950), computed on save"}
+	}
+	return pluginsdk.Manifest{
+		Name:        "radiocarbon",
+		Version:     "1.0.0",
+		Description: "Radiocarbon dates per record, calibrated on save against IntCal20, SHCal20 or Marine20 (1σ and 2σ ranges in cal BP)",
+		Features: []pluginsdk.Feature{{
+			Name:  feature,
+			Label: "Radiocarbon dates",
+			Child: &pluginsdk.ChildTable{Suffix: suffix, Label: "Radiocarbon dates", Columns: []pluginsdk.Column{
+				{Name: colLab, Label: "Lab code", Type: "text", DBType: "text", Help: "the laboratory's sample code, e.g. OxA-12345"},
+				number(colBP, "Age (BP)", "int", "conventional radiocarbon age, years BP"),
+				number(colErr, "Error (±)", "int", "1σ laboratory error, years; greater than 0"),
+				{Name: colMat, Label: "Material", Type: "text", DBType: "text"},
+				number(colD13C, "δ13C (‰)", "float", ""),
+				{Name: colCurve, Label: "Curve", Type: "text", DBType: "text", Help: "intcal20 (default), shcal20 or marine20"},
+				calibrated(cal1From, "1σ from (cal BP)"),
+				calibrated(cal1To, "1σ to (cal BP)"),
+				calibrated(cal2From, "2σ from (cal BP)"),
+				calibrated(cal2To, "2σ to (cal BP)"),
+				{Name: colNotes, Label: "Notes", Type: "long_text", DBType: "text"},
+			}},
+			Computed:   computed,
+			BeforeSave: true,
+			// Without the plugin the calibrated ranges would go stale:
+			// saves of radiocarbon rows wait for it.
+			Required: true,
+		}},
+		Routes: []pluginsdk.Route{{Method: "GET", Path: "/radiocarbon/calibrate", Access: pluginsdk.AccessRead,
+			Handler: http.HandlerFunc(p.calibrateRoute)}},
+	}
+}
+
+// Configure keeps the Host and, the first time, loads the curves and says
+// through the server's log where from (or why there are none).
+func (p *plugin) Configure(ctx context.Context, host pluginsdk.Host, _ json.RawMessage) error {
+	p.mu.Lock()
+	p.host = host
+	p.mu.Unlock()
+	first := false
+	p.once.Do(func() { p.load(); first = true })
+	if first {
+		p.logCurves(ctx, host)
+	}
+	return nil
+}
+
+// load reads the curves. A missing directory or missing files are not
+// fatal: calibrations with a missing curve answer field errors instead.
+func (p *plugin) load() {
+	dir, err := calib.ResolveDir(p.getenv("STRATA_CURVES_DIR"), p.getenv("STRATA_DATA_DIR"), devCurveDirs...)
+	if err != nil {
+		p.loadErr = err
+		return
+	}
+	p.dir = dir
+	p.curves, p.loadErr = calib.LoadDir(dir)
+}
+
+func (p *plugin) logCurves(ctx context.Context, host pluginsdk.Host) {
+	level, msg := pluginsdk.LogInfo, "calibration curves loaded"
+	fields := map[string]string{"dir": p.dir, "curves": strings.Join(p.curves.Names(), ",")}
+	if p.loadErr != nil {
+		level, msg = pluginsdk.LogWarn, "calibration curves missing: "+p.loadErr.Error()
+	}
+	if err := host.Log(ctx, level, msg, fields); err != nil {
+		// The server also reads stderr: say it there, at the same level.
+		args := []any{"dir", p.dir, "curves", fields["curves"], "host_log_error", err.Error()}
+		if level == pluginsdk.LogInfo {
+			logger.Info(msg, args...)
+		} else {
+			logger.Warn(msg, args...)
+		}
+	}
+}
+
+// calibrate calibrates with the loaded curves. Errors wrap the calib
+// errors, so calib.FieldOf names the column at fault; a missing curve says
+// where curves are expected.
+func (p *plugin) calibrate(curve string, bp, bpError float64) (*calib.Result, error) {
+	p.once.Do(p.load) // Configure normally did it
+	if len(p.curves) == 0 {
+		return nil, fmt.Errorf("%w: no calibration curves are loaded (%v); put the IntCal .14c files (%s) in STRATA_CURVES_DIR, by default <data-dir>/curves",
+			calib.ErrCurveNotLoaded, p.loadErr, curveFiles())
+	}
+	r, err := p.curves.Calibrate(curve, bp, bpError)
+	if errors.Is(err, calib.ErrCurveNotLoaded) {
+		err = fmt.Errorf("%w; curves are read from %s", err, p.dir)
+	}
+	return r, err
+}
+
+func curveFiles() string {
+	files := make([]string, len(calib.CurveNames))
+	for i, n := range calib.CurveNames {
+		files[i] = n + ".14c"
+	}
+	return strings.Join(files, ", ")
+}
+
+// ruleOf is the field error rule of a calibration error.
+func ruleOf(err error) string {
+	switch {
+	case errors.Is(err, calib.ErrOutOfRange):
+		return "out_of_range"
+	case errors.Is(err, calib.ErrInvalidError):
+		return "range"
+	case errors.Is(err, calib.ErrUnknownCurve):
+		return "unknown_curve"
+	case errors.Is(err, calib.ErrCurveNotLoaded):
+		return "curve_not_loaded"
+	}
+	return "calibration"
+}
+
+func (p *plugin) hostOf() (pluginsdk.Host, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.host == nil {
+		return nil, pluginsdk.ErrNoHost
+	}
+	return p.host, nil
+}

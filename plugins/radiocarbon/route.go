@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/strata-archaeo/strata/plugins/radiocarbon/calib"
+	"github.com/strata-archaeo/strata/pluginsdk"
+)
+
+// convention is stated in every answer: the two year scales are easy to mix up.
+const convention = "cal_bp values are calibrated years before AD 1950 (0 cal BP = 1950 CE; from ≤ to in cal BP, so from is the younger end); " +
+	"*_years give the same ranges as signed calendar years, negative BCE, no year 0, from ≤ to"
+
+// citations are the papers to cite with each curve (shared/data/README.md).
+var citations = map[string]string{
+	calib.IntCal20: "Reimer PJ et al. 2020. The IntCal20 Northern Hemisphere radiocarbon age calibration curve (0–55 cal kBP). Radiocarbon 62(4):725–757. doi:10.1017/RDC.2020.41",
+	calib.SHCal20:  "Hogg AG et al. 2020. SHCal20 Southern Hemisphere calibration, 0–55,000 years cal BP. Radiocarbon 62(4):759–778. doi:10.1017/RDC.2020.59",
+	calib.Marine20: "Heaton TJ et al. 2020. Marine20 — the marine radiocarbon age calibration curve (0–55,000 cal BP). Radiocarbon 62(4):779–820. doi:10.1017/RDC.2020.68",
+}
+
+// span is a calibrated range in calendar years.
+type span struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+func yearsOf(iv calib.Interval) span {
+	from, to := iv.Years()
+	return span{from, to}
+}
+
+// calibrateRoute serves GET /radiocarbon/calibrate?bp=3200&error=40&curve=intcal20
+// (error may also be given as bp_error; curve defaults to intcal20): the
+// 1σ and 2σ ranges in cal BP and in calendar years, and the probability
+// distribution for plotting.
+func (p *plugin) calibrateRoute(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	bp, ok := numberParam(w, q, "bp")
+	if !ok {
+		return
+	}
+	if q.Get("error") == "" && q.Get("bp_error") != "" {
+		q.Set("error", q.Get("bp_error"))
+	}
+	bpError, ok := numberParam(w, q, "error")
+	if !ok {
+		return
+	}
+	curve := curveOf(q.Get("curve"))
+	res, err := p.calibrate(curve, bp, bpError)
+	switch {
+	case errors.Is(err, calib.ErrCurveNotLoaded):
+		pluginsdk.WriteError(w, http.StatusServiceUnavailable, "curve_not_loaded", err.Error())
+		return
+	case errors.Is(err, calib.ErrUnknownCurve):
+		pluginsdk.WriteError(w, http.StatusBadRequest, "unknown_curve", err.Error())
+		return
+	case errors.Is(err, calib.ErrOutOfRange):
+		pluginsdk.WriteError(w, http.StatusBadRequest, "out_of_range", err.Error())
+		return
+	case err != nil:
+		pluginsdk.WriteError(w, http.StatusBadRequest, "invalid_parameter", err.Error())
+		return
+	}
+	distribution := res.Distribution
+	if distribution == nil {
+		distribution = []calib.Density{}
+	}
+	pluginsdk.WriteJSON(w, http.StatusOK, map[string]any{
+		"status":       "success",
+		"curve":        res.Curve,
+		"bp":           res.BP,
+		"bp_error":     res.Error,
+		"sigma1":       res.Sigma1,
+		"sigma2":       res.Sigma2,
+		"sigma1_years": yearsOf(res.Sigma1),
+		"sigma2_years": yearsOf(res.Sigma2),
+		"levels":       map[string]float64{"sigma1": calib.Level1Sigma, "sigma2": calib.Level2Sigma},
+		"distribution": distribution,
+		"step":         res.Step,
+		"truncated":    res.Truncated,
+		"convention":   convention,
+		"citation":     citations[res.Curve],
+	})
+}
+
+// numberParam reads a required finite number; it writes the 400 itself.
+func numberParam(w http.ResponseWriter, q url.Values, name string) (float64, bool) {
+	s := strings.TrimSpace(q.Get(name))
+	if s == "" {
+		pluginsdk.WriteError(w, http.StatusBadRequest, "parameter_missing", fmt.Sprintf("%s is required, e.g. ?bp=3200&error=40", name))
+		return 0, false
+	}
+	f, ok := pluginsdk.Float(s)
+	if !ok {
+		pluginsdk.WriteError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("%s must be a number, not %q", name, s))
+		return 0, false
+	}
+	return f, true
+}
