@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/version"
 )
@@ -37,7 +38,17 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		log.Error("some applications could not be migrated", "err", err)
 	}
 
-	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log})
+	// Plugins start before the server is built: their routes are mounted
+	// with the core routes. A plugin that fails is logged and left out;
+	// Stop kills the processes after the HTTP server has shut down.
+	plugins := pluginhost.New(pluginhost.Options{Dir: cfg.PluginDir, Apps: reg, Logger: log,
+		Env: pluginhost.Environment(e.getenv, cfg.DataDir)})
+	if err := plugins.Start(ctx); err != nil {
+		log.Error("plugins not loaded", "err", err)
+	}
+	defer plugins.Stop()
+
+	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: plugins})
 	if err != nil {
 		return err
 	}

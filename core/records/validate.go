@@ -19,6 +19,9 @@ type FieldError struct {
 	Message string `json:"message"`
 	Table   string `json:"table,omitempty"` // plugin table, for child rows
 	Row     *int   `json:"row,omitempty"`   // index of the child row
+	// Path points inside a JSON value when a plugin names it (e.g.
+	// "individuals[0].bones.femur_left"); empty otherwise.
+	Path string `json:"path,omitempty"`
 }
 
 var patternCache sync.Map // pattern text → *regexp.Regexp (anchored)

@@ -14,6 +14,13 @@ import (
 
 const isoDate = "2006-01-02"
 
+// ToDB and FromDB convert values exactly as records does, for tables that
+// are not user tables (the plugin host's system tables).
+func ToDB(engine store.Engine, t schema.DBType, v any) (any, error) { return toDB(engine, t, v) }
+
+// FromDB: see ToDB.
+func FromDB(t schema.DBType, v any) any { return fromDB(t, v) }
+
 // toDB converts a JSON value sent by a client into the value bound for a
 // column of type t. Clients are liberal: numbers may come as strings,
 // booleans as 0/1 or "true". An empty string clears a non-text field.

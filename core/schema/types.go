@@ -188,6 +188,11 @@ func (c *Catalog) PluginTables(parent string) []*Table {
 	return out
 }
 
+// NewCatalog returns a catalog of the given tables. The filter language
+// renders against a catalog; the plugin host builds one for a plugin's
+// system table, which is not a user table.
+func NewCatalog(version int64, tables []*Table) *Catalog { return newCatalog(version, tables) }
+
 func newCatalog(version int64, tables []*Table) *Catalog {
 	c := &Catalog{Version: version, Tables: tables, byName: make(map[string]*Table, len(tables))}
 	for _, t := range tables {

@@ -18,7 +18,7 @@ func (s *Server) handleInfo(c *gin.Context) {
 		"version":    version.Version,
 		"go_version": version.GoVersion(),
 		"engine":     s.apps.Engine(),
-		"plugins":    []gin.H{}, // filled by the plugin host once plugins load
+		"plugins":    s.pluginSummary(), // name, version, state of each loaded plugin
 	})
 }
 

@@ -57,6 +57,7 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 		return nil, err
 	}
 	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now}
+	s.addPluginScope(sc, a.Name) // plugin features, sections, schema flags (plugins.go)
 	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
 		return nil, err
 	}

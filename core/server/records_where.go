@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/filter"
+	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 )
@@ -34,7 +35,11 @@ func (s *Server) listWhere(c *gin.Context, sc *records.Scope, bodyFilter json.Ra
 	if err != nil {
 		return nil, err
 	}
-	sql, args, err := filter.RenderWith(c.Request.Context(), sc.DB, sc.Catalog, sc.Table.Name, node, acc.options(sc.Catalog))
+	// Plugin filter operators resolve through their plugin, as the caller.
+	opt := acc.options(sc.Catalog)
+	opt.Operators = s.plugins.Operators()
+	ctx := pluginhost.WithActor(c.Request.Context(), pluginActor(sc))
+	sql, args, err := filter.RenderWith(ctx, sc.DB, sc.Catalog, sc.Table.Name, node, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/mail"
+	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
 )
 
@@ -60,8 +61,12 @@ type Deps struct {
 	// provider client reading its settings through Getenv on every send.
 	Mailer *mail.Client
 	// ExtraRoutes are mounted after the core routes with the same middleware
-	// (the plugin host mounts plugin routes this way; tests mount probes).
+	// (tests mount probes this way).
 	ExtraRoutes []Route
+	// Plugins is the started plugin host (nil: no plugins). Its routes are
+	// mounted after the core routes, behind the same gate; its features,
+	// operators and sections join the records scope.
+	Plugins *pluginhost.Manager
 }
 
 // Server is the HTTP handler of an instance.
@@ -76,6 +81,7 @@ type Server struct {
 	routes   []Route
 	getenv   func(string) string
 	mailer   *mail.Client
+	plugins  *pluginhost.Manager // nil-safe: no plugins
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -94,7 +100,7 @@ func New(d Deps) (*Server, error) {
 	if d.Mailer == nil {
 		d.Mailer = mail.New(d.Getenv, nil)
 	}
-	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now, getenv: d.Getenv, mailer: d.Mailer}
+	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now, getenv: d.Getenv, mailer: d.Mailer, plugins: d.Plugins}
 	cost := d.Config.PasswordCost
 	if cost == 0 {
 		cost = auth.DefaultBcryptCost
@@ -119,7 +125,10 @@ func New(d Deps) (*Server, error) {
 	routes = append(routes, s.configRoutes()...)
 	routes = append(routes, s.signupRoutes()...)
 	routes = append(routes, s.oauthRoutes()...)
-	for _, r := range append(routes, d.ExtraRoutes...) {
+	routes = append(routes, s.pluginAdminRoutes()...)
+	routes = append(routes, d.ExtraRoutes...)
+	// Plugin routes come last, once checked against everything above.
+	for _, r := range append(routes, s.mountablePluginRoutes(routes)...) {
 		s.handle(r)
 	}
 	return s, nil

@@ -1,0 +1,54 @@
+package pluginhost_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/testenv"
+)
+
+// BenchmarkPluginOverhead measures what a plugin adds to a request, each
+// pair on the same data shape: "plain" has code, label and year as user
+// fields; "finds" gets label and year from the test plugin's labels
+// feature (a required BeforeSave hook computing year, AfterSave, a record
+// section, the _label_len operator resolving to {year:{_eq:n}}).
+//
+//	go test -run '^$' -bench PluginOverhead -benchtime 2s ./core/pluginhost/
+func BenchmarkPluginOverhead(b *testing.B) {
+	for _, e := range store.Engines {
+		b.Run(string(e), func(b *testing.B) {
+			testenv.RequireEngine(b, e)
+			f := newFixture(b, e, pluginDir(b, "testplug"), nil)
+			f.activate("finds", "labels")
+			for i := range 200 {
+				label := []string{"a", "bb", "ccc"}[i%3]
+				f.json("POST", "/digs/api/record/plain", fmt.Sprintf(`{"core":{"code":"P%d","label":%q,"year":%d}}`, i, label, len(label)), f.writer, 201)
+				f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":"F%d","label":%q}}`, i, label), f.writer, 201)
+			}
+			for _, c := range []struct {
+				name, method, url, body string
+				status                  int
+			}{
+				// Updates of one record, so the tables keep their size for the lists.
+				{"save/without_plugin", "POST", "/digs/api/record/plain/1", `{"core":{"code":"x","label":"abc","year":3}}`, 200},
+				{"save/with_plugin_hook", "POST", "/digs/api/record/finds/1", `{"core":{"code":"x","label":"abc"}}`, 200},
+				{"read/without_plugin_section", "GET", "/digs/api/record/plain/1", "", 200},
+				{"read/with_plugin_section", "GET", "/digs/api/record/finds/1", "", 200},
+				{"list/builtin_filter", "POST", "/digs/api/records/plain", `{"filter":{"year":{"_eq":3}}}`, 200},
+				{"list/plugin_operator", "POST", "/digs/api/records/finds", `{"filter":{"label":{"_label_len":3}}}`, 200},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					if rec := f.do(c.method, c.url, c.body, f.writer); rec.Code != c.status {
+						b.Fatalf("%d %s", rec.Code, rec.Body)
+					}
+					for b.Loop() {
+						if rec := f.do(c.method, c.url, c.body, f.writer); rec.Code != c.status {
+							b.Fatalf("%d %s", rec.Code, rec.Body)
+						}
+					}
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,388 @@
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/filter"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/pluginsdk"
+	pluginv1 "github.com/strata-archaeo/strata/pluginsdk/proto/v1"
+)
+
+// Bounds of QueryRecords.
+const (
+	defaultQueryLimit = 1000
+	maxQueryLimit     = 10000
+)
+
+var (
+	errNoApps      = errs.New(errs.Unavailable, "host_unavailable", "the server has no applications to serve")
+	errActorDenied = errs.New(errs.Forbidden, "not_enough_privilege", "the actor may not read this table")
+	errSubset      = errs.New(errs.Forbidden, "subset_invalid", "the actor's row subset on this table no longer matches its fields")
+)
+
+// hostServer is the Host service as one plugin reaches it: every call is
+// made as that plugin, so it touches only its own system tables.
+type hostServer struct {
+	pluginv1.UnimplementedHostServer
+	m *Manager
+	p *plugin
+}
+
+// hostError turns an error into the gRPC status a plugin receives: the
+// code of a client error travels as an ErrorInfo reason (as pluginsdk
+// reads plugin errors), anything else is logged and answered Internal.
+func (h *hostServer) hostError(call string, err error) error {
+	e, ok := errs.As(err)
+	if !ok || e.Kind == errs.Internal {
+		h.m.log.Error("plugin host call failed", "plugin", h.p.name, "call", call, "err", err)
+		return status.Error(codes.Internal, "the server failed; the failure has been logged")
+	}
+	code := codes.InvalidArgument
+	switch e.Kind {
+	case errs.NotFound:
+		code = codes.NotFound
+	case errs.Forbidden, errs.Unauthenticated:
+		code = codes.PermissionDenied
+	case errs.Unavailable:
+		code = codes.Unavailable
+	case errs.Conflict:
+		code = codes.AlreadyExists
+	}
+	msg := e.Message
+	if d, ok := e.Extra["detail"].(string); ok && d != "" {
+		msg += ": " + d
+	}
+	st := status.New(code, e.Code+": "+msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: e.Code, Domain: pluginsdk.ErrorDomain}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+func (h *hostServer) app(ctx context.Context, name string) (*apps.App, error) {
+	if h.m.opts.Apps == nil {
+		return nil, errNoApps
+	}
+	a, err := h.m.opts.Apps.Get(ctx, name)
+	if errors.Is(err, store.ErrAppNotFound) {
+		return nil, apps.ErrNotFound.With("app", name)
+	}
+	return a, err
+}
+
+// QueryRecords lists records as the actor would (its level, per-table
+// overrides and row subsets, re-read now), or every record when the
+// plugin asks on its own behalf.
+func (h *hostServer) QueryRecords(ctx context.Context, req *pluginv1.QueryRequest) (*pluginv1.QueryResponse, error) {
+	resp, err := h.queryRecords(ctx, req)
+	if err != nil {
+		return nil, h.hostError("QueryRecords", err)
+	}
+	return resp, nil
+}
+
+func (h *hostServer) queryRecords(ctx context.Context, req *pluginv1.QueryRequest) (*pluginv1.QueryResponse, error) {
+	a, err := h.app(ctx, req.GetApp())
+	if err != nil {
+		return nil, err
+	}
+	full, err := h.m.catalogs.Get(ctx, a.Name, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	cat := full.Visible()
+	t, ok := cat.Table(req.GetTable())
+	if !ok {
+		return nil, schema.ErrTableNotFound.With("table", req.GetTable())
+	}
+	sc, opt, actor, err := h.scope(ctx, a, cat, t, req.GetActor())
+	if err != nil {
+		return nil, err
+	}
+	q := records.ListQuery{SortField: req.GetSortField(), SortDir: req.GetSortDir(), Columns: req.GetColumns()}
+	if len(q.Columns) == 0 {
+		for _, f := range t.Fields {
+			q.Columns = append(q.Columns, f.Name)
+		}
+	}
+	node, err := filter.ParseJSON(req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	if node != nil {
+		sql, args, err := filter.RenderWith(WithActor(ctx, actor), a.DB, cat, t.Name, node, opt)
+		if err != nil {
+			return nil, err
+		}
+		q.Where = &records.Cond{SQL: sql, Args: args}
+	}
+	limit, offset := int(req.GetLimit()), max(int(req.GetOffset()), 0)
+	switch {
+	case limit <= 0:
+		limit = defaultQueryLimit
+	case limit > maxQueryLimit:
+		limit = maxQueryLimit
+	}
+	rows, total, err := queryWindow(ctx, sc, q, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.QueryResponse{Total: total, Rows: b}, nil
+}
+
+// queryWindow reads rows [offset, offset+limit) of q with records.List,
+// whose pages are at most records.MaxPerPage rows: page by page when the
+// offset falls on a page boundary, else through the ordered ids.
+func queryWindow(ctx context.Context, sc *records.Scope, q records.ListQuery, offset, limit int) ([]map[string]any, int64, error) {
+	const page = records.MaxPerPage
+	out := []map[string]any{}
+	if offset%page == 0 {
+		q.PerPage, q.Page = page, offset/page+1
+		var total int64
+		for len(out) < limit {
+			res, err := records.List(ctx, sc, q)
+			if err != nil {
+				return nil, 0, err
+			}
+			total = res.Total
+			out = append(out, res.Data...)
+			if len(res.Data) < page {
+				break
+			}
+			q.Page++
+		}
+		return out[:min(limit, len(out))], total, nil
+	}
+	idq := q
+	idq.IDsOnly = true
+	res, err := records.List(ctx, sc, idq)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := res.IDs[min(offset, len(res.IDs)):min(offset+limit, len(res.IDs))]
+	for len(ids) > 0 {
+		chunk := ids[:min(page, len(ids))]
+		ids = ids[len(chunk):]
+		args := make([]string, len(chunk))
+		for i, id := range chunk {
+			args[i] = jsonInt(id)
+		}
+		idSQL, idArgs, err := filter.Render(sc.DB, sc.Catalog, sc.Table.Name, filter.Cond{Field: schema.ColID, Op: "_in", Args: args})
+		if err != nil {
+			return nil, 0, err
+		}
+		cq := q
+		cq.Page, cq.PerPage = 1, page
+		cq.Where = &records.Cond{SQL: idSQL, Args: idArgs}
+		if q.Where != nil {
+			cq.Where = &records.Cond{SQL: "(" + q.Where.SQL + ") AND (" + idSQL + ")", Args: append(append([]any{}, q.Where.Args...), idArgs...)}
+		}
+		part, err := records.List(ctx, sc, cq)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, part.Data...)
+	}
+	return out, res.Total, nil
+}
+
+func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// scope is the records scope of the actor on t, the filter options that
+// keep its nested conditions within what it may read, and the actor as
+// plugin operators see it. Mirrors the server's per-request access
+// (core/server/subsets.go): levels and subsets are read from the database
+// now, never taken from the plugin.
+func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog, t *schema.Table, pa *pluginv1.Actor) (*records.Scope, filter.Options, *records.Actor, error) {
+	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, App: a.Name}
+	if pa == nil || (pa.GetUserId() == 0 && pa.GetApiKeyId() == 0) {
+		// The plugin on its own behalf reads every record.
+		sc.Actor = &auth.Actor{Name: "plugin " + h.p.name, Privilege: auth.SuperAdmin}
+		sc.Level = auth.SuperAdmin
+		return sc, filter.Options{Operators: h.m.ops}, &records.Actor{App: a.Name, Privilege: auth.SuperAdmin, Name: sc.Actor.Name}, nil
+	}
+	actor := &auth.Actor{}
+	overrides := map[string]auth.TablePrivilege{}
+	if pa.GetUserId() != 0 {
+		u, err := auth.FindUser(ctx, a.DB, pa.GetUserId())
+		if errors.Is(err, auth.ErrUserNotFound) {
+			return nil, filter.Options{}, nil, errActorDenied.With("reason", "no such user")
+		}
+		if err != nil {
+			return nil, filter.Options{}, nil, err
+		}
+		actor = &auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege}
+		list, err := auth.ListTablePrivileges(ctx, a.DB, u.ID)
+		if err != nil {
+			return nil, filter.Options{}, nil, err
+		}
+		for _, tp := range list {
+			overrides[tp.TableName] = tp
+		}
+	} else {
+		var label string
+		var privilege int
+		var revoked any
+		err := a.DB.QueryRow(ctx, `SELECT label, privilege, revoked_at FROM `+a.DB.Sys("api_keys")+` WHERE id = ?`,
+			pa.GetApiKeyId()).Scan(&label, &privilege, &revoked)
+		if err != nil || revoked != nil {
+			return nil, filter.Options{}, nil, errActorDenied.With("reason", "no such active API key")
+		}
+		actor = &auth.Actor{KeyID: pa.GetApiKeyId(), Name: label, Privilege: privilege}
+	}
+	level := func(table string) int {
+		if tp, ok := overrides[table]; ok {
+			return tp.Privilege
+		}
+		return actor.Privilege
+	}
+	subset := func(tt *schema.Table) (filter.Node, error) {
+		tp, ok := overrides[tt.Name]
+		if !ok || tp.Subset == nil {
+			return nil, nil
+		}
+		n, _, err := filter.ParseSubset(cat, tt.Name, []byte(*tp.Subset))
+		if err != nil {
+			return nil, errSubset.With("table", tt.Name).Wrap(err)
+		}
+		return n, nil
+	}
+	sc.Actor, sc.Level = actor, level(t.Name)
+	if !auth.Enter.Allows(actor.Privilege) || !auth.Read.Allows(sc.Level) {
+		return nil, filter.Options{}, nil, errActorDenied.With("table", t.Name)
+	}
+	root, err := subset(t)
+	if err != nil {
+		return nil, filter.Options{}, nil, err
+	}
+	if root != nil {
+		sql, args, err := filter.RenderWith(ctx, a.DB, cat, t.Name, root, filter.Options{})
+		if err != nil {
+			return nil, filter.Options{}, nil, errSubset.With("table", t.Name).Wrap(err)
+		}
+		sc.Restrict = &records.Cond{SQL: sql, Args: args}
+	}
+	opt := filter.Options{
+		Operators: h.m.ops,
+		Readable: func(tt *schema.Table, column string) bool {
+			return column != "" || auth.Read.Allows(level(tt.Name))
+		},
+		Subset: subset,
+	}
+	ra := &records.Actor{App: a.Name, UserID: actor.UserID, APIKeyID: actor.KeyID, Privilege: sc.Level, Name: actor.Name, Email: actor.Email}
+	return sc, opt, ra, nil
+}
+
+// ReadSystemRows reads the plugin's own system table in an application.
+func (h *hostServer) ReadSystemRows(ctx context.Context, req *pluginv1.SystemReadRequest) (*pluginv1.SystemRows, error) {
+	rows, err := func() ([]map[string]any, error) {
+		st, a, err := h.systemTable(ctx, req.GetApp(), req.GetTable())
+		if err != nil {
+			return nil, err
+		}
+		return readSystemRows(ctx, a.DB, st, req.GetFilter(), int(req.GetLimit()))
+	}()
+	if err != nil {
+		return nil, h.hostError("ReadSystemRows", err)
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return nil, h.hostError("ReadSystemRows", err)
+	}
+	return &pluginv1.SystemRows{Rows: b}, nil
+}
+
+// WriteSystemRows changes the plugin's own system table in an
+// application, in one transaction.
+func (h *hostServer) WriteSystemRows(ctx context.Context, req *pluginv1.SystemWriteRequest) (*pluginv1.SystemWriteResponse, error) {
+	st, a, err := h.systemTable(ctx, req.GetApp(), req.GetTable())
+	if err != nil {
+		return nil, h.hostError("WriteSystemRows", err)
+	}
+	ids, err := writeSystemRows(ctx, a.DB, st, req.GetUpsert(), req.GetDeleteIds())
+	if err != nil {
+		return nil, h.hostError("WriteSystemRows", err)
+	}
+	return &pluginv1.SystemWriteResponse{Ids: ids}, nil
+}
+
+// systemTable resolves a table name of the plugin's manifest in an
+// application, creating the plugin's tables there on first use.
+func (h *hostServer) systemTable(ctx context.Context, app, name string) (*systemTable, *apps.App, error) {
+	st, err := h.p.systemTable(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := h.app(ctx, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := h.m.ensureSystemTables(ctx, a, h.p); err != nil {
+		return nil, nil, err
+	}
+	return st, a, nil
+}
+
+// secretSetting reports settings a plugin never sees: the token signing
+// key, OAuth client secrets and anything else named like a credential.
+func secretSetting(key string) bool {
+	k := strings.ToLower(key)
+	return key == apps.SettingJWTSecret || strings.Contains(k, "secret") || strings.Contains(k, "password") ||
+		strings.Contains(k, "token") || strings.Contains(k, "private") || strings.HasSuffix(k, "_key") || strings.HasSuffix(k, ".key")
+}
+
+// AppSettings returns an application's settings without the secrets.
+func (h *hostServer) AppSettings(ctx context.Context, req *pluginv1.AppSettingsRequest) (*pluginv1.AppSettingsResponse, error) {
+	a, err := h.app(ctx, req.GetApp())
+	if err != nil {
+		return nil, h.hostError("AppSettings", err)
+	}
+	all, err := a.Settings(ctx)
+	if err != nil {
+		return nil, h.hostError("AppSettings", err)
+	}
+	out := make(map[string]string, len(all))
+	for k, v := range all {
+		if !secretSetting(k) {
+			out[k] = v
+		}
+	}
+	return &pluginv1.AppSettingsResponse{Settings: out}, nil
+}
+
+// Log writes a plugin's line to the server's log, tagged with the plugin.
+func (h *hostServer) Log(ctx context.Context, req *pluginv1.LogRequest) (*pluginv1.LogResponse, error) {
+	level := slog.LevelInfo
+	switch strings.ToLower(req.GetLevel()) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	args := []any{"plugin", h.p.name}
+	for k, v := range req.GetFields() {
+		args = append(args, "plugin."+k, v)
+	}
+	h.m.log.Log(ctx, level, req.GetMessage(), args...)
+	return &pluginv1.LogResponse{}, nil
+}

@@ -1,0 +1,449 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/filter"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/version"
+	pluginv1 "github.com/strata-archaeo/strata/pluginsdk/proto/v1"
+)
+
+// Options configure a Manager. Zero durations and counts take the
+// defaults named on each field.
+type Options struct {
+	// Dir holds one executable per plugin (config PluginDir). A missing
+	// directory means no plugins.
+	Dir string
+	// Apps serves the Host service (records, system tables, settings) and
+	// gets the plugins' system tables at start-up. Nil: Host calls fail.
+	Apps *apps.Registry
+	// Logger receives the manager's events and the plugins' stderr.
+	Logger *slog.Logger
+	// Env is the whole environment of plugin processes (see the package
+	// doc); nil gives none besides what go-plugin adds. Environment builds
+	// the usual one.
+	Env []string
+	// ServerVersion is told to plugins at Configure (default version.Version).
+	ServerVersion string
+
+	StartTimeout    time.Duration // process start and handshake: 10 s
+	DescribeTimeout time.Duration // Describe, and Configure: 5 s each
+	HookTimeout     time.Duration // BeforeSave, AfterSave: 2 s
+	RouteTimeout    time.Duration // a route without timeout_ms: 30 s
+	CallTimeout     time.Duration // ResolveFilter, EnrichRecord: 5 s
+
+	MinBackoff   time.Duration // first restart delay: 0.5 s, doubling
+	MaxBackoff   time.Duration // restart delay cap: 30 s
+	MaxCrashes   int           // exits within CrashWindow that disable: 5
+	CrashWindow  time.Duration // 5 min
+	PollInterval time.Duration // how often exits are looked for: 100 ms
+}
+
+func (o *Options) defaults() {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&o.StartTimeout, 10*time.Second)
+	set(&o.DescribeTimeout, 5*time.Second)
+	set(&o.HookTimeout, 2*time.Second)
+	set(&o.RouteTimeout, 30*time.Second)
+	set(&o.CallTimeout, 5*time.Second)
+	set(&o.MinBackoff, 500*time.Millisecond)
+	set(&o.MaxBackoff, 30*time.Second)
+	set(&o.CrashWindow, 5*time.Minute)
+	set(&o.PollInterval, 100*time.Millisecond)
+	if o.MaxCrashes <= 0 {
+		o.MaxCrashes = 5
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.ServerVersion == "" {
+		o.ServerVersion = version.Version
+	}
+}
+
+// Environment is the environment plugin processes get: STRATA_DATA_DIR
+// (dataDir made absolute) and STRATA_CURVES_DIR when getenv has it.
+// Nothing else of the server's environment reaches a plugin.
+func Environment(getenv func(string) string, dataDir string) []string {
+	var env []string
+	if dataDir != "" {
+		if abs, err := filepath.Abs(dataDir); err == nil {
+			dataDir = abs
+		}
+		env = append(env, "STRATA_DATA_DIR="+dataDir)
+	}
+	if v := getenv("STRATA_CURVES_DIR"); v != "" {
+		env = append(env, "STRATA_CURVES_DIR="+v)
+	}
+	return env
+}
+
+// Errors of plugin calls and administration.
+var (
+	// ErrUnavailable is records' refusal, so that a save, a route and a
+	// filter answer the same 503 when a plugin is down.
+	ErrUnavailable = records.ErrPluginUnavailable
+	ErrTimeout     = errs.New(errs.Unavailable, "plugin_timeout", "the plugin did not answer in time")
+	ErrNotFound    = errs.New(errs.NotFound, "plugin_not_found", "no such plugin is loaded")
+)
+
+// Manager owns the plugin processes of an instance. A nil *Manager is
+// valid and has no plugins.
+type Manager struct {
+	opts     Options
+	log      *slog.Logger
+	catalogs *schema.Cache
+	ops      *filter.Registry
+	stopping chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	sysReady sync.Map // app + "\x00" + plugin → struct{} once its system tables exist
+
+	mu       sync.RWMutex
+	plugins  map[string]*plugin // loaded, by name
+	features map[string]*feature
+}
+
+// New returns a manager with no plugins; Start loads them.
+func New(opts Options) *Manager {
+	opts.defaults()
+	return &Manager{
+		opts: opts, log: opts.Logger, catalogs: schema.NewCache(), ops: filter.NewRegistry(),
+		stopping: make(chan struct{}), plugins: map[string]*plugin{}, features: map[string]*feature{},
+	}
+}
+
+// Start discovers the executables of the plugin directory, starts them,
+// validates their manifests and configures them. Problems with a plugin
+// are logged and leave it out; the error is only for an unreadable
+// directory. Each loaded plugin is then supervised until Stop.
+func (m *Manager) Start(ctx context.Context) error {
+	files, err := discover(m.opts.Dir)
+	if err != nil {
+		return err
+	}
+	if files == nil {
+		m.log.Info("no plugin directory: no plugins loaded", "dir", m.opts.Dir)
+		return nil
+	}
+	type started struct {
+		proc *process
+		man  *pluginv1.Manifest
+		err  error
+	}
+	results := make([]started, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			proc, man, err := m.launch(ctx, f, filepath.Base(f))
+			results[i] = started{proc, man, err}
+		}()
+	}
+	wg.Wait()
+	for i, f := range files {
+		r := results[i]
+		if r.err != nil {
+			m.log.Error("plugin not loaded: it did not start", "file", f, "err", r.err)
+			continue
+		}
+		if err := m.load(f, r.proc, r.man); err != nil {
+			m.log.Error("plugin not loaded", "file", f, "plugin", r.man.GetName(), "err", err)
+			r.proc.kill()
+		}
+	}
+	m.ensureAllSystemTables(ctx)
+	return nil
+}
+
+// discover lists the plugin executables of dir in name order: regular
+// files (or links to them) with an execute bit, not hidden. nil, nil when
+// dir does not exist.
+func discover(dir string) ([]string, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read plugin directory %s: %w", dir, err)
+	}
+	files := []string{}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		info, err := os.Stat(path) // follows links
+		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+// load validates a started plugin against its own rules and the plugins
+// already loaded, then registers it and starts its supervisor.
+func (m *Manager) load(file string, proc *process, man *pluginv1.Manifest) error {
+	if probs := validateManifest(man); len(probs) > 0 {
+		return fmt.Errorf("invalid manifest: %s", strings.Join(probs, "; "))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.collisions(man); err != nil {
+		return err
+	}
+	p := newPlugin(m, file, man)
+	var registered []string
+	for _, o := range man.GetOperators() {
+		if err := m.ops.Register(p.operator(o)); err != nil {
+			for _, name := range registered {
+				m.ops.Unregister(name)
+			}
+			return err
+		}
+		registered = append(registered, o.GetName())
+	}
+	m.plugins[p.name] = p
+	for _, f := range man.GetFeatures() {
+		ref := &feature{plugin: p, spec: f}
+		m.features[f.GetName()] = ref
+		for _, a := range f.GetAliases() {
+			m.features[a] = ref
+		}
+	}
+	if err := p.configure(proc); err != nil {
+		// The manifest is good: the supervisor retries as after a crash.
+		m.log.Error("plugin did not accept its configuration", "plugin", p.name, "err", err)
+		proc.kill()
+		proc = nil
+		p.crashed(err)
+	}
+	if proc != nil {
+		p.setRunning(proc) // callable as soon as Start returns
+	}
+	m.wg.Add(1)
+	go p.supervise(proc)
+	m.log.Info("plugin loaded", "plugin", p.name, "version", man.GetVersion(), "file", file,
+		"features", len(man.GetFeatures()), "routes", len(man.GetRoutes()), "operators", len(man.GetOperators()))
+	return nil
+}
+
+// collisions reports what man shares with a loaded plugin: the name, a
+// feature name or alias, an operator, a section, a system table or a
+// route path. Called with m.mu held.
+func (m *Manager) collisions(man *pluginv1.Manifest) error {
+	if _, dup := m.plugins[man.GetName()]; dup {
+		return fmt.Errorf("another plugin is called %q", man.GetName())
+	}
+	for _, f := range man.GetFeatures() {
+		for _, n := range append([]string{f.GetName()}, f.GetAliases()...) {
+			if other, dup := m.features[n]; dup {
+				return fmt.Errorf("feature %q: plugin %s has a feature of that name", n, other.plugin.name)
+			}
+		}
+	}
+	for _, o := range man.GetOperators() {
+		if slices.Contains(m.ops.Names(), o.GetName()) {
+			return fmt.Errorf("operator %s: another plugin has it", o.GetName())
+		}
+	}
+	for _, other := range m.plugins {
+		for _, s := range man.GetSections() {
+			for _, theirs := range other.man.GetSections() {
+				if s.GetName() == theirs.GetName() {
+					return fmt.Errorf("section %q: plugin %s has it", s.GetName(), other.name)
+				}
+			}
+		}
+		for _, t := range man.GetSystemTables() {
+			for _, ot := range other.man.GetSystemTables() {
+				if systemTableName(man.GetName(), t.GetName()) == systemTableName(other.name, ot.GetName()) {
+					return fmt.Errorf("system table %s: plugin %s has it", systemTableName(man.GetName(), t.GetName()), other.name)
+				}
+			}
+		}
+		for _, r := range man.GetRoutes() {
+			for _, or := range other.man.GetRoutes() {
+				if PathsOverlap(r.GetPath(), or.GetPath()) {
+					return fmt.Errorf("route %s %s overlaps %s %s of plugin %s", r.GetMethod(), r.GetPath(), or.GetMethod(), or.GetPath(), other.name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Stop stops every plugin process and waits for the supervisors to end.
+// The manager cannot be started again.
+func (m *Manager) Stop() {
+	if m == nil {
+		return
+	}
+	m.stopOnce.Do(func() { close(m.stopping) })
+	m.wg.Wait()
+}
+
+// Reject unloads a plugin the server cannot mount (a route that collides
+// with one of the server's own): it is stopped, logged, and no longer
+// listed. Only for start-up, before requests are served.
+func (m *Manager) Reject(name string, reason error) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	p, ok := m.plugins[name]
+	if ok {
+		delete(m.plugins, name)
+		for k, f := range m.features {
+			if f.plugin == p {
+				delete(m.features, k)
+			}
+		}
+		for _, o := range p.man.GetOperators() {
+			m.ops.Unregister(o.GetName())
+		}
+	}
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	m.log.Error("plugin not loaded", "plugin", name, "err", reason)
+	p.stop()
+}
+
+// plugin returns the loaded plugin called name.
+func (m *Manager) plugin(name string) (*plugin, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	p, ok := m.plugins[name]
+	return p, ok
+}
+
+// loaded returns the loaded plugins in name order.
+func (m *Manager) loaded() []*plugin {
+	if m == nil {
+		return nil
+	}
+	m.mu.RLock()
+	out := make([]*plugin, 0, len(m.plugins))
+	for _, p := range m.plugins {
+		out = append(out, p)
+	}
+	m.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// Info is a loaded plugin as GET /plugins and /api/info show it.
+type Info struct {
+	Name        string        `json:"name"`
+	Version     string        `json:"version"`
+	Description string        `json:"description"`
+	State       State         `json:"state"`
+	Restarts    int           `json:"restarts"`
+	LastError   string        `json:"last_error,omitempty"`
+	Features    []FeatureInfo `json:"features"`
+	Routes      []string      `json:"routes"`
+	Operators   []string      `json:"operators"`
+	Sections    []string      `json:"sections"`
+}
+
+// FeatureInfo describes a table feature of a plugin.
+type FeatureInfo struct {
+	Name       string   `json:"name"`
+	Aliases    []string `json:"aliases"`
+	Label      string   `json:"label"`
+	Columns    []string `json:"columns"`
+	ChildTable string   `json:"child_suffix,omitempty"`
+	Required   bool     `json:"required"`
+}
+
+// List describes the loaded plugins in name order.
+func (m *Manager) List() []Info {
+	out := []Info{}
+	for _, p := range m.loaded() {
+		out = append(out, p.info())
+	}
+	return out
+}
+
+// Describe returns one loaded plugin.
+func (m *Manager) Describe(name string) (Info, error) {
+	p, ok := m.plugin(name)
+	if !ok {
+		return Info{}, ErrNotFound.With("plugin", name)
+	}
+	return p.info(), nil
+}
+
+// Enable re-enables a plugin the circuit breaker disabled (or one waiting
+// for its next restart): its crash count is cleared and it is started
+// now. The answer is the plugin as it is afterwards.
+func (m *Manager) Enable(ctx context.Context, name string) (Info, error) {
+	p, ok := m.plugin(name)
+	if !ok {
+		return Info{}, ErrNotFound.With("plugin", name)
+	}
+	err := p.requestStart(ctx)
+	info := p.info()
+	if err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// PID is the process id of a running plugin (0 when it is not running),
+// for operators and for tests that kill plugins.
+func (m *Manager) PID(name string) int {
+	p, ok := m.plugin(name)
+	if !ok {
+		return 0
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.proc == nil {
+		return 0
+	}
+	if rc := p.proc.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// State is the state of a plugin named name ("" when not loaded).
+func (m *Manager) State(name string) State {
+	p, ok := m.plugin(name)
+	if !ok {
+		return ""
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.state
+}

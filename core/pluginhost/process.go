@@ -1,0 +1,446 @@
+package pluginhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/pluginsdk"
+	pluginv1 "github.com/strata-archaeo/strata/pluginsdk/proto/v1"
+)
+
+// State is where a loaded plugin is in its life.
+type State string
+
+const (
+	StateStarting   State = "starting"   // a process is being started
+	StateRunning    State = "running"    // calls are served
+	StateRestarting State = "restarting" // it exited; a restart is due after the backoff
+	StateDisabled   State = "disabled"   // too many exits: waits for an admin (Enable)
+	StateStopped    State = "stopped"    // the server is shutting down
+)
+
+// ErrFailed is a plugin call that failed inside the plugin (an error it
+// returned, a panic it recovered from): the detail is logged, not shown.
+var ErrFailed = errs.New(errs.BadGateway, "plugin_error", "the plugin failed to answer; the failure has been logged")
+
+// plugin is a loaded plugin: its manifest (fixed at load) and the process
+// serving it now, if any.
+type plugin struct {
+	m        *Manager
+	name     string
+	file     string
+	man      *pluginv1.Manifest
+	settings []byte
+
+	mu       sync.RWMutex
+	state    State
+	proc     *process
+	crashes  []time.Time // exits (and failed starts) within the crash window
+	restarts int
+	lastErr  string
+
+	startReq chan chan error // Enable asks the supervisor for a start now
+	quit     chan struct{}   // closed by stop (Reject)
+	quitOnce sync.Once
+}
+
+func newPlugin(m *Manager, file string, man *pluginv1.Manifest) *plugin {
+	p := &plugin{m: m, name: man.GetName(), file: file, man: man, state: StateStarting,
+		startReq: make(chan chan error), quit: make(chan struct{})}
+	p.settings = m.readSettings(p.name)
+	return p
+}
+
+// readSettings returns the instance's settings for a plugin: the JSON
+// object in <plugin dir>/<name>.json when there is one, else {}.
+func (m *Manager) readSettings(name string) []byte {
+	raw, err := os.ReadFile(filepath.Join(m.opts.Dir, name+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return []byte("{}")
+	}
+	var obj map[string]any
+	if err == nil {
+		err = json.Unmarshal(raw, &obj)
+		if err == nil && obj == nil {
+			err = errors.New("not a JSON object")
+		}
+	}
+	if err != nil {
+		m.log.Error("plugin settings ignored", "plugin", name, "file", name+".json", "err", err)
+		return []byte("{}")
+	}
+	return bytes.TrimSpace(raw)
+}
+
+// process is one running plugin process.
+type process struct {
+	client   *goplugin.Client
+	rpc      pluginv1.PluginClient
+	broker   *goplugin.GRPCBroker
+	exited   chan struct{} // closed when the process is seen to have exited
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// launch starts the executable file with go-plugin and asks for its
+// manifest, each step with its deadline.
+func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pluginv1.Manifest, error) {
+	cmd := exec.Command(file)
+	// Never nil: an empty Env with SkipHostEnv still gives the process
+	// nothing of ours besides go-plugin's own variables.
+	cmd.Env = append([]string{}, m.opts.Env...)
+	orphanGuard(cmd)
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  pluginsdk.Handshake,
+		Plugins:          goplugin.PluginSet{pluginsdk.PluginKey: &pluginsdk.GRPCPlugin{}},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		SkipHostEnv:      true,
+		StartTimeout:     m.opts.StartTimeout,
+		Logger:           newSlogLogger(m.log, label),
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageSize))},
+	})
+	proc := &process{client: client, exited: make(chan struct{}), stop: make(chan struct{})}
+	rpcClient, err := client.Client()
+	if err != nil {
+		proc.kill()
+		return nil, nil, fmt.Errorf("start: %w", err)
+	}
+	raw, err := rpcClient.Dispense(pluginsdk.PluginKey)
+	if err != nil {
+		proc.kill()
+		return nil, nil, fmt.Errorf("dispense: %w", err)
+	}
+	c, ok := raw.(*pluginsdk.Client)
+	if !ok {
+		proc.kill()
+		return nil, nil, fmt.Errorf("dispense: unexpected %T", raw)
+	}
+	proc.rpc, proc.broker = c.Plugin, c.Broker
+	dctx, cancel := context.WithTimeout(ctx, m.opts.DescribeTimeout)
+	defer cancel()
+	man, err := c.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		proc.kill()
+		return nil, nil, fmt.Errorf("describe: %w", err)
+	}
+	go proc.watch(m.opts.PollInterval)
+	return proc, man, nil
+}
+
+// watch closes exited when go-plugin sees the process gone.
+func (pr *process) watch(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-pr.stop:
+			return
+		case <-t.C:
+			if pr.client.Exited() {
+				close(pr.exited)
+				return
+			}
+		}
+	}
+}
+
+// kill ends the process (gracefully when it still answers) and releases
+// what go-plugin holds for it.
+func (pr *process) kill() {
+	pr.stopOnce.Do(func() { close(pr.stop) })
+	pr.client.Kill()
+}
+
+// configure serves the Host service to the process over the broker and
+// tells it the broker id and its settings.
+func (p *plugin) configure(proc *process) error {
+	id := proc.broker.NextId()
+	host := &hostServer{m: p.m, p: p}
+	go proc.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+		s := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxSendMsgSize(pluginsdk.MaxMessageSize))...)
+		pluginv1.RegisterHostServer(s, host)
+		return s
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), p.m.opts.DescribeTimeout)
+	defer cancel()
+	_, err := proc.rpc.Configure(ctx, &pluginv1.ConfigureRequest{
+		HostBrokerId: id, Settings: p.settings, ServerVersion: p.m.opts.ServerVersion,
+	})
+	return err
+}
+
+// supervise runs for the life of the plugin: it watches the running
+// process, restarts it after an exit with a growing backoff, opens the
+// circuit breaker after too many exits and starts it again on Enable.
+func (p *plugin) supervise(proc *process) {
+	defer p.m.wg.Done()
+	var waiting []chan error // Enable calls waiting for the next start
+	answer := func(err error) {
+		for _, w := range waiting {
+			w <- err
+		}
+		waiting = nil
+	}
+	for {
+		if proc != nil {
+			p.setRunning(proc)
+			answer(nil)
+			select {
+			case <-proc.exited:
+				p.down(proc)
+				proc.kill()
+				p.crashed(errors.New("the process exited"))
+				p.m.log.Error("plugin process exited", "plugin", p.name)
+				proc = nil
+			case w := <-p.startReq:
+				w <- nil // already running
+				continue
+			case <-p.m.stopping:
+				p.shutdown(proc)
+				return
+			case <-p.quit:
+				p.shutdown(proc)
+				return
+			}
+		}
+		var timer <-chan time.Time // nil while disabled: only Enable or shutdown
+		var t *time.Timer
+		if p.breakerOpen() {
+			p.setState(StateDisabled)
+			p.m.log.Error("plugin disabled after repeated crashes; an admin re-enables it with POST /<app>/api/plugins/"+p.name+"/enable",
+				"plugin", p.name, "crashes", p.m.opts.MaxCrashes, "window", p.m.opts.CrashWindow)
+		} else {
+			p.setState(StateRestarting)
+			t = time.NewTimer(p.backoff())
+			timer = t.C
+		}
+		quit := false
+		select {
+		case <-timer:
+		case w := <-p.startReq:
+			p.resetCrashes()
+			waiting = append(waiting, w)
+		case <-p.m.stopping:
+			quit = true
+		case <-p.quit:
+			quit = true
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if quit {
+			p.shutdown(nil)
+			answer(ErrUnavailable.With("plugin", p.name))
+			return
+		}
+		p.setState(StateStarting)
+		next, err := p.restart()
+		if err != nil {
+			p.crashed(err)
+			p.m.log.Error("plugin restart failed", "plugin", p.name, "err", err)
+			answer(ErrUnavailable.With("plugin", p.name).With("detail", err.Error()))
+			continue
+		}
+		p.mu.Lock()
+		p.restarts++
+		p.mu.Unlock()
+		p.m.log.Info("plugin restarted", "plugin", p.name)
+		proc = next
+	}
+}
+
+// restart starts a new process for the plugin and configures it. Its
+// manifest must be the one loaded: routes were mounted and features
+// activated from it.
+func (p *plugin) restart() (*process, error) {
+	proc, man, err := p.m.launch(context.Background(), p.file, p.name)
+	if err != nil {
+		return nil, err
+	}
+	if man.GetName() != p.name {
+		proc.kill()
+		return nil, fmt.Errorf("the executable now serves plugin %q", man.GetName())
+	}
+	if !proto.Equal(man, p.man) {
+		p.m.log.Warn("the plugin's manifest changed; the server keeps the one it loaded until it restarts",
+			"plugin", p.name, "loaded_version", p.man.GetVersion(), "new_version", man.GetVersion())
+	}
+	if err := p.configure(proc); err != nil {
+		proc.kill()
+		return nil, fmt.Errorf("configure: %w", err)
+	}
+	return proc, nil
+}
+
+func (p *plugin) shutdown(proc *process) {
+	p.mu.Lock()
+	p.state, p.proc = StateStopped, nil
+	p.mu.Unlock()
+	if proc != nil {
+		proc.kill()
+	}
+}
+
+func (p *plugin) stop() { p.quitOnce.Do(func() { close(p.quit) }) }
+
+func (p *plugin) setRunning(proc *process) {
+	p.mu.Lock()
+	p.state, p.proc = StateRunning, proc
+	p.mu.Unlock()
+}
+
+func (p *plugin) setState(s State) {
+	p.mu.Lock()
+	p.state = s
+	p.mu.Unlock()
+}
+
+// down forgets proc as soon as its exit is seen, so calls fail fast.
+func (p *plugin) down(proc *process) {
+	p.mu.Lock()
+	if p.proc == proc {
+		p.proc = nil
+	}
+	p.state = StateRestarting
+	p.mu.Unlock()
+}
+
+// crashed records an exit or a failed start.
+func (p *plugin) crashed(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.crashes = append(p.recentCrashesLocked(), time.Now())
+	p.lastErr = err.Error()
+}
+
+func (p *plugin) recentCrashesLocked() []time.Time {
+	cut := time.Now().Add(-p.m.opts.CrashWindow)
+	kept := p.crashes[:0]
+	for _, t := range p.crashes {
+		if t.After(cut) {
+			kept = append(kept, t)
+		}
+	}
+	p.crashes = kept
+	return kept
+}
+
+func (p *plugin) resetCrashes() {
+	p.mu.Lock()
+	p.crashes = nil
+	p.mu.Unlock()
+}
+
+func (p *plugin) breakerOpen() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.recentCrashesLocked()) >= p.m.opts.MaxCrashes
+}
+
+// backoff is the delay before the next restart: MinBackoff doubled per
+// recent exit, at most MaxBackoff.
+func (p *plugin) backoff() time.Duration {
+	p.mu.Lock()
+	n := len(p.recentCrashesLocked())
+	p.mu.Unlock()
+	d := p.m.opts.MinBackoff
+	for i := 1; i < n && d < p.m.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.m.opts.MaxBackoff)
+}
+
+// requestStart asks the supervisor for a start now and waits for it.
+func (p *plugin) requestStart(ctx context.Context) error {
+	w := make(chan error, 1)
+	select {
+	case p.startReq <- w:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.m.stopping:
+		return ErrUnavailable.With("plugin", p.name)
+	case <-p.quit:
+		return ErrUnavailable.With("plugin", p.name)
+	}
+	select {
+	case err := <-w:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *plugin) info() Info {
+	p.mu.RLock()
+	state, restarts, lastErr := p.state, p.restarts, p.lastErr
+	p.mu.RUnlock()
+	in := Info{Name: p.name, Version: p.man.GetVersion(), Description: p.man.GetDescription(), State: state,
+		Restarts: restarts, LastError: lastErr, Features: []FeatureInfo{}, Routes: []string{}, Operators: []string{}, Sections: []string{}}
+	for _, f := range p.man.GetFeatures() {
+		fi := FeatureInfo{Name: f.GetName(), Aliases: append([]string{}, f.GetAliases()...), Label: f.GetLabel(),
+			Columns: []string{}, Required: f.GetRequired()}
+		for _, c := range f.GetColumns() {
+			fi.Columns = append(fi.Columns, c.GetName())
+		}
+		if ch := f.GetChild(); ch != nil {
+			fi.ChildTable = ch.GetSuffix()
+		}
+		in.Features = append(in.Features, fi)
+	}
+	for _, r := range p.man.GetRoutes() {
+		in.Routes = append(in.Routes, r.GetMethod()+" "+r.GetPath())
+	}
+	for _, o := range p.man.GetOperators() {
+		in.Operators = append(in.Operators, o.GetName())
+	}
+	for _, s := range p.man.GetSections() {
+		in.Sections = append(in.Sections, s.GetName())
+	}
+	return in
+}
+
+// client returns the running process's client, or fails at once.
+func (p *plugin) client() (pluginv1.PluginClient, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.state != StateRunning || p.proc == nil {
+		return nil, ErrUnavailable.With("plugin", p.name).With("state", string(p.state))
+	}
+	return p.proc.rpc, nil
+}
+
+// callError turns a failed call into the error callers answer with: the
+// plugin's own client error (a 400 with its code), a timeout, the plugin
+// being down, or a failure inside it (logged).
+func (p *plugin) callError(call string, err error) error {
+	if e, ok := pluginsdk.ErrorFromStatus(err); ok {
+		return errs.New(errs.Invalid, e.Code, e.Message).With("plugin", p.name)
+	}
+	switch status.Code(err) {
+	case codes.DeadlineExceeded:
+		p.m.log.Warn("plugin call timed out", "plugin", p.name, "call", call)
+		return ErrTimeout.With("plugin", p.name).Wrap(err)
+	case codes.Unavailable, codes.Canceled:
+		return ErrUnavailable.With("plugin", p.name).Wrap(err)
+	}
+	p.m.log.Error("plugin call failed", "plugin", p.name, "call", call, "err", err)
+	return ErrFailed.With("plugin", p.name).Wrap(err)
+}

@@ -1,0 +1,16 @@
+package pluginhost
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// orphanGuard asks the kernel to kill the plugin when the server dies
+// without stopping it (a crash, SIGKILL): go-plugin children outlive their
+// parent otherwise. Strictly the signal follows the OS thread that started
+// the process; Go keeps its threads for the life of the process (short of
+// a goroutine exiting while locked to one), and were one to go, the
+// supervisor restarts the plugin like after any crash.
+func orphanGuard(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,320 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// pluginAdminRoutes are the server's own plugin routes: per-table feature
+// activation (CONTRACT §6) and the plugin list with the circuit breaker's
+// reset. They exist with or without plugins. Gin prefers static segments,
+// so /config/table/:tb/:feature never shadows the config helper's
+// /config/table/:tb/fields, /field, /indexes and /validation.
+func (s *Server) pluginAdminRoutes() []Route {
+	return []Route{
+		{Scope: App, Method: http.MethodPost, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleActivateFeature},
+		{Scope: App, Method: http.MethodDelete, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleDeactivateFeature},
+		{Scope: App, Method: http.MethodGet, Path: "/plugins", Access: auth.SuperAdminOnly, Handler: s.handleListPlugins},
+		{Scope: App, Method: http.MethodPost, Path: "/plugins/:name/enable", Access: auth.SuperAdminOnly, Handler: s.handleEnablePlugin},
+	}
+}
+
+var errFeatureNotFound = errs.New(errs.NotFound, "feature_not_found", "no plugin offers a table feature of that name")
+
+// firstPartyFeatures are the features of the plugins shipped with Strata
+// (CONTRACT §6), by name or alias: asking for one while its plugin is not
+// loaded is 503 plugin_unavailable rather than 404.
+var firstPartyFeatures = map[string]string{
+	"chronology": "chronology", "fuzzy-date": "chronology", "osteology": "osteology", "radiocarbon": "radiocarbon",
+}
+
+// POST /config/table/{tb}/{feature} — activate a plugin feature on a table.
+func (s *Server) handleActivateFeature(c *gin.Context) { s.changeFeature(c, true) }
+
+// DELETE /config/table/{tb}/{feature} — deactivate it (columns, child table
+// and data are kept, hidden until reactivation).
+func (s *Server) handleDeactivateFeature(c *gin.Context) { s.changeFeature(c, false) }
+
+func (s *Server) changeFeature(c *gin.Context, activate bool) {
+	ctx := c.Request.Context()
+	a := appOf(c)
+	cat, err := s.catalogs.Get(ctx, a.Name, a.DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	t, ok := cat.Table(c.Param("tb"))
+	if !ok {
+		s.fail(c, schema.ErrTableNotFound.With("table", c.Param("tb")))
+		return
+	}
+	name := c.Param("feature")
+	now := s.now().UTC()
+	f, loaded := s.plugins.Feature(name)
+	if !loaded {
+		canonical := name
+		if fp, ok := firstPartyFeatures[name]; ok {
+			canonical = fp
+		}
+		st, recorded := t.Features[canonical]
+		switch {
+		case recorded && !activate:
+			// Turning a feature off needs nothing from its plugin, so an
+			// admin can still do it once the plugin is gone.
+			if err := schema.DeactivateFeature(ctx, a.DB, t.Name, canonical, now); err != nil {
+				s.fail(c, err)
+				return
+			}
+			success(c, http.StatusOK, gin.H{"code": st.Plugin + "_deactivated", "table": t.Name, "feature": canonical})
+		case recorded || firstPartyFeatures[name] != "":
+			s.fail(c, records.ErrPluginUnavailable.With("feature", name))
+		default:
+			s.fail(c, errFeatureNotFound.With("feature", name))
+		}
+		return
+	}
+	code := f.Plugin + "_deactivated"
+	if activate {
+		if !f.Running {
+			s.fail(c, records.ErrPluginUnavailable.With("feature", f.Name).With("plugin", f.Plugin))
+			return
+		}
+		err, code = schema.ActivateFeature(ctx, a.DB, t.Name, f.Spec, now), f.Plugin+"_activated"
+	} else {
+		err = schema.DeactivateFeature(ctx, a.DB, t.Name, f.Name, now)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": code, "table": t.Name, "feature": f.Name})
+}
+
+// pluginView is a plugin as GET /plugins shows it: the manager's view and
+// the tables of this application where each feature is active.
+type pluginView struct {
+	pluginhost.Info
+	ActiveTables map[string][]string `json:"active_tables"`
+}
+
+// GET /plugins — the loaded plugins, their state and features.
+func (s *Server) handleListPlugins(c *gin.Context) {
+	a := appOf(c)
+	cat, err := s.catalogs.Get(c.Request.Context(), a.Name, a.DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	views := []pluginView{}
+	for _, in := range s.plugins.List() {
+		views = append(views, pluginView{Info: in, ActiveTables: activeTables(cat, in)})
+	}
+	success(c, http.StatusOK, gin.H{"plugins": views})
+}
+
+func activeTables(cat *schema.Catalog, in pluginhost.Info) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range in.Features {
+		out[f.Name] = []string{}
+		for _, t := range cat.Tables {
+			if t.Active(f.Name) {
+				out[f.Name] = append(out[f.Name], t.Name)
+			}
+		}
+	}
+	return out
+}
+
+// POST /plugins/{name}/enable — re-enable a plugin the circuit breaker
+// disabled (or restart one waiting for its backoff) now.
+func (s *Server) handleEnablePlugin(c *gin.Context) {
+	if s.plugins == nil {
+		s.fail(c, pluginhost.ErrNotFound.With("plugin", c.Param("name")))
+		return
+	}
+	in, err := s.plugins.Enable(c.Request.Context(), c.Param("name"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "plugin_enabled", "plugin": in})
+}
+
+// pluginSummary is /api/info's plugin list.
+func (s *Server) pluginSummary() []gin.H {
+	out := []gin.H{}
+	for _, in := range s.plugins.List() {
+		out = append(out, gin.H{"name": in.Name, "version": in.Version, "state": in.State})
+	}
+	return out
+}
+
+// addPluginScope completes a records scope with what plugins bring to its
+// table: active features with their hooks, record sections, schema flags.
+func (s *Server) addPluginScope(sc *records.Scope, app string) {
+	sc.App = app
+	ex := s.plugins.ForTable(sc.Table)
+	sc.Features, sc.Sections, sc.SchemaFlags = ex.Features, ex.Sections, ex.SchemaFlags
+	sc.HookLog = func(name string, err error) {
+		s.log.Warn("a plugin call failed; the record operation went on without it", "app", app,
+			"table", sc.Table.Name, "feature_or_section", name, "err", err)
+	}
+}
+
+// pluginActor is the caller as plugin filter operators see it.
+func pluginActor(sc *records.Scope) *records.Actor {
+	a := &records.Actor{App: sc.App, Privilege: sc.Level}
+	if sc.Actor != nil {
+		a.UserID, a.APIKeyID, a.Name, a.Email = sc.Actor.UserID, sc.Actor.KeyID, sc.Actor.Name, sc.Actor.Email
+	}
+	return a
+}
+
+// mountablePluginRoutes returns the loaded plugins' routes as server
+// routes. A plugin whose route would answer a path one of core's answers
+// (any method), or that the router cannot take next to them, or whose
+// feature name a config route already uses, is rejected whole: the
+// manager stops it and the server starts without it.
+func (s *Server) mountablePluginRoutes(core []Route) []Route {
+	if s.plugins == nil {
+		return nil
+	}
+	byPlugin := map[string][]pluginhost.Route{}
+	for _, r := range s.plugins.Routes() {
+		byPlugin[r.Plugin] = append(byPlugin[r.Plugin], r)
+	}
+	var accepted []Route
+	for _, in := range s.plugins.List() {
+		var mine []Route
+		for _, r := range byPlugin[in.Name] {
+			mine = append(mine, Route{Scope: App, Method: r.Method, Path: r.Path, Access: r.Access,
+				BodyLimit: r.BodyLimit, Handler: s.pluginProxy(r)})
+		}
+		if err := checkPluginRoutes(core, accepted, mine, in); err != nil {
+			s.plugins.Reject(in.Name, err)
+			continue
+		}
+		accepted = append(accepted, mine...)
+	}
+	return accepted
+}
+
+func checkPluginRoutes(core, accepted, mine []Route, in pluginhost.Info) error {
+	for _, f := range in.Features {
+		for _, n := range append([]string{f.Name}, f.Aliases...) {
+			for _, r := range core {
+				if r.Scope == App && (r.Path == "/config/table/:tb/"+n || strings.HasPrefix(r.Path, "/config/table/:tb/"+n+"/")) {
+					return fmt.Errorf("feature %q: %s %s of the server uses that name", n, r.Method, r.Path)
+				}
+			}
+		}
+	}
+	for _, m := range mine {
+		for _, r := range core {
+			if r.Scope == App && pluginhost.PathsOverlap(m.Path, r.Path) {
+				return fmt.Errorf("route %s %s overlaps %s %s of the server", m.Method, m.Path, r.Method, r.Path)
+			}
+		}
+	}
+	// The router refuses some neighbours that never answer the same path
+	// (two parameter names at one place); try on a scratch router.
+	return tryMount(append(append(append([]Route{}, core...), accepted...), mine...))
+}
+
+func tryMount(routes []Route) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("the router refuses its routes: %v", v)
+		}
+	}()
+	e := gin.New()
+	noop := func(*gin.Context) {}
+	for _, r := range routes {
+		e.Handle(r.Method, r.fullPath(), noop)
+	}
+	return nil
+}
+
+// forwardedHeaders are the request headers a plugin route sees; never
+// Authorization or Cookie: the server has authenticated the caller and
+// passes the actor instead.
+var forwardedHeaders = []string{"Accept", "Accept-Language", "Content-Type", "If-Match", "If-Modified-Since",
+	"If-None-Match", "User-Agent", "X-Request-Id", "X-Forwarded-For", "X-Forwarded-Proto"}
+
+// hopHeaders of a plugin's answer are the HTTP server's to write.
+var hopHeaders = map[string]bool{"Connection": true, "Content-Length": true, "Keep-Alive": true,
+	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true}
+
+// pluginProxy forwards a request of a plugin route, after the same
+// authentication and privilege gate as core routes, and returns the
+// plugin's status, headers and body as they are.
+func (s *Server) pluginProxy(rt pluginhost.Route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		body, err := io.ReadAll(c.Request.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				s.fail(c, errTooLarge.With("limit", tooBig.Limit))
+				return
+			}
+			s.fail(c, errInvalidJSON.With("detail", "the body could not be read"))
+			return
+		}
+		a := appOf(c)
+		actor := &records.Actor{App: a.Name}
+		if rt.Access != auth.Public {
+			who := actorOf(c)
+			actor.UserID, actor.APIKeyID, actor.Name, actor.Email = who.UserID, who.KeyID, who.Name, who.Email
+			actor.Privilege = LevelOf(c)
+		}
+		params := map[string]string{}
+		for _, p := range c.Params {
+			if p.Key != "app" {
+				params[p.Key] = p.Value
+			}
+		}
+		headers := map[string]string{}
+		for _, h := range forwardedHeaders {
+			if v := c.GetHeader(h); v != "" {
+				headers[h] = v
+			}
+		}
+		resp, err := s.plugins.HandleRequest(c.Request.Context(), pluginhost.Request{
+			Route: rt, Path: strings.TrimPrefix(c.Request.URL.Path, "/"+a.Name+"/api"), Params: params,
+			RawQuery: c.Request.URL.RawQuery, Headers: headers, Body: body, Actor: actor,
+		})
+		if err != nil {
+			if e, ok := errs.As(err); ok && e.Code == pluginhost.ErrTimeout.Code {
+				c.Abort()
+				c.PureJSON(http.StatusGatewayTimeout, gin.H{"status": "error", "code": e.Code, "message": e.Message, "plugin": rt.Plugin})
+				return
+			}
+			s.fail(c, err)
+			return
+		}
+		keys := make([]string, 0, len(resp.Headers))
+		for k := range resp.Headers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !hopHeaders[http.CanonicalHeaderKey(k)] {
+				c.Header(k, resp.Headers[k])
+			}
+		}
+		c.Status(resp.Status)
+		_, _ = c.Writer.Write(resp.Body)
+	}
+}
