@@ -221,6 +221,11 @@ func newFixture(t *testing.T, e store.Engine) *fixture {
 			fx.exec(t, `SELECT setval(pg_get_serial_sequence('`+fx.db.Schema()+`.`+tb+`', 'id'), 100)`)
 		}
 	}
+	// Chronology is a plugin feature; density paths must end at a table
+	// where it is active, so the fixture records it as active on both.
+	for _, tb := range []string{"finds", "finds_radiocarbon"} {
+		fx.exec(t, `INSERT INTO `+fx.db.Sys("table_features")+` (table_name, feature, plugin, active, changed_at) VALUES ('`+tb+`', 'chronology', 'chronology', true, CURRENT_TIMESTAMP)`)
+	}
 	fx.writer = testenv.NewUser(t, a, "Wes", "wes@example.org", auth.Writer)
 	if _, err := auth.GrantTablePrivilege(ctx, fx.db, &auth.Actor{Privilege: auth.SuperAdmin}, fx.writer.ID, "finds", auth.Reader, nil, fx.now, nil); err != nil {
 		t.Fatal(err)

@@ -122,8 +122,8 @@ func checkTableConfig(st *state, t *Table, in *TableConfig) error {
 
 // checkChronoPath validates a chronology density path of root: at most
 // MaxChronoDensityPath tables, root itself absent, each a foreign-key child
-// of the one before (the first of root). Whether chronology is active on
-// the tables is the chronology plugin's check, not the catalog's.
+// of the one before (the first of root), and the last one with the
+// chronology feature active (SPEC §4.6; intermediates need not have it).
 func checkChronoPath(st *state, root *Table, path []string) error {
 	if len(path) > MaxChronoDensityPath {
 		return badConfig("chrono_density_path", fmt.Sprintf("at most %d tables", MaxChronoDensityPath))
@@ -144,8 +144,16 @@ func checkChronoPath(st *state, root *Table, path []string) error {
 		}
 		parent = name
 	}
+	if n := len(path); n > 0 {
+		if last, _ := st.cat.Table(path[n-1]); !last.Active(ChronologyFeature) {
+			return badConfig("chrono_density_path", fmt.Sprintf("the last table, %q, must have chronology active", path[n-1]))
+		}
+	}
 	return nil
 }
+
+// ChronologyFeature is the feature a chronology density path must end in.
+const ChronologyFeature = "chronology"
 
 // isChildTable reports whether child's rows point at parent's rows: a
 // relation from child to parent, or child is a plugin table of parent.

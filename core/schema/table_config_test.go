@@ -2,6 +2,8 @@ package schema_test
 
 import (
 	"context"
+	"fmt"
+	"github.com/strata-archaeo/strata/core/errs"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +135,23 @@ func TestSortTablesAndFields(t *testing.T) {
 		expectRefused(t, fx.db, "fields of a missing table", "table_not_found", func() error {
 			return schema.SortFields(ctx, fx.db, "nowhere", fields, fx.now)
 		})
+	})
+}
+
+// TestChronoPathEndsWithChronology: the last table of a density path must
+// have the chronology feature active (SPEC §4.6); intermediates need not.
+func TestChronoPathEndsWithChronology(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		fx := newFixture(t, e)
+		ctx := context.Background()
+		fx.exec(t, `UPDATE `+fx.db.Sys("table_features")+` SET active = false WHERE table_name = 'finds_radiocarbon'`)
+		_, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds", "finds_radiocarbon"})}, fx.now)
+		if e, ok := errs.As(err); !ok || e.Code != "invalid_table_config" || !strings.Contains(fmt.Sprint(e.Extra["detail"]), "chronology") {
+			t.Fatalf("path ending without chronology: %v", err)
+		}
+		if _, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds"})}, fx.now); err != nil {
+			t.Fatalf("path ending at a table with chronology: %v", err)
+		}
 	})
 }

@@ -38,6 +38,11 @@ func newConfigEnv(t *testing.T, e store.Engine) *configEnv {
 	}
 	env.sql(t, `INSERT INTO `+env.app.DB.Qualify("sites")+` (name, code) VALUES ('Alpha', 10), ('Beta', 20)`)
 	env.sql(t, `INSERT INTO `+env.app.DB.Qualify("finds")+` (label, site, site_ref) VALUES ('bowl', 1, 1), ('coin', 2, 2)`)
+	// Density paths end at a table with chronology active (a plugin
+	// feature): record it as active where the tests' paths end.
+	for _, tb := range []string{"finds", "finds_radiocarbon"} {
+		env.sql(t, `INSERT INTO `+env.app.DB.Sys("table_features")+` (table_name, feature, plugin, active, changed_at) VALUES (?, 'chronology', 'chronology', ?, CURRENT_TIMESTAMP)`, tb, true)
+	}
 	return env
 }
 
