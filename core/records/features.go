@@ -115,7 +115,9 @@ func (s *Scope) runBeforeHooks(ctx context.Context, in *SaveInput) ([]FieldError
 		var targets []target
 		if len(f.Columns) > 0 {
 			vals := pickValues(in.Core, f.Columns, f.Computed)
-			if len(vals) > 0 || in.ID == 0 {
+			// Only a save that touches the feature's columns needs the plugin:
+			// with it down, records that leave them empty can still be made.
+			if len(vals) > 0 {
 				call.RowTable = s.Table.Name
 				call.Rows = append(call.Rows, HookRow{ID: in.ID, Values: vals})
 				targets = append(targets, target{core: true})
@@ -161,10 +163,21 @@ func (s *Scope) runBeforeHooks(ctx context.Context, in *SaveInput) ([]FieldError
 		for i, res := range results {
 			t := targets[i]
 			for _, fe := range res.Errors {
-				fe.Table = call.RowTable
+				// Reported like the server's own errors: with the field's
+				// label (CONTRACT §5), and table/row only for child rows
+				// (docs/api.md), so a client does not look for a child row
+				// where the record's own field is meant.
+				rowTable := s.Table
 				if !t.core {
+					fe.Table = call.RowTable
 					idx := t.idx
 					fe.Row = &idx
+					rowTable, _ = s.Catalog.Table(call.RowTable)
+				}
+				if rowTable != nil && fe.Label == "" {
+					if fld, ok := rowTable.Field(fe.Field); ok {
+						fe.Label = fld.Label
+					}
 				}
 				fes = append(fes, fe)
 			}

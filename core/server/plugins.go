@@ -60,6 +60,12 @@ func (s *Server) changeFeature(c *gin.Context, activate bool) {
 		s.fail(c, schema.ErrTableNotFound.With("table", c.Param("tb")))
 		return
 	}
+	if t.IsPlugin {
+		// Answered here: schema refuses it too, but as a field parameter
+		// (invalid_field_parameter), which is not what the client asked.
+		s.fail(c, records.ErrInvalidParameter.With("parameter", "tb").With("detail", "features are activated on normal tables, not on plugin tables"))
+		return
+	}
 	name := c.Param("feature")
 	now := s.now().UTC()
 	f, loaded := s.plugins.Feature(name)

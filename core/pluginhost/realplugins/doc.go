@@ -1,0 +1,15 @@
+// Package realplugins holds end-to-end tests and benchmarks of the plugins
+// Strata ships (plugins/chronology, plugins/osteology, plugins/radiocarbon):
+// TestMain builds the real binaries once, and each test starts them under a
+// pluginhost.Manager behind a real server on both engines.
+//
+// It is a package of its own so that building the plugins is paid only by
+// these tests, not by every run of core/server or core/pluginhost.
+//
+//	go test -count=1 ./core/pluginhost/realplugins/
+//	go test -run '^$' -bench RealPlugins -benchtime 1s ./core/pluginhost/realplugins/
+//
+// The radiocarbon plugin needs the calibration curves: STRATA_CURVES_DIR,
+// else ../shared/data beside the repository. Without them its tests are
+// skipped, except under CI=true, where the run fails.
+package realplugins
