@@ -64,6 +64,20 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 	return sc, nil
 }
 
+// recordTarget is the scope on the path's table and the path's record id;
+// on failure it has answered, and ok is false.
+func (s *Server) recordTarget(c *gin.Context) (sc *records.Scope, id int64, ok bool) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err == nil {
+		id, err = parseIDString(c.Param("id"))
+	}
+	if err != nil {
+		s.fail(c, err)
+		return nil, 0, false
+	}
+	return sc, id, true
+}
+
 // parseID reads a positive integer id given as a number or numeric string.
 func parseID(v any) (int64, error) {
 	switch x := v.(type) {
@@ -315,14 +329,8 @@ func (s *Server) handleDelete(c *gin.Context) {
 
 // POST /record/{tb}/{id}/duplicate — copy into a new record of the caller.
 func (s *Server) handleDuplicate(c *gin.Context) {
-	sc, err := s.recordScope(c, c.Param("tb"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := parseIDString(c.Param("id"))
-	if err != nil {
-		s.fail(c, err)
+	sc, id, ok := s.recordTarget(c)
+	if !ok {
 		return
 	}
 	newID, err := records.Duplicate(c.Request.Context(), sc, id)
@@ -335,14 +343,8 @@ func (s *Server) handleDuplicate(c *gin.Context) {
 
 // DELETE /record/{tb}/{id}/plugins — every plugin row of the record.
 func (s *Server) handleDeletePlugins(c *gin.Context) {
-	sc, err := s.recordScope(c, c.Param("tb"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := parseIDString(c.Param("id"))
-	if err != nil {
-		s.fail(c, err)
+	sc, id, ok := s.recordTarget(c)
+	if !ok {
 		return
 	}
 	n, err := records.DeletePlugins(c.Request.Context(), sc, id)

@@ -23,14 +23,8 @@ func (s *Server) versionRoutes() []Route {
 
 // GET /record/{tb}/{id}/versions — newest first.
 func (s *Server) handleVersions(c *gin.Context) {
-	sc, err := s.recordScope(c, c.Param("tb"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := parseIDString(c.Param("id"))
-	if err != nil {
-		s.fail(c, err)
+	sc, id, ok := s.recordTarget(c)
+	if !ok {
 		return
 	}
 	vs, err := records.Versions(c.Request.Context(), sc, id)
