@@ -111,6 +111,11 @@ func New(d Deps) (*Server, error) {
 	}
 	s.authn = authn
 	s.catalogs = schema.NewCache()
+	// App properties read each app's optional configuration file under the
+	// data folder (apps.ConfigFilePath): tell the registry where that is.
+	if s.apps != nil && s.cfg.DataDir != "" {
+		s.apps.SetConfigDir(s.cfg.DataDir)
+	}
 	e := gin.New()
 	// Paths are answered exactly as asked: no redirects to a cleaned or
 	// slash-adjusted path, which would turn JSON errors into HTML 301s.

@@ -9,12 +9,6 @@ import (
 // signupRoutes are app properties, self-registration and password reset
 // (SPEC §3.2, §3.4, §5.3, §5.4; CONTRACT §3).
 func (s *Server) signupRoutes() []Route {
-	// The app properties read each app's configuration file under the data
-	// folder (apps.ConfigFilePath); the registry is told where that is once,
-	// here, as the server is built.
-	if s.apps != nil && s.cfg.DataDir != "" {
-		s.apps.SetConfigDir(s.cfg.DataDir)
-	}
 	return []Route{
 		{Scope: App, Method: http.MethodGet, Path: "/config/app", Access: auth.SuperAdminOnly, Handler: s.handleGetAppProperties},
 		{Scope: App, Method: http.MethodPut, Path: "/config/app", Access: auth.SuperAdminOnly, Handler: s.handlePutAppProperties},
