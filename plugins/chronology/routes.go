@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -223,26 +222,10 @@ func hiddenTable(err error) bool {
 	return c == codes.PermissionDenied || c == codes.NotFound
 }
 
-// writeHostError answers a failed Host call. The Host's gRPC code says
-// whose fault it was; anything unexpected is the server's (502) and the
-// detail goes to the plugin's log, not the client.
+// writeHostError answers a failed Host call (pluginsdk.WriteHostError)
+// and logs what was the server's fault.
 func writeHostError(w http.ResponseWriter, err error) {
-	if errors.Is(err, pluginsdk.ErrNoHost) {
-		pluginsdk.WriteError(w, http.StatusServiceUnavailable, "plugin_unavailable", "the chronology plugin is not connected to the server yet")
-		return
-	}
-	st, _ := status.FromError(err)
-	switch st.Code() {
-	case codes.PermissionDenied:
-		pluginsdk.WriteError(w, http.StatusForbidden, "not_enough_privilege", st.Message())
-	case codes.NotFound:
-		pluginsdk.WriteError(w, http.StatusNotFound, "not_found", st.Message())
-	case codes.InvalidArgument:
-		pluginsdk.WriteError(w, http.StatusBadRequest, "invalid_request", st.Message())
-	case codes.DeadlineExceeded, codes.Canceled:
-		pluginsdk.WriteError(w, http.StatusGatewayTimeout, "timeout", "the server did not answer the plugin in time")
-	default:
-		logf("host call failed: %v", err)
-		pluginsdk.WriteError(w, http.StatusBadGateway, "host_error", "the plugin could not read the data it needs")
+	if unexpected := pluginsdk.WriteHostError(w, err); unexpected != nil {
+		logf("host call failed: %v", unexpected)
 	}
 }

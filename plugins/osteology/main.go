@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -22,8 +21,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/strata-archaeo/strata/plugins/osteology/bones"
 	"github.com/strata-archaeo/strata/pluginsdk"
@@ -201,25 +198,10 @@ func (p *plugin) summaryRoute(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// writeHostError answers a failed Host call by its gRPC code; anything
-// unexpected is logged here and answered 502 without detail.
+// writeHostError answers a failed Host call (pluginsdk.WriteHostError)
+// and logs what was the server's fault.
 func writeHostError(w http.ResponseWriter, err error) {
-	if errors.Is(err, pluginsdk.ErrNoHost) {
-		pluginsdk.WriteError(w, http.StatusServiceUnavailable, "plugin_unavailable", "the osteology plugin is not connected to the server yet")
-		return
-	}
-	st, _ := status.FromError(err)
-	switch st.Code() {
-	case codes.PermissionDenied:
-		pluginsdk.WriteError(w, http.StatusForbidden, "not_enough_privilege", st.Message())
-	case codes.NotFound:
-		pluginsdk.WriteError(w, http.StatusNotFound, "not_found", st.Message())
-	case codes.InvalidArgument:
-		pluginsdk.WriteError(w, http.StatusBadRequest, "invalid_request", st.Message())
-	case codes.DeadlineExceeded, codes.Canceled:
-		pluginsdk.WriteError(w, http.StatusGatewayTimeout, "timeout", "the server did not answer the plugin in time")
-	default:
-		logger.Warn("host call failed", "error", err.Error())
-		pluginsdk.WriteError(w, http.StatusBadGateway, "host_error", "the plugin could not read the data it needs")
+	if unexpected := pluginsdk.WriteHostError(w, err); unexpected != nil {
+		logger.Warn("host call failed", "error", unexpected.Error())
 	}
 }
