@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // SaveInput is a create (ID 0) or a partial update (only the keys present
@@ -64,6 +65,17 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 			continue
 		}
 		v, err := toDB(s.DB.Engine, f.DBType, in[k])
+		if err == nil && f.Type != schema.TypeMultiSelect {
+			switch in[k].(type) {
+			case []any, map[string]any:
+				err = fmt.Errorf("text is expected, not %s", wire.Describe(in[k]))
+			}
+		}
+		if err == nil {
+			if sv, ok := v.(string); ok && strings.IndexByte(sv, 0) >= 0 {
+				err = fmt.Errorf("text may not hold a NUL character")
+			}
+		}
 		if err != nil {
 			fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "type", Message: err.Error()})
 			continue

@@ -3,13 +3,13 @@ package records
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 const isoDate = "2006-01-02"
@@ -43,10 +43,14 @@ func toDB(engine store.Engine, t schema.DBType, v any) (any, error) {
 		case bool:
 			return strconv.FormatBool(x), nil
 		case []any:
-			// multi_select values arrive as a list: stored as JSON text.
+			// multi_select values arrive as a list: stored as JSON text
+			// (prepareRow refuses lists for other text fields).
 			b, _ := json.Marshal(x)
 			return string(b), nil
+		case int64:
+			return strconv.FormatInt(x, 10), nil
 		}
+		return nil, fmt.Errorf("text is expected, not %s", wire.Describe(v))
 	case schema.DBInt:
 		n, err := toInt(v)
 		if err != nil {
@@ -77,78 +81,44 @@ func toDB(engine store.Engine, t schema.DBType, v any) (any, error) {
 			return nil, fmt.Errorf("a date is a yyyy-mm-dd string")
 		}
 		d, err := time.Parse(isoDate, strings.TrimSpace(s))
+		if err != nil && len(strings.TrimSpace(s)) > 10 {
+			// A timestamp for a date field (what a database or a
+			// spreadsheet gives back): its date part.
+			d, err = time.Parse(isoDate, strings.TrimSpace(s)[:10])
+		}
 		if err != nil {
 			return nil, fmt.Errorf("a date is a yyyy-mm-dd string")
 		}
 		return d.Format(isoDate), nil
 	}
-	return nil, fmt.Errorf("unsupported value %T", v)
+	return nil, fmt.Errorf("%s is not a value for this field", wire.Describe(v))
 }
 
+// The scalar rules are the API's one set (core/wire); values read back
+// from the database (int64, float64) are accepted as well, so a duplicate
+// or a restore can send a row through the same conversion.
 func toInt(v any) (int64, error) {
-	switch x := v.(type) {
-	case float64:
-		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
-			return 0, fmt.Errorf("an integer is expected")
-		}
-		return int64(x), nil
-	case json.Number:
-		return strconv.ParseInt(x.String(), 10, 64)
-	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("an integer is expected")
-		}
-		return n, nil
-	case bool:
-		if x {
-			return 1, nil
-		}
-		return 0, nil
+	n, err := wire.Int(v)
+	if err != nil {
+		return 0, fmt.Errorf("an integer is expected")
 	}
-	return 0, fmt.Errorf("an integer is expected")
+	return n, nil
 }
 
 func toFloat(v any) (float64, error) {
-	switch x := v.(type) {
-	case float64:
-		return x, nil
-	case json.Number:
-		return x.Float64()
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("a number is expected")
-		}
-		return f, nil
+	f, err := wire.Float(v)
+	if err != nil {
+		return 0, fmt.Errorf("a number is expected")
 	}
-	return 0, fmt.Errorf("a number is expected")
+	return f, nil
 }
 
 func toBool(v any) (bool, error) {
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case float64:
-		if x == 0 || x == 1 {
-			return x == 1, nil
-		}
-	case json.Number:
-		switch x.String() {
-		case "0":
-			return false, nil
-		case "1":
-			return true, nil
-		}
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "1", "true", "yes", "on":
-			return true, nil
-		case "0", "false", "no", "off":
-			return false, nil
-		}
+	b, err := wire.Bool(v)
+	if err != nil {
+		return false, fmt.Errorf("true or false is expected")
 	}
-	return false, fmt.Errorf("true or false is expected")
+	return b, nil
 }
 
 // fromDB converts a scanned column value into its JSON form, the same on

@@ -1,6 +1,10 @@
 package schema
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/strata-archaeo/strata/core/wire"
+)
 
 // Patch is one key of a partial update: Set says the key was in the body.
 // null sets the zero value (clearing min, max, max_length or a text), so a
@@ -10,11 +14,12 @@ type Patch[T any] struct {
 	Value T
 }
 
-// UnmarshalJSON marks the key present; encoding/json calls it only then.
+// UnmarshalJSON marks the key present; the decoder calls it only then. The
+// value is read with the API's liberal rules ("1" for 1, "0" for false).
 func (p *Patch[T]) UnmarshalJSON(b []byte) error {
 	var v T
 	if string(b) != "null" {
-		if err := json.Unmarshal(b, &v); err != nil {
+		if err := wire.Decode(b, &v, wire.Options{}); err != nil {
 			return err
 		}
 	}

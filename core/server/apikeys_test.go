@@ -109,7 +109,7 @@ func TestAPIKeyRefusals(t *testing.T) {
 			{Name: "no label", Method: "POST", URL: "/api-keys", Body: `{"privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`, `"parameter":"label"`}},
 			{Name: "blank label", Method: "POST", URL: "/api-keys", Body: `{"label":"  ","privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
 			{Name: "privilege not a number", Method: "POST", URL: "/api-keys", Body: `{"label":"x","privilege":"reader"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "privilege must be an integer"}},
-			{Name: "label not a string", Method: "POST", URL: "/api-keys", Body: `{"label":7,"privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "label must be a string"}},
+			{Name: "label not a string", Method: "POST", URL: "/api-keys", Body: `{"label":[7],"privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "label must be a string"}},
 			{Name: "empty body", Method: "POST", URL: "/api-keys", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`}},
 			{Name: "revoke unknown", Method: "POST", URL: "/api-key/99999/revoke", ExpectedStatus: 404, ExpectedContent: []string{`"code":"not_found"`}},
 			{Name: "revoke non-numeric", Method: "POST", URL: "/api-key/abc/revoke", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_id"`}},

@@ -1,16 +1,14 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 var (
@@ -18,10 +16,21 @@ var (
 	errTooLarge    = errs.New(errs.TooLarge, "too_large", "the request body is larger than allowed")
 )
 
-// bindJSON decodes the request body into dst. Unknown keys are ignored (be
-// liberal in what clients send); anything else that is not one JSON value of
-// the expected shape is invalid_json, and a body over the cap is too_large.
+// bindJSON decodes the request body into dst with the one liberal decoding
+// layer (core/wire): unknown keys are ignored, "1" is true and "12" is 12;
+// anything else that is not one JSON value of the expected shape is
+// invalid_json naming the field, and a body over the cap is too_large.
 func bindJSON(c *gin.Context, dst any) error {
+	return readBody(c, dst, wire.Options{})
+}
+
+// decodeBody is bindJSON keeping numbers that land in an interface exact
+// (json.Number), for record values.
+func decodeBody(c *gin.Context, dst any) error {
+	return readBody(c, dst, wire.Options{ExactNumbers: true})
+}
+
+func readBody(c *gin.Context, dst any, opt wire.Options) error {
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -30,32 +39,25 @@ func bindJSON(c *gin.Context, dst any) error {
 		}
 		return errInvalidJSON.Wrap(err)
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errInvalidJSON.With("detail", "the body is empty")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(dst); err != nil {
-		return errInvalidJSON.With("detail", describeJSONError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errInvalidJSON.With("detail", "unexpected data after the JSON value")
-	}
-	return nil
+	return decodeErr(wire.Decode(body, dst, opt))
 }
 
-func describeJSONError(err error) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return fmt.Sprintf("syntax error at byte %d", syntax.Offset)
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Sprintf("%s must be %s, not %s", typ.Field, typ.Type, typ.Value)
-		}
-		return fmt.Sprintf("the body must be %s, not %s", typ.Type, typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the body ends in the middle of a value"
+// decodeErr maps a wire error to the API's invalid_json answer.
+func decodeErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	return "malformed JSON"
+	var fe *wire.FieldError
+	if errors.As(err, &fe) {
+		e := errs.New(errs.Invalid, errInvalidJSON.Code, fe.Error()).With("detail", fe.Error())
+		if fe.Path != "" {
+			e = e.With("field", fe.Path)
+		}
+		return e
+	}
+	var se *wire.SyntaxError
+	if errors.As(err, &se) {
+		return errInvalidJSON.With("detail", se.Detail)
+	}
+	return errInvalidJSON.Wrap(err)
 }

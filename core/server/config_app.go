@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/oauth"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // Limits of the application properties.
@@ -288,63 +290,35 @@ func stringValue(raw json.RawMessage) (string, error) {
 	return strings.TrimSpace(v), nil
 }
 
-// boolValue reads a JSON boolean, also as 0/1 or their strings (forms and
-// older clients send those); null is false.
+// boolValue reads a flag with the API's liberal rules (wire.Bool); null
+// and "" are false.
 func boolValue(raw json.RawMessage) (bool, error) {
-	if isNull(raw) {
-		return false, nil
-	}
-	var b bool
-	if json.Unmarshal(raw, &b) == nil {
-		return b, nil
-	}
 	var v any
-	_ = json.Unmarshal(raw, &v)
-	switch x := v.(type) {
-	case float64:
-		if x == 0 || x == 1 {
-			return x == 1, nil
-		}
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "1", "true", "on", "yes":
-			return true, nil
-		case "0", "false", "off", "no", "":
-			return false, nil
-		}
+	if err := wire.Decode(raw, &v, wire.Options{}); err != nil || v == nil {
+		return false, err
 	}
-	return false, fmt.Errorf("a boolean")
+	b, err := wire.Bool(v)
+	if err != nil && !errors.Is(err, wire.ErrEmpty) {
+		return false, fmt.Errorf("a boolean")
+	}
+	return b, nil
 }
 
 // sizeValue reads maxImageSize: a positive integer (or its string); 0, ""
 // and null unset it.
 func sizeValue(raw json.RawMessage) (int, error) {
-	if isNull(raw) {
+	var v any
+	if err := wire.Decode(raw, &v, wire.Options{ExactNumbers: true}); err != nil || v == nil {
+		return 0, err
+	}
+	n64, err := wire.Int(v)
+	if errors.Is(err, wire.ErrEmpty) {
 		return 0, nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err != nil || n64 > maxImageSizeLimit {
 		return 0, fmt.Errorf("an integer")
 	}
-	var n int
-	switch x := v.(type) {
-	case float64:
-		if x != float64(int(x)) {
-			return 0, fmt.Errorf("an integer")
-		}
-		n = int(x)
-	case string:
-		x = strings.TrimSpace(x)
-		if x == "" {
-			return 0, nil
-		}
-		var err error
-		if n, err = strconv.Atoi(x); err != nil {
-			return 0, fmt.Errorf("an integer")
-		}
-	default:
-		return 0, fmt.Errorf("an integer")
-	}
+	n := int(n64)
 	if n < 0 || n > maxImageSizeLimit {
 		return 0, fmt.Errorf("between 1 and %d pixels, or 0 for no downscaling", maxImageSizeLimit)
 	}

@@ -43,7 +43,7 @@ func TestConfigRelations(t *testing.T) {
 			refusal("POST", "/config/relations", `{"from_tb":"finds","from_col":"site","to_tb":"sites","to_col":"name"}`, 400, "invalid_relation", `"parameter":"to_col"`),
 			refusal("POST", "/config/relations", `{"from_tb":"finds","from_col":"site","to_tb":"sites","on_delete":"drop"}`, 400, "invalid_relation", `"allowed":["restrict","cascade","set_null","no_action"]`),
 			refusal("POST", "/config/relations", `{"from_tb":"finds"}`, 400, "parameter_missing"),
-			refusal("POST", "/config/relations", `{"from_tb":1}`, 400, "invalid_json"),
+			refusal("POST", "/config/relations", `{"from_tb":{"a":1}}`, 400, "invalid_json"),
 			refusal("PUT", "/config/relations/9999", `{"on_delete":"cascade"}`, 404, "relation_not_found"),
 			refusal("PUT", "/config/relations/abc", `{}`, 400, "invalid_id"),
 			refusal("PUT", fmt.Sprintf("/config/relations/%d", nid), `{"to_col":"id"}`, 400, "relation_violated"),

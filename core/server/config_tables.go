@@ -2,12 +2,12 @@ package server
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 var errSortMissing = errs.New(errs.Invalid, "parameter_missing", "sort is required: the full list of names in the new order").
@@ -72,11 +72,8 @@ func configTable(c *gin.Context) (*schema.Table, error) {
 
 // cascadeParam reads ?cascade=1 (also true, yes).
 func cascadeParam(c *gin.Context) bool {
-	switch strings.ToLower(c.Query("cascade")) {
-	case "1", "true", "yes":
-		return true
-	}
-	return false
+	b, _ := wire.Bool(c.Query("cascade"))
+	return b
 }
 
 // sortBody reads {sort:[names]}.

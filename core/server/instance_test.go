@@ -98,7 +98,7 @@ func TestBadNewAppRequestsLeaveNoTrace(t *testing.T) {
 			{Name: "bad email", Body: `{"name":"okname","email":"not an email","password":"longenough1"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"email_not_valid"`}},
 			{Name: "short password", Body: `{"name":"okname","email":"a@b.org","password":"short"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"password_too_short"`}},
 			{Name: "password over bcrypt's limit", Body: `{"name":"okname","email":"a@b.org","password":"` + strings.Repeat("p", 73) + `"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"password_too_long"`}},
-			{Name: "name of wrong type", Body: `{"name":5,"email":"a@b.org","password":"longenough1"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "name must be string"}},
+			{Name: "name of wrong type", Body: `{"name":{"n":5},"email":"a@b.org","password":"longenough1"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "name must be text, not an object"}},
 			{Name: "malformed JSON", Body: `{"name":"okname",`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`}},
 			{Name: "two JSON values", Body: `{"name":"okname"} {}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`}},
 			{Name: "JSON array", Body: `[]`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`}},

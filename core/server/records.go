@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -104,30 +101,6 @@ func parseIDString(s string) (int64, error) {
 		return 0, records.ErrInvalidID
 	}
 	return n, nil
-}
-
-// decodeBody reads a JSON object keeping numbers exact (json.Number).
-func decodeBody(c *gin.Context, dst any) error {
-	raw, err := io.ReadAll(c.Request.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return errTooLarge.With("limit", tooBig.Limit)
-		}
-		return errInvalidJSON.Wrap(err)
-	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return errInvalidJSON.With("detail", "the body is empty")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(dst); err != nil {
-		return errInvalidJSON.With("detail", describeJSONError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errInvalidJSON.With("detail", "unexpected data after the JSON value")
-	}
-	return nil
 }
 
 type listBody struct {

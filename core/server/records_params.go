@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // listParams reads the list's parameters (SPEC §4.4, CONTRACT §5 and §8):
@@ -48,16 +50,22 @@ func (s *Server) listParams(c *gin.Context, sc *records.Scope) (records.ListQuer
 			src = body.PerPage
 		}
 		if v := pick(key, src); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
+			n, err := wire.Int(v)
+			if errors.Is(err, wire.ErrEmpty) {
+				continue
+			}
+			if err != nil || n < 0 || n > math.MaxInt32 {
 				return records.ListQuery{}, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer")
 			}
-			*dst = n
+			*dst = int(n)
 		}
 	}
-	switch v := pick("ids_only", body.IDsOnly); v {
-	case "1", "true":
-		q.IDsOnly = true
+	if v := pick("ids_only", body.IDsOnly); v != "" {
+		b, err := wire.Bool(v)
+		if err != nil && !errors.Is(err, wire.ErrEmpty) {
+			return records.ListQuery{}, records.ErrInvalidParameter.With("parameter", "ids_only").With("detail", "a boolean")
+		}
+		q.IDsOnly = b
 	}
 	q.Columns = columnsParam(body.Columns, qv["columns"])
 	where, err := s.listWhere(c, sc, body.Filter, pick("search", body.Search))

@@ -1,8 +1,8 @@
 package server
 
 import (
+	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -11,6 +11,7 @@ import (
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // searchRoutes are the helpers of search forms and record editors, the
@@ -35,11 +36,11 @@ func limitParam(c *gin.Context) (int, error) {
 	if v == "" {
 		return 0, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
+	n, err := wire.Int(v)
+	if err != nil || n < 1 || n > math.MaxInt32 {
 		return 0, records.ErrInvalidParameter.With("parameter", "limit").With("detail", "a positive integer")
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // GET /search/{tb}/config — the fields an advanced search may name (the

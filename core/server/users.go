@@ -1,16 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 var errBadAdminID = errs.New(errs.Invalid, "invalid_id", "the id in the path must be a positive integer")
@@ -34,24 +34,21 @@ type adminInt struct {
 
 func (n *adminInt) UnmarshalJSON(b []byte) error {
 	*n = adminInt{}
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
+	var v any
+	if err := wire.Decode(b, &v, wire.Options{ExactNumbers: true}); err != nil {
+		return err
+	}
+	if v == nil {
 		return nil
 	}
-	s := string(b)
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		if s = strings.TrimSpace(s); s == "" {
-			return nil
-		}
+	x, err := wire.Int(v)
+	if errors.Is(err, wire.ErrEmpty) {
+		return nil
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return err
 	}
-	*n = adminInt{Set: true, Value: v}
+	*n = adminInt{Set: true, Value: x}
 	return nil
 }
 
@@ -63,8 +60,9 @@ func decodeAdminField(raw map[string]json.RawMessage, key, want string, dst any)
 	if !ok {
 		return false, nil
 	}
-	if err := json.Unmarshal(v, dst); err != nil {
-		return false, errInvalidJSON.With("detail", key+" must be "+want)
+	if err := wire.Decode(v, dst, wire.Options{}); err != nil {
+		msg := key + " must be " + want
+		return false, errs.New(errs.Invalid, errInvalidJSON.Code, msg).With("detail", msg).With("field", key)
 	}
 	return true, nil
 }
