@@ -23,8 +23,8 @@ func BenchmarkPluginOverhead(b *testing.B) {
 			f.activate("finds", "labels")
 			for i := range 200 {
 				label := []string{"a", "bb", "ccc"}[i%3]
-				f.json("POST", "/digs/api/record/plain", fmt.Sprintf(`{"core":{"code":"P%d","label":%q,"year":%d}}`, i, label, len(label)), f.writer, 201)
-				f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":"F%d","label":%q}}`, i, label), f.writer, 201)
+				f.json("POST", "/digs/api/record/plain", fmt.Sprintf(`{"core":{"code":"P%d","label":%q,"year":%d}}`, i, label, len(label)), f.writer, 200)
+				f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":"F%d","label":%q}}`, i, label), f.writer, 200)
 			}
 			for _, c := range []struct {
 				name, method, url, body string

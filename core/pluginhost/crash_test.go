@@ -28,7 +28,7 @@ func TestPluginKilledMidRun(t *testing.T) {
 			return f.code("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":"F%d","label":"l%d"},
 				"plugins":{"finds_samples":[{"fields":{"code":"s%d","weight":1}}]}}`, i, i, i), f.writer)
 		}
-		if status, _ := save(0); status != 201 {
+		if status, _ := save(0); status != 200 {
 			t.Fatalf("first save: %d", status)
 		}
 		firstPID := f.mgr.PID("testplug")
@@ -48,7 +48,7 @@ func TestPluginKilledMidRun(t *testing.T) {
 					default:
 					}
 					switch status, code := save(1000*(w+1) + i); {
-					case status == 201:
+					case status == 200:
 						ok.Add(1)
 					case status == 503 && code == "plugin_unavailable":
 						unavailable.Add(1)
@@ -99,14 +99,14 @@ func TestPluginKilledMidRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want := int(ok.Load()) + 1; finds != want || complete != want || samples != want || f.count("finds_samples") != want {
-			t.Errorf("%d saves answered 201; rows: %d finds, %d with year, %d samples", want, finds, complete, samples)
+			t.Errorf("%d saves answered 200; rows: %d finds, %d with year, %d samples", want, finds, complete, samples)
 		}
 
 		// Restarted: a new process, saves work, the state says so.
 		if pid := f.mgr.PID("testplug"); pid == 0 || pid == firstPID {
 			t.Errorf("pid after restart: %d (was %d)", pid, firstPID)
 		}
-		if status, _ := save(5); status != 201 {
+		if status, _ := save(5); status != 200 {
 			t.Errorf("save after the restart: %d", status)
 		}
 		in, _ := f.mgr.Describe("testplug")
@@ -157,7 +157,7 @@ func TestCircuitBreaker(t *testing.T) {
 		if body["code"] != "plugin_enabled" || body["plugin"].(map[string]any)["state"] != "running" {
 			t.Errorf("enable: %v", body)
 		}
-		if status, _ := f.code("POST", "/digs/api/record/finds", `{"core":{"label":"x"}}`, f.writer); status != 201 {
+		if status, _ := f.code("POST", "/digs/api/record/finds", `{"core":{"label":"x"}}`, f.writer); status != 200 {
 			t.Errorf("save after enable: %d", status)
 		}
 		// Enabling a running plugin is harmless.

@@ -26,7 +26,7 @@ func TestExamplePluginEndToEnd(t *testing.T) {
 		}
 		var ids []string
 		for _, c := range []string{"10yr5/3", "2.5Y 6/4", "n 5/", "10YR 3/2"} {
-			body := f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":%q,"munsell_colour":%q}}`, c, c), f.writer, 201)
+			body := f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":%q,"munsell_colour":%q}}`, c, c), f.writer, 200)
 			ids = append(ids, fmt.Sprint(body["id"]))
 		}
 		rec := f.json("GET", "/digs/api/record/finds/"+ids[0], "", f.reader, 200)

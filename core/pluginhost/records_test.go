@@ -58,7 +58,7 @@ func TestActivationHooksSectionsAndFlags(t *testing.T) {
 		// The plugin computes year (the client's value is ignored) and
 		// normalises the label; the child feature's hook computes too.
 		body := f.json("POST", "/digs/api/record/finds", `{"core":{"code":"F1","label":"abc","year":999},
-			"plugins":{"finds_samples":[{"fields":{"code":"s1","weight":1.5}}]}}`, f.writer, 201)
+			"plugins":{"finds_samples":[{"fields":{"code":"s1","weight":1.5}}]}}`, f.writer, 200)
 		id := fmt.Sprint(body["id"])
 		rec := f.json("GET", "/digs/api/record/finds/"+id, "", f.reader, 200)
 		if core(rec, "label") != "ABC" || core(rec, "year") != float64(3) {
@@ -119,7 +119,7 @@ func TestActivationHooksSectionsAndFlags(t *testing.T) {
 			t.Errorf("write to an inactive child table: %d %s", status, code)
 		}
 		// Saves without the feature call no plugin and need none.
-		f.json("POST", "/digs/api/record/finds", `{"core":{"code":"F2"}}`, f.writer, 201)
+		f.json("POST", "/digs/api/record/finds", `{"core":{"code":"F2"}}`, f.writer, 200)
 
 		// Reactivation: the old data is back.
 		f.activate("finds", "labels")
@@ -143,7 +143,7 @@ func TestRequiredHookDownRefusesSaves(t *testing.T) {
 		})
 		f.activate("finds", "labels")
 		f.activate("finds", "samples")
-		f.json("POST", "/digs/api/record/finds", `{"core":{"code":"F1","label":"a"}}`, f.writer, 201)
+		f.json("POST", "/digs/api/record/finds", `{"core":{"code":"F1","label":"a"}}`, f.writer, 200)
 		start := time.Now()
 		if status, code := f.code("POST", "/digs/api/record/finds", `{"core":{"code":"F2","label":"slow"}}`, f.writer); status != 503 || code != "plugin_unavailable" {
 			t.Errorf("slow hook: %d %s", status, code)
@@ -187,9 +187,9 @@ func TestFilterOperators(t *testing.T) {
 		f := newFixture(t, e, pluginDir(t, "testplug"), func(o *pluginhost.Options) { o.MinBackoff, o.MaxBackoff = time.Minute, time.Minute })
 		f.activate("finds", "labels")
 		for i, l := range []string{"a", "bb", "cc", "ddd"} {
-			f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":"F%d","label":%q}}`, i, l), f.writer, 201)
+			f.json("POST", "/digs/api/record/finds", fmt.Sprintf(`{"core":{"code":"F%d","label":%q}}`, i, l), f.writer, 200)
 		}
-		f.json("POST", "/digs/api/record/other", `{"core":{"code":"O1","label":"bb"}}`, f.writer, 201)
+		f.json("POST", "/digs/api/record/other", `{"core":{"code":"O1","label":"bb"}}`, f.writer, 200)
 		list := func(table, filter string) (int, []string) {
 			rec := f.do("POST", "/digs/api/records/"+table, `{"filter":`+filter+`,"sort_field":"code"}`, f.reader)
 			var codes []string
@@ -267,7 +267,7 @@ func TestActivationRouteDoesNotShadowConfigRoutes(t *testing.T) {
 			code              string
 		}{
 			{"GET", cfg + "/fields", "", 200, ""},
-			{"POST", cfg + "/field", `{"name":"weight","label":"Weight","type":"text"}`, 201, "field_created"},
+			{"POST", cfg + "/field", `{"name":"weight","label":"Weight","type":"text"}`, 200, "field_created"},
 			{"GET", cfg + "/indexes", "", 200, ""},
 			{"GET", cfg + "/validation", "", 200, ""},
 			{"POST", cfg + "/fields/sort", `{"sort":["weight","code"]}`, 200, ""},

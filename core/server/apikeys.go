@@ -59,7 +59,7 @@ func (s *Server) handleCreateAPIKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"id": k.ID, "label": k.Label, "privilege": k.Privilege, "key": plain})
+	success(c, http.StatusOK, gin.H{"id": k.ID, "label": k.Label, "privilege": k.Privilege, "key": plain})
 }
 
 // POST /api-key/{id}/revoke — the key is refused from the next request on.

@@ -74,7 +74,7 @@ func (s *Server) handleConfigAddField(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "field_created", "field": viewField(f)})
+	success(c, http.StatusOK, gin.H{"code": "field_created", "field": viewField(f)})
 }
 
 // PUT /config/table/{tb}/field/{fld} — the settings sent change.

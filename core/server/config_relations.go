@@ -36,7 +36,7 @@ func (s *Server) handleConfigAddRelation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "relation_created", "relation": r, "enforced": r.Enforced})
+	success(c, http.StatusOK, gin.H{"code": "relation_created", "relation": r, "enforced": r.Enforced})
 }
 
 // PUT /config/relations/{id} — the keys sent change.
@@ -96,7 +96,7 @@ func (s *Server) handleConfigCreateIndex(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "index_created", "index": ix})
+	success(c, http.StatusOK, gin.H{"code": "index_created", "index": ix})
 }
 
 // DELETE /config/table/{tb}/indexes/{name}

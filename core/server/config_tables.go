@@ -116,7 +116,7 @@ func (s *Server) handleConfigCreateTable(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "table_created", "table": viewTable(t)})
+	success(c, http.StatusOK, gin.H{"code": "table_created", "table": viewTable(t)})
 }
 
 // POST /config/tables/sort — {sort:[every table name, in order]}

@@ -73,7 +73,7 @@ func (s *Server) handleNewApp(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "ok_app_created", "app": summary})
+	success(c, http.StatusOK, gin.H{"code": "ok_app_created", "app": summary})
 }
 
 // GET /api/auth/apps — the applications a client may sign in to.

@@ -36,7 +36,7 @@ func TestCreateAppThenListIt(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		inst := testenv.NewInstance(t, e)
-		testenv.Scenario{Method: "POST", URL: "/api/new-app", Body: newAppBody("pompeii"), ExpectedStatus: 201,
+		testenv.Scenario{Method: "POST", URL: "/api/new-app", Body: newAppBody("pompeii"), ExpectedStatus: 200,
 			ExpectedContent:    []string{`"code":"ok_app_created"`, `"name":"pompeii"`, `"db":"pompeii"`, `"definition":"Pompeii Regio VI"`, `"upgrade":null`, `"oauth":[]`},
 			NotExpectedContent: []string{"password", "secret"},
 		}.Run(t, inst.Server)

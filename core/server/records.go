@@ -251,7 +251,7 @@ func (s *Server) handleSave(c *gin.Context) {
 		return
 	}
 	if created {
-		success(c, http.StatusCreated, gin.H{"code": "success_created", "id": id})
+		success(c, http.StatusOK, gin.H{"code": "success_created", "id": id})
 		return
 	}
 	success(c, http.StatusOK, gin.H{"code": "success_saved", "id": id})
@@ -311,7 +311,7 @@ func (s *Server) handleDuplicate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "success_duplicated", "id": newID})
+	success(c, http.StatusOK, gin.H{"code": "success_duplicated", "id": newID})
 }
 
 // DELETE /record/{tb}/{id}/plugins — every plugin row of the record.

@@ -52,7 +52,7 @@ func (s *Server) handleAddRelation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "ok_relation_add", "id": id})
+	success(c, http.StatusOK, gin.H{"code": "ok_relation_add", "id": id})
 }
 
 // DELETE /rs/{id} — remove a stratigraphic relation.
@@ -136,7 +136,7 @@ func (s *Server) handleAddManualLink(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusCreated, gin.H{"code": "all_links_saved", "link": gin.H{"id": id}})
+	success(c, http.StatusOK, gin.H{"code": "all_links_saved", "link": gin.H{"id": id}})
 }
 
 // DELETE /manual-link/{id}

@@ -88,7 +88,7 @@ func (f *digFixture) do(t *testing.T, who, method, url, body string) (int, map[s
 func (f *digFixture) create(t *testing.T, who, tb, core string) int64 {
 	t.Helper()
 	code, m := f.do(t, who, "POST", "/dig/api/record/"+tb, `{"core":`+core+`}`)
-	if code != 201 {
+	if code != 200 {
 		t.Fatalf("create %s %s: %d %v", tb, core, code, m)
 	}
 	return int64(m["id"].(float64))
@@ -139,7 +139,7 @@ func TestRecordSaveAndValidation(t *testing.T) {
 		code, m := f.do(t, f.writer, "POST", url, fmt.Sprintf(`{"core":{"id":999,"creator":1,"label":"amph","weight":"12.5","complete":1,
 			"notes":"**big** <script>alert(1)</script>","inv":"INV-7","unit":"%d","checked":true},
 			"plugins":{"finds_samples":[{"_isNew":true,"fields":{"lab":"OxA","bp":"3200"}},{"fields":{"lab":"Beta","bp":2900}}]}}`, unit))
-		if code != 201 || m["code"] != "success_created" {
+		if code != 200 || m["code"] != "success_created" {
 			t.Fatalf("create: %d %v", code, m)
 		}
 		id := int64(m["id"].(float64))
@@ -349,12 +349,12 @@ func TestDuplicateAndDeletePlugins(t *testing.T) {
 			t.Fatalf("duplicate of a required unique field: %d %v", code, m)
 		}
 		code, m := f.do(t, f.writer, "POST", "/dig/api/record/finds", `{"core":{"label":"pot","weight":3},"plugins":{"finds_samples":[{"fields":{"lab":"A"}},{"fields":{"lab":"B"}}]}}`)
-		if code != 201 {
+		if code != 200 {
 			t.Fatal(m)
 		}
 		find := int64(m["id"].(float64))
 		code, m = f.do(t, f.self, "POST", fmt.Sprintf("/dig/api/record/finds/%d/duplicate", find), "")
-		if code != 201 || m["code"] != "success_duplicated" {
+		if code != 200 || m["code"] != "success_duplicated" {
 			t.Fatalf("duplicate: %d %v", code, m)
 		}
 		dup := int64(m["id"].(float64))
@@ -392,7 +392,7 @@ func TestAnotherAppsIDs(t *testing.T) {
 		var otherIDs []int64
 		for i := 0; i < 5; i++ {
 			code, m := f.do(t, otherTok, "POST", "/other/api/record/sites", `{"core":{"name":"secret"}}`)
-			if code != 201 {
+			if code != 200 {
 				t.Fatal(m)
 			}
 			otherIDs = append(otherIDs, int64(m["id"].(float64)))

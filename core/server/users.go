@@ -170,7 +170,7 @@ func (s *Server) handleSaveUser(c *gin.Context) {
 	}
 	status := http.StatusOK
 	if created {
-		status = http.StatusCreated
+		status = http.StatusOK
 	}
 	success(c, status, gin.H{"code": "user_data_saved", "id": id})
 }
