@@ -64,7 +64,7 @@ func Catalog(ctx context.Context, db *store.DB, now time.Time) error {
 			{Name: "trench", Label: "Trench", Type: "select", IDFromTb: "trenches", Required: true},
 			{Name: "type", Label: "Type", Type: "select"},
 			{Name: "description", Label: "Description", Type: "long_text"},
-		}, schema.TableConfig{IDField: schema.Set("code"), RS: schema.Set(true)}},
+		}, schema.TableConfig{IDField: schema.Set("code"), RS: schema.RSOn(true)}},
 		{schema.TableDef{Name: "finds", Label: "Finds"}, []fdef{
 			{Name: "label", Label: "Inventory number", Required: true, Unique: true},
 			{Name: "unit", Label: "Unit", Type: "select", IDFromTb: "units", Required: true},

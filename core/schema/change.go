@@ -73,8 +73,8 @@ func lockCatalog(ctx context.Context, tx *store.DB) error {
 // renames and cascades rewrite.
 func saveTableSettings(ctx context.Context, tx *store.DB, t *Table, now time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE `+tx.Sys("tables")+` SET id_field = ?, preview = ?, chrono_density_path = ?,
-		backlinks = ?, updated_at = ? WHERE id = ?`, nullable(t.IDField), mustJSON(nonNil(t.Preview)),
-		mustJSON(nonNil(t.ChronoDensityPath)), mustJSON(nonNil(t.Backlinks)), now, t.ID)
+		backlinks = ?, extra = ?, updated_at = ? WHERE id = ?`, nullable(t.IDField), mustJSON(nonNil(t.Preview)),
+		mustJSON(nonNil(t.ChronoDensityPath)), mustJSON(nonNil(t.Backlinks)), t.extraJSON(), now, t.ID)
 	if err != nil {
 		return fmt.Errorf("update table %s: %w", t.Name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // TableDef is the input of CreateTable.
@@ -57,14 +58,17 @@ func CreateTable(ctx context.Context, db *store.DB, def TableDef, now time.Time)
 			return ErrTableExists.With("detail", "a table of that name exists outside the catalog")
 		}
 		var parent *Table
-		if def.IsPlugin || def.PluginOf != "" {
+		if def.PluginOf != "" {
 			p, ok := cat.Table(def.PluginOf)
 			if !ok || p.IsPlugin {
 				return ErrInvalidPluginOf
 			}
 			parent, def.IsPlugin = p, true
 		}
-		row := tableRow{Name: def.Name, Label: def.Label, Sort: len(cat.Tables), Preview: "[]",
+		// A plugin table without plugin_of is created detached, as
+		// BraDypUS clients do; PUT /config/table/{tb} with plugin_of
+		// attaches it (AttachPluginTable).
+		row := tableRow{Name: def.Name, Label: def.Label, Sort: len(cat.Tables), Preview: "[]", Extra: "{}",
 			ChronoDensityPath: "[]", Backlinks: "[]", IsPlugin: def.IsPlugin, PluginOf: nullable(def.PluginOf),
 			Feature: nullable(def.Feature), CreatedAt: now, UpdatedAt: now}
 		if err := tx.Gorm.WithContext(ctx).Table(tx.GormSys("tables")).Create(&row).Error; err != nil {
@@ -120,6 +124,10 @@ type FieldDef struct {
 	DefValue        string   `json:"def_value"`
 	Help            string   `json:"help"`
 	Disabled        bool     `json:"disabled"`
+	// Check and Dic are BraDypUS's validation list and inline values
+	// (legacy.go): read into the settings above, kept for reading back.
+	Check wire.List `json:"check"`
+	Dic   wire.List `json:"dic"`
 	// Feature marks a column added by a plugin feature; only
 	// ActivateFeature sets it, never a client.
 	Feature string `json:"-"`
@@ -131,6 +139,9 @@ var reservedColumns = []string{ColID, ColCreator, ColIDLink}
 // checkFieldDef validates def against the catalog and fills defaults.
 func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 	def.Name = strings.TrimSpace(def.Name)
+	if err := def.normalizeLegacy(); err != nil {
+		return nil, err
+	}
 	if def.Name == "" {
 		return nil, ErrParameterMissing.With("parameter", "name")
 	}
@@ -202,6 +213,7 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 	if def.Disabled {
 		extra["disabled"] = true
 	}
+	def.legacyExtra(extra)
 	return &Field{
 		TableID: t.ID, Name: def.Name, Label: label, Type: ft, DBType: dbt, Sort: len(t.Fields),
 		Readonly: def.Readonly || def.Disabled, Hide: def.Hide, VocabularySet: def.VocabularySet,

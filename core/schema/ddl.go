@@ -41,9 +41,12 @@ func createTableSQL(db *store.DB, t *Table, parent *Table) []string {
 		id, ref = `"id" bigserial PRIMARY KEY`, `bigint`
 	}
 	if t.IsPlugin {
+		link := `"id_link" ` + ref + ` NOT NULL`
+		if parent != nil {
+			link += ` REFERENCES ` + db.Qualify(parent.Name) + ` ("id") ON DELETE CASCADE`
+		}
 		return []string{
-			`CREATE TABLE ` + q + ` (` + id + `, "id_link" ` + ref + ` NOT NULL REFERENCES ` +
-				db.Qualify(parent.Name) + ` ("id") ON DELETE CASCADE)`,
+			`CREATE TABLE ` + q + ` (` + id + `, ` + link + `)`,
 			`CREATE INDEX ` + indexName(db, t, "link") + ` ON ` + q + ` ("id_link")`,
 		}
 	}
@@ -78,4 +81,17 @@ func indexName(db *store.DB, t *Table, what string) string {
 
 func fieldIndexName(db *store.DB, f *Field) string {
 	return db.Engine.Quote(fmt.Sprintf("ix_%d_f%d", f.TableID, f.ID))
+}
+
+// attachPluginSQL makes a detached plugin table's id_link reference its
+// new parent. PostgreSQL adds the constraint; SQLite cannot add one
+// without rebuilding the table, and records delete plugin rows with their
+// parent themselves (records.Delete), so nothing is needed there.
+func attachPluginSQL(db *store.DB, t, parent *Table) []string {
+	if db.Engine != store.Postgres {
+		return nil
+	}
+	return []string{`ALTER TABLE ` + db.Qualify(t.Name) + ` ADD CONSTRAINT ` +
+		db.Engine.Quote("fk_"+strconv.FormatInt(t.ID, 10)+"_link") + ` FOREIGN KEY ("id_link") REFERENCES ` +
+		db.Qualify(parent.Name) + ` ("id") ON DELETE CASCADE`}
 }

@@ -79,8 +79,8 @@ func TestRenameField(t *testing.T) {
 			{"invalid", "sites", "title", "Bad Name", "invalid_field_name"},
 			{"reserved", "sites", "title", "creator", "invalid_field_name"},
 			{"system prefix", "sites", "title", "sys_x", "invalid_field_name"},
-			{"taken", "sites", "title", "region", "field_already_exists"},
-			{"itself", "sites", "title", "title", "field_already_exists"},
+			{"taken", "sites", "title", "region", "fld_already_available"},
+			{"itself", "sites", "title", "title", "fld_already_available"},
 			{"plugin link", "finds_radiocarbon", "lab", "id_link", "invalid_field_name"},
 		}
 		for _, c := range cases {

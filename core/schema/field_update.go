@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // FieldUpdate is the body of PUT /config/table/{tb}/field/{fld}: only keys
@@ -16,24 +17,26 @@ import (
 // longer a select drops vocabulary_set, get_values_from_tb and id_from_tb.
 // The name is changed by RenameField, never here.
 type FieldUpdate struct {
-	Label           Patch[string]   `json:"label"`
-	Type            Patch[string]   `json:"type"`
-	DBType          Patch[string]   `json:"db_type"`
-	Readonly        Patch[bool]     `json:"readonly"`
-	Hide            Patch[bool]     `json:"hide"`
-	VocabularySet   Patch[string]   `json:"vocabulary_set"`
-	GetValuesFromTb Patch[string]   `json:"get_values_from_tb"`
-	IDFromTb        Patch[string]   `json:"id_from_tb"`
-	Widget          Patch[string]   `json:"widget"`
-	Required        Patch[bool]     `json:"required"`
-	Unique          Patch[bool]     `json:"unique"`
-	Min             Patch[*float64] `json:"min"`
-	Max             Patch[*float64] `json:"max"`
-	MaxLength       Patch[*int]     `json:"max_length"`
-	Pattern         Patch[string]   `json:"pattern"`
-	DefValue        Patch[string]   `json:"def_value"`
-	Help            Patch[string]   `json:"help"`
-	Disabled        Patch[bool]     `json:"disabled"`
+	Label           Patch[string]    `json:"label"`
+	Type            Patch[string]    `json:"type"`
+	DBType          Patch[string]    `json:"db_type"`
+	Readonly        Patch[bool]      `json:"readonly"`
+	Hide            Patch[bool]      `json:"hide"`
+	VocabularySet   Patch[string]    `json:"vocabulary_set"`
+	GetValuesFromTb Patch[string]    `json:"get_values_from_tb"`
+	IDFromTb        Patch[string]    `json:"id_from_tb"`
+	Widget          Patch[string]    `json:"widget"`
+	Required        Patch[bool]      `json:"required"`
+	Unique          Patch[bool]      `json:"unique"`
+	Min             Patch[*float64]  `json:"min"`
+	Max             Patch[*float64]  `json:"max"`
+	MaxLength       Patch[*int]      `json:"max_length"`
+	Pattern         Patch[string]    `json:"pattern"`
+	DefValue        Patch[string]    `json:"def_value"`
+	Help            Patch[string]    `json:"help"`
+	Disabled        Patch[bool]      `json:"disabled"`
+	Check           Patch[wire.List] `json:"check"`
+	Dic             Patch[wire.List] `json:"dic"`
 }
 
 // defOf is the FieldDef that would create f as it is now.
@@ -44,6 +47,7 @@ func defOf(f *Field) FieldDef {
 		Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb, IDFromTb: f.IDFromTb,
 		Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max, MaxLength: f.MaxLength,
 		Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
+		Check: stringsOf(f.Extra["check"]), Dic: f.Dic(),
 	}
 }
 
@@ -73,6 +77,8 @@ func (in *FieldUpdate) applyTo(def *FieldDef) {
 	in.DefValue.apply(&def.DefValue)
 	in.Help.apply(&def.Help)
 	in.Disabled.apply(&def.Disabled)
+	in.Check.apply(&def.Check)
+	in.Dic.apply(&def.Dic)
 	// A field that stops being a select drops the value source it had,
 	// unless the body names one (which checkFieldDef then refuses).
 	if !FieldType(def.Type).IsSelect() {
@@ -115,6 +121,7 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 			return err
 		}
 		nf.ID, nf.Sort, nf.Extra = f.ID, f.Sort, maps.Clone(f.Extra)
+		def.legacyExtra(nf.Extra)
 		delete(nf.Extra, "disabled")
 		if def.Disabled {
 			nf.Extra["disabled"] = true

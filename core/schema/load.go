@@ -28,6 +28,7 @@ type tableRow struct {
 	IsPlugin          bool
 	PluginOf          *string
 	Feature           *string
+	Extra             string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 }
@@ -91,13 +92,25 @@ func mustJSON(v any) string {
 }
 
 func (r *tableRow) toTable() *Table {
-	return &Table{
+	return (&Table{
 		ID: r.ID, Name: r.Name, Label: r.Label, Sort: r.Sort, IDField: deref(r.IDField),
 		Preview: jsonList(r.Preview), RS: r.RS, Geodata: r.Geodata, RefMgr: r.RefMgr,
 		ChronoDensityPath: jsonList(r.ChronoDensityPath), Backlinks: jsonList(r.Backlinks),
 		IsPlugin: r.IsPlugin, PluginOf: deref(r.PluginOf), Feature: deref(r.Feature),
 		Features: map[string]FeatureState{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}).withExtra(r.Extra)
+}
+
+func (t *Table) withExtra(raw string) *Table {
+	var x tableExtra
+	if json.Unmarshal([]byte(raw), &x) == nil {
+		t.SortField, t.RSField, t.Links = x.SortField, x.RSField, x.Links
 	}
+	return t
+}
+
+func (t *Table) extraJSON() string {
+	return mustJSON(tableExtra{SortField: t.SortField, RSField: t.RSField, Links: t.Links})
 }
 
 func (r *fieldRow) toField() *Field {

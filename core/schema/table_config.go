@@ -2,12 +2,14 @@ package schema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // MaxChronoDensityPath is the depth limit of a chronology density path
@@ -15,17 +17,96 @@ import (
 const MaxChronoDensityPath = 8
 
 // TableConfig is the body of PUT /config/table/{tb}: only keys present
-// change. The name is changed by RenameTable, never here.
+// change. The name is changed by RenameTable, never here. Besides the
+// catalog's own keys it reads BraDypUS's: "order" as a field name (the
+// list's default sort; a number is the table's position), "rs" as a field
+// name, "zotero" for refmgr, "link", and "plugin_of"/"plugin" to attach
+// plugin tables created detached.
 type TableConfig struct {
-	Label             Patch[string]   `json:"label"`
-	Order             Patch[int]      `json:"order"`
-	IDField           Patch[string]   `json:"id_field"`
-	Preview           Patch[[]string] `json:"preview"`
-	RS                Patch[bool]     `json:"rs"`
-	Geodata           Patch[bool]     `json:"geodata"`
-	RefMgr            Patch[bool]     `json:"refmgr"`
-	ChronoDensityPath Patch[[]string] `json:"chrono_density_path"`
-	Backlinks         Patch[[]string] `json:"backlinks"`
+	Label             Patch[string]       `json:"label"`
+	Order             Patch[OrderSetting] `json:"order"`
+	Sort              Patch[int]          `json:"sort"`
+	IDField           Patch[string]       `json:"id_field"`
+	Preview           Patch[[]string]     `json:"preview"`
+	RS                Patch[RSSetting]    `json:"rs"`
+	Geodata           Patch[bool]         `json:"geodata"`
+	RefMgr            Patch[bool]         `json:"refmgr"`
+	Zotero            Patch[bool]         `json:"zotero"`
+	ChronoDensityPath Patch[[]string]     `json:"chrono_density_path"`
+	Backlinks         Patch[[]string]     `json:"backlinks"`
+	Links             Patch[[]TableLink]  `json:"link"`
+	PluginOf          Patch[string]       `json:"plugin_of"`
+	Plugin            Patch[wire.List]    `json:"plugin"`
+}
+
+// OrderSetting is "order": a number (or numeric text) moves the table in
+// the list of tables; a field name sets the records' default sort.
+type OrderSetting struct {
+	Position *int
+	Field    *string
+}
+
+// UnmarshalJSON reads either form.
+func (o *OrderSetting) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := wire.Decode(b, &v, wire.Options{ExactNumbers: true}); err != nil {
+		return err
+	}
+	*o = OrderSetting{}
+	if v == nil {
+		empty := ""
+		o.Field = &empty
+		return nil
+	}
+	n, err := wire.Int(v)
+	switch {
+	case err == nil:
+		p := int(n)
+		o.Position = &p
+	case errors.Is(err, wire.ErrEmpty):
+		empty := ""
+		o.Field = &empty
+	default:
+		s, err := wire.Text(v)
+		if err != nil {
+			return err
+		}
+		s = strings.TrimSpace(s)
+		o.Field = &s
+	}
+	return nil
+}
+
+// RSSetting is "rs": a flag, or the name of the field that labels the
+// table's units in stratigraphic relations (which also turns RS on).
+type RSSetting struct {
+	On    bool
+	Field string
+}
+
+// UnmarshalJSON reads either form.
+func (r *RSSetting) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := wire.Decode(b, &v, wire.Options{ExactNumbers: true}); err != nil {
+		return err
+	}
+	*r = RSSetting{}
+	if v == nil {
+		return nil
+	}
+	on, err := wire.Bool(v)
+	switch {
+	case err == nil:
+		r.On = on
+	case errors.Is(err, wire.ErrEmpty):
+	default:
+		s, err := wire.Text(v)
+		if err != nil {
+			return err
+		}
+		r.On, r.Field = true, strings.TrimSpace(s)
+	}
+	return nil
 }
 
 // PutTable changes the settings of a table. Each key sent is validated
@@ -37,6 +118,9 @@ func PutTable(ctx context.Context, db *store.DB, table string, in TableConfig, n
 		if !ok {
 			return ErrTableNotFound
 		}
+		if in.Zotero.Set && !in.RefMgr.Set {
+			in.RefMgr = in.Zotero
+		}
 		if err := checkTableConfig(st, t, &in); err != nil {
 			return err
 		}
@@ -45,14 +129,23 @@ func PutTable(ctx context.Context, db *store.DB, table string, in TableConfig, n
 		if strings.TrimSpace(nt.Label) == "" {
 			nt.Label = nt.Name
 		}
-		in.Order.apply(&nt.Sort)
+		if in.Order.Set && in.Order.Value.Position != nil {
+			nt.Sort = *in.Order.Value.Position
+		}
+		if in.Order.Set && in.Order.Value.Field != nil {
+			nt.SortField = *in.Order.Value.Field
+		}
+		in.Sort.apply(&nt.Sort)
 		in.IDField.apply(&nt.IDField)
 		in.Preview.apply(&nt.Preview)
-		in.RS.apply(&nt.RS)
+		if in.RS.Set {
+			nt.RS, nt.RSField = in.RS.Value.On, in.RS.Value.Field
+		}
 		in.Geodata.apply(&nt.Geodata)
 		in.RefMgr.apply(&nt.RefMgr)
 		in.ChronoDensityPath.apply(&nt.ChronoDensityPath)
 		in.Backlinks.apply(&nt.Backlinks)
+		in.Links.apply(&nt.Links)
 		nt.UpdatedAt = now
 		_, err := tx.Exec(ctx, `UPDATE `+tx.Sys("tables")+` SET label = ?, sort = ?, rs = ?, geodata = ?, refmgr = ?
 			WHERE id = ?`, nt.Label, nt.Sort, nt.RS, nt.Geodata, nt.RefMgr, nt.ID)
@@ -62,10 +155,37 @@ func PutTable(ctx context.Context, db *store.DB, table string, in TableConfig, n
 		if err := saveTableSettings(ctx, tx, &nt, now); err != nil {
 			return err
 		}
+		if in.PluginOf.Set && strings.TrimSpace(in.PluginOf.Value) != "" && nt.IsPlugin && nt.PluginOf == "" {
+			if err := attachPlugin(ctx, tx, st, &nt, strings.TrimSpace(in.PluginOf.Value), now); err != nil {
+				return err
+			}
+		}
+		if in.Plugin.Set {
+			for _, name := range in.Plugin.Value {
+				if c, ok := st.cat.Table(name); ok && c.IsPlugin && c.PluginOf == "" {
+					if err := attachPlugin(ctx, tx, st, c, nt.Name, now); err != nil {
+						return err
+					}
+				}
+			}
+		}
 		out = &nt
 		return nil
 	})
 	return out, err
+}
+
+// attachPlugin makes detached plugin table t a plugin table of parent.
+func attachPlugin(ctx context.Context, tx *store.DB, st *state, t *Table, parent string, now time.Time) error {
+	p, ok := st.cat.Table(parent)
+	if !ok || p.IsPlugin || p.Name == t.Name {
+		return ErrInvalidPluginOf
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+tx.Sys("tables")+` SET plugin_of = ?, updated_at = ? WHERE id = ?`, parent, now, t.ID); err != nil {
+		return fmt.Errorf("attach plugin table %s: %w", t.Name, err)
+	}
+	t.PluginOf = parent
+	return execAll(ctx, tx, "attach plugin table "+t.Name, attachPluginSQL(tx, t, p)...)
 }
 
 func badConfig(param, detail string) error {
@@ -80,16 +200,62 @@ func checkTableConfig(st *state, t *Table, in *TableConfig) error {
 		for _, p := range []struct {
 			name string
 			on   bool
-		}{{"rs", in.RS.Value}, {"geodata", in.Geodata.Value}, {"refmgr", in.RefMgr.Value},
+		}{{"rs", in.RS.Value.On}, {"geodata", in.Geodata.Value}, {"refmgr", in.RefMgr.Value},
 			{"chrono_density_path", len(in.ChronoDensityPath.Value) > 0}, {"backlinks", len(in.Backlinks.Value) > 0}} {
 			if p.on {
 				return badConfig(p.name, "a plugin table takes no "+p.name)
 			}
 		}
 	}
-	if in.IDField.Set && in.IDField.Value != "" {
+	if in.IDField.Set && in.IDField.Value != "" && in.IDField.Value != ColID {
 		if _, ok := t.Field(in.IDField.Value); !ok {
 			return badConfig("id_field", "id_field must name a field of the table")
+		}
+	}
+	if in.Order.Set && in.Order.Value.Field != nil {
+		if f := *in.Order.Value.Field; f != "" && f != ColID {
+			if _, ok := t.Field(f); !ok {
+				return badConfig("order", "order must name a field of the table (the records' default sort) or be the table's position")
+			}
+		}
+	}
+	if in.RS.Set && in.RS.Value.Field != "" {
+		if _, ok := t.Field(in.RS.Value.Field); !ok && in.RS.Value.Field != ColID {
+			return badConfig("rs", "rs is true, false, or the name of a field of the table")
+		}
+	}
+	if in.Links.Set {
+		for _, l := range in.Links.Value {
+			other, ok := st.cat.Table(l.OtherTb)
+			if !ok {
+				return badConfig("link", fmt.Sprintf("%q names no table", l.OtherTb))
+			}
+			for _, p := range l.Fld {
+				if _, ok := t.Field(p.My); !ok && p.My != ColID {
+					return badConfig("link", fmt.Sprintf("%q is not a field of %q", p.My, t.Name))
+				}
+				if _, ok := other.Field(p.Other); !ok && p.Other != ColID {
+					return badConfig("link", fmt.Sprintf("%q is not a field of %q", p.Other, other.Name))
+				}
+			}
+		}
+	}
+	if in.PluginOf.Set {
+		v := strings.TrimSpace(in.PluginOf.Value)
+		switch {
+		case v == "" || v == t.PluginOf:
+		case !t.IsPlugin:
+			return badConfig("plugin_of", "only a plugin table has a parent table")
+		case t.PluginOf != "":
+			return badConfig("plugin_of", "a plugin table's parent cannot change")
+		}
+	}
+	if in.Plugin.Set {
+		for _, name := range in.Plugin.Value {
+			c, ok := st.cat.Table(name)
+			if !ok || !c.IsPlugin || (c.PluginOf != "" && c.PluginOf != t.Name) {
+				return badConfig("plugin", fmt.Sprintf("%q is not a plugin table of %q", name, t.Name))
+			}
 		}
 	}
 	if in.Preview.Set {
@@ -257,3 +423,10 @@ func checkPermutation(all, names []string) error {
 	}
 	return err
 }
+
+// RSOn is the Patch that turns RS on or off, for callers building a
+// TableConfig in Go.
+func RSOn(on bool) Patch[RSSetting] { return Set(RSSetting{On: on}) }
+
+// Position is the Patch that moves a table to position n.
+func Position(n int) Patch[OrderSetting] { return Set(OrderSetting{Position: &n}) }

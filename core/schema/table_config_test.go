@@ -25,8 +25,8 @@ func TestPutTable(t *testing.T) {
 		}
 		v0 := fx.catalog(t).Version
 		got, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{
-			Label: schema.Set("Excavation sites"), Order: schema.Set(7), IDField: schema.Set("code"),
-			Preview: schema.Set([]string{"name", "code"}), RS: schema.Set(true), Geodata: schema.Set(true),
+			Label: schema.Set("Excavation sites"), Order: schema.Position(7), IDField: schema.Set("code"),
+			Preview: schema.Set([]string{"name", "code"}), RS: schema.RSOn(true), Geodata: schema.Set(true),
 			RefMgr:            schema.Set(true),
 			ChronoDensityPath: schema.Set([]string{"finds", "finds_radiocarbon"}),
 			Backlinks:         schema.Set([]string{"people:people:home", "finds:finds:site_ref", "finds:finds:site"}),
@@ -45,7 +45,7 @@ func TestPutTable(t *testing.T) {
 		}
 		// Keys not sent stay; an empty label falls back to the name; null
 		// clears a list.
-		if _, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{Label: schema.Set(""), Backlinks: schema.Set[[]string](nil), RS: schema.Set(false)}, fx.now); err != nil {
+		if _, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{Label: schema.Set(""), Backlinks: schema.Set[[]string](nil), RS: schema.RSOn(false)}, fx.now); err != nil {
 			t.Fatal(err)
 		}
 		sites = fx.table(t, "sites")
@@ -60,7 +60,7 @@ func TestPutTable(t *testing.T) {
 		}{
 			{"unknown table", "nowhere", "table_not_found", schema.TableConfig{Label: schema.Set("x")}},
 			{"id_field not a field", "sites", "invalid_table_config", schema.TableConfig{IDField: schema.Set("nothing")}},
-			{"id_field a system column", "sites", "invalid_table_config", schema.TableConfig{IDField: schema.Set("id")}},
+			{"id_field a system column", "sites", "invalid_table_config", schema.TableConfig{IDField: schema.Set("creator")}},
 			{"preview unknown field", "sites", "invalid_table_config", schema.TableConfig{Preview: schema.Set([]string{"name", "nothing"})}},
 			{"preview twice", "sites", "invalid_table_config", schema.TableConfig{Preview: schema.Set([]string{"name", "name"})}},
 			{"chrono path with the root", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"sites", "finds"})}},
@@ -76,7 +76,7 @@ func TestPutTable(t *testing.T) {
 			{"backlink column not a reference", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:finds:label"})}},
 			{"backlink to another table", "people", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:finds:site"})}},
 			{"backlink twice", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:finds:site", "finds:finds:site"})}},
-			{"plugin table rs", "finds_radiocarbon", "invalid_table_config", schema.TableConfig{RS: schema.Set(true)}},
+			{"plugin table rs", "finds_radiocarbon", "invalid_table_config", schema.TableConfig{RS: schema.RSOn(true)}},
 			{"plugin table geodata", "finds_radiocarbon", "invalid_table_config", schema.TableConfig{Geodata: schema.Set(true)}},
 			{"plugin table backlinks", "finds_radiocarbon", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:finds:site"})}},
 		}
@@ -87,7 +87,7 @@ func TestPutTable(t *testing.T) {
 			})
 		}
 		// A plugin table takes a label, an id_field and a preview.
-		if _, err := schema.PutTable(ctx, fx.db, "finds_radiocarbon", schema.TableConfig{Label: schema.Set("C14"), Preview: schema.Set([]string{"lab"}), RS: schema.Set(false)}, fx.now); err != nil {
+		if _, err := schema.PutTable(ctx, fx.db, "finds_radiocarbon", schema.TableConfig{Label: schema.Set("C14"), Preview: schema.Set([]string{"lab"}), RS: schema.RSOn(false)}, fx.now); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -92,8 +92,13 @@ type Table struct {
 	ChronoDensityPath []string
 	Backlinks         []string // "refTb:viaTb:fkCol"
 	IsPlugin          bool
-	PluginOf          string // parent table of a plugin table
-	Feature           string // the plugin feature that created this child table ("" otherwise)
+	PluginOf          string // parent table of a plugin table ("" while a BraDypUS client has not attached it yet)
+	// SortField, RSField and Links are BraDypUS table settings (legacy
+	// table config: "order", "rs" as a field name, "link").
+	SortField string
+	RSField   string
+	Links     []TableLink
+	Feature   string // the plugin feature that created this child table ("" otherwise)
 	// Features are the plugin features ever activated on this table, by
 	// name; inactive ones keep their columns and child table, hidden.
 	Features  map[string]FeatureState
@@ -101,6 +106,26 @@ type Table struct {
 	UpdatedAt time.Time
 
 	Fields []*Field // in display order
+}
+
+// TableLink is a declared link to another table (BraDypUS "link"): the
+// pairs of this table's field and the other table's field that match.
+type TableLink struct {
+	OtherTb string          `json:"other_tb"`
+	Fld     []TableLinkPair `json:"fld"`
+}
+
+// TableLinkPair is one matching pair of a TableLink.
+type TableLinkPair struct {
+	My    string `json:"my"`
+	Other string `json:"other"`
+}
+
+// tableExtra is the stored form of the legacy settings (sys_tables.extra).
+type tableExtra struct {
+	SortField string      `json:"order,omitempty"`
+	RSField   string      `json:"rs,omitempty"`
+	Links     []TableLink `json:"link,omitempty"`
 }
 
 // Field is a column of a user table with its configuration.

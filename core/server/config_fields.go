@@ -33,6 +33,8 @@ type fieldView struct {
 	Help            string                `json:"help"`
 	Disabled        bool                  `json:"disabled"`
 	OptionsSource   *schema.OptionsSource `json:"options_source"`
+	Check           []string              `json:"check"`
+	Dic             []string              `json:"dic"`
 }
 
 func viewField(f *schema.Field) fieldView {
@@ -41,7 +43,7 @@ func viewField(f *schema.Field) fieldView {
 		Readonly: f.Readonly, Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb,
 		IDFromTb: f.IDFromTb, Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max,
 		MaxLength: f.MaxLength, Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
-		OptionsSource: f.OptionsSource()}
+		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic()}
 }
 
 func viewFields(fields []*schema.Field) []fieldView {
@@ -54,12 +56,14 @@ func viewFields(fields []*schema.Field) []fieldView {
 
 // GET /config/table/{tb}/fields
 func (s *Server) handleConfigListFields(c *gin.Context) {
-	t, err := configTable(c)
+	_, t, err := configTable(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"fields": viewFields(t.Fields)})
+	// "fields" maps names to labels, as BraDypUS clients read it; "data"
+	// has every field's configuration, in order.
+	success(c, http.StatusOK, gin.H{"fields": fieldLabels(t), "data": viewFields(t.Fields)})
 }
 
 // POST /config/table/{tb}/field — body: schema.FieldDef.

@@ -9,11 +9,11 @@ import (
 	"github.com/strata-archaeo/strata/core/testenv"
 )
 
-// fieldsByName decodes the fields array of a response.
+// fieldsByName decodes the data array (every field configuration) of a response.
 func fieldsByName(t *testing.T, body map[string]any) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
-	for _, f := range body["fields"].([]any) {
+	for _, f := range body["data"].([]any) {
 		m := f.(map[string]any)
 		out[m["name"].(string)] = m
 	}
@@ -84,14 +84,14 @@ func TestConfigFields(t *testing.T) {
 			refusal("PUT", "/config/table/finds/field/nothing", `{"label":"x"}`, 404, "field_not_found"),
 			refusal("DELETE", "/config/table/finds/field/nothing", "", 404, "field_not_found"),
 			refusal("PATCH", "/config/table/finds/field/nothing", `{"new_name":"x"}`, 404, "field_not_found"),
-			refusal("POST", "/config/table/finds/field", `{"name":"label"}`, 409, "field_already_exists"),
+			refusal("POST", "/config/table/finds/field", `{"name":"label"}`, 409, "fld_already_available"),
 			refusal("POST", "/config/table/finds/field", `{"name":"id"}`, 400, "invalid_field_name"),
 			refusal("POST", "/config/table/finds/field", `{"name":"x","type":"blob"}`, 400, "invalid_field_type"),
 			refusal("POST", "/config/table/finds/field", `{"name":"x","type":"text","vocabulary_set":"v"}`, 400, "invalid_field_parameter"),
 			refusal("PUT", "/config/table/finds/field/label", `{"db_type":"int"}`, 400, "conversion_failed", `"count":2`, `"ids":[1,2]`),
 			refusal("PUT", "/config/table/finds/field/label", `{"min":"low"}`, 400, "invalid_json"),
 			refusal("PUT", "/config/table/finds/field/site_ref", `{"db_type":"text"}`, 409, "field_in_use"),
-			refusal("PATCH", "/config/table/finds/field/label", `{"new_name":"weight"}`, 409, "field_already_exists"),
+			refusal("PATCH", "/config/table/finds/field/label", `{"new_name":"weight"}`, 409, "fld_already_available"),
 			refusal("PATCH", "/config/table/finds/field/label", `{"new_name":"creator"}`, 400, "invalid_field_name"),
 			refusal("DELETE", "/config/table/finds/field/site_ref", "", 409, "field_in_use", `"kind":"relation"`),
 			refusal("DELETE", "/config/table/sites/field/title", "", 409, "field_in_use", `"kind":"values_from"`),

@@ -21,20 +21,32 @@ type tableSummary struct {
 	PluginOf *string `json:"plugin_of"`
 }
 
-// tableView is a table's configuration (CONTRACT §6).
+// tableView is a table's configuration (CONTRACT §6) in the shape BraDypUS
+// clients read: "order" is the records' default sort field and "sort" the
+// table's position; "rs" is the field that labels units in relations when
+// one is set (else a flag); "plugin" lists its plugin tables; "fields" maps
+// each field's name to its configuration.
 type tableView struct {
-	Name              string   `json:"name"`
-	Label             string   `json:"label"`
-	Order             int      `json:"order"`
-	IDField           string   `json:"id_field"`
-	Preview           []string `json:"preview"`
-	RS                bool     `json:"rs"`
-	Geodata           bool     `json:"geodata"`
-	RefMgr            bool     `json:"refmgr"`
-	ChronoDensityPath []string `json:"chrono_density_path"`
-	Backlinks         []string `json:"backlinks"`
-	IsPlugin          bool     `json:"is_plugin"`
-	PluginOf          *string  `json:"plugin_of"`
+	Name              string               `json:"name"`
+	Label             string               `json:"label"`
+	Order             string               `json:"order"`
+	Sort              int                  `json:"sort"`
+	IDField           string               `json:"id_field"`
+	Preview           []string             `json:"preview"`
+	RS                any                  `json:"rs"`
+	Geodata           bool                 `json:"geodata"`
+	RefMgr            bool                 `json:"refmgr"`
+	ChronoDensityPath []string             `json:"chrono_density_path"`
+	Backlinks         []string             `json:"backlinks"`
+	Link              []schema.TableLink   `json:"link"`
+	Plugin            []string             `json:"plugin"`
+	IsPlugin          bool                 `json:"is_plugin"`
+	PluginOf          *string              `json:"plugin_of"`
+	Features          map[string]bool      `json:"features"`
+	Chronology        bool                 `json:"chronology"`
+	Osteology         bool                 `json:"osteology"`
+	Radiocarbon       bool                 `json:"radiocarbon"`
+	Fields            map[string]fieldView `json:"fields"`
 }
 
 func pluginOf(t *schema.Table) *string {
@@ -51,23 +63,66 @@ func nonNilList(s []string) []string {
 	return s
 }
 
-func viewTable(t *schema.Table) tableView {
-	return tableView{Name: t.Name, Label: t.Label, Order: t.Sort, IDField: t.IDField, Preview: nonNilList(t.Preview),
+func viewTable(cat *schema.Catalog, t *schema.Table) tableView {
+	v := tableView{Name: t.Name, Label: t.Label, Order: t.SortField, Sort: t.Sort, IDField: t.IDField, Preview: nonNilList(t.Preview),
 		RS: t.RS, Geodata: t.Geodata, RefMgr: t.RefMgr, ChronoDensityPath: nonNilList(t.ChronoDensityPath),
-		Backlinks: nonNilList(t.Backlinks), IsPlugin: t.IsPlugin, PluginOf: pluginOf(t)}
+		Backlinks: nonNilList(t.Backlinks), Link: t.Links, Plugin: []string{}, IsPlugin: t.IsPlugin, PluginOf: pluginOf(t),
+		Features: map[string]bool{}, Fields: make(map[string]fieldView, len(t.Fields))}
+	if t.RS && t.RSField != "" {
+		v.RS = t.RSField
+	}
+	if v.Link == nil {
+		v.Link = []schema.TableLink{}
+	}
+	if cat != nil {
+		for _, p := range cat.PluginTables(t.Name) {
+			v.Plugin = append(v.Plugin, p.Name)
+		}
+	}
+	for name := range t.Features {
+		v.Features[name] = t.Active(name)
+	}
+	v.Chronology, v.Osteology, v.Radiocarbon = t.Active("chronology"), t.Active("osteology"), t.Active("radiocarbon")
+	for _, f := range t.Fields {
+		v.Fields[f.Name] = viewField(f)
+	}
+	return v
+}
+
+// fieldLabels maps each field's name to its label: what BraDypUS clients
+// read to fill field pickers.
+func fieldLabels(t *schema.Table) map[string]string {
+	out := make(map[string]string, len(t.Fields))
+	for _, f := range t.Fields {
+		out[f.Name] = f.Label
+	}
+	return out
 }
 
 // configTable loads the catalog and the table named by :tb.
-func configTable(c *gin.Context) (*schema.Table, error) {
+func configTable(c *gin.Context) (*schema.Catalog, *schema.Table, error) {
 	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, ok := cat.Table(c.Param("tb"))
 	if !ok {
-		return nil, schema.ErrTableNotFound
+		return nil, nil, schema.ErrTableNotFound.With("table", c.Param("tb"))
 	}
-	return t, nil
+	return cat, t, nil
+}
+
+// reloadView reads the catalog again after a change, for the answer.
+func reloadView(c *gin.Context, name string) tableView {
+	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
+	if err != nil {
+		return tableView{Name: name}
+	}
+	t, _ := cat.Table(name)
+	if t == nil {
+		return tableView{Name: name}
+	}
+	return viewTable(cat, t)
 }
 
 // cascadeParam reads ?cascade=1 (also true, yes).
@@ -116,7 +171,8 @@ func (s *Server) handleConfigCreateTable(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "table_created", "table": viewTable(t)})
+	// "tb" is the created table's name as BraDypUS answers it.
+	success(c, http.StatusOK, gin.H{"code": "table_created", "tb": t.Name, "table": reloadView(c, t.Name)})
 }
 
 // POST /config/tables/sort — {sort:[every table name, in order]}
@@ -135,12 +191,19 @@ func (s *Server) handleConfigSortTables(c *gin.Context) {
 
 // GET /config/table/{tb} — the table's configuration and its fields.
 func (s *Server) handleConfigGetTable(c *gin.Context) {
-	t, err := configTable(c)
+	cat, t, err := configTable(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"table": viewTable(t), "fields": viewFields(t.Fields)})
+	chrono := []string{}
+	for _, o := range cat.Tables {
+		if o.Active(schema.ChronologyFeature) {
+			chrono = append(chrono, o.Name)
+		}
+	}
+	success(c, http.StatusOK, gin.H{"table": viewTable(cat, t), "fields": viewFields(t.Fields),
+		"field_labels": fieldLabels(t), "chronology_tables": chrono, "fuzzy_date_tables": chrono})
 }
 
 // PUT /config/table/{tb} — the settings sent change, the others stay.
@@ -155,7 +218,7 @@ func (s *Server) handleConfigPutTable(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "table_saved", "table": viewTable(t)})
+	success(c, http.StatusOK, gin.H{"code": "table_saved", "table": reloadView(c, t.Name)})
 }
 
 // DELETE /config/table/{tb}[?cascade=1]

@@ -183,12 +183,19 @@ func TestConfigTables(t *testing.T) {
 			t.Errorf("PUT: %v", put)
 		}
 		one := env.super(t, 200, "GET", "/config/table/sites", "")
-		tb, _ := json.Marshal(one["table"])
-		wantTable := `{"backlinks":["finds:finds:site"],"chrono_density_path":["finds","finds_radiocarbon"],"geodata":true,` +
-			`"id_field":"code","is_plugin":false,"label":"Excavation sites","name":"sites","order":5,"plugin_of":null,` +
-			`"preview":["name","code"],"refmgr":true,"rs":true}`
-		if string(tb) != wantTable {
-			t.Errorf("GET /config/table/sites\n got %s\nwant %s", tb, wantTable)
+		tbl := one["table"].(map[string]any)
+		for k, want := range map[string]string{
+			"backlinks": `["finds:finds:site"]`, "chrono_density_path": `["finds","finds_radiocarbon"]`, "geodata": "true",
+			"id_field": `"code"`, "is_plugin": "false", "label": `"Excavation sites"`, "name": `"sites"`,
+			"sort": "5", "order": `""`, "plugin_of": "null", "preview": `["name","code"]`, "refmgr": "true", "rs": "true",
+			"plugin": "[]", "link": "[]",
+		} {
+			if got, _ := json.Marshal(tbl[k]); string(got) != want {
+				t.Errorf("GET /config/table/sites: %s = %s, want %s", k, got, want)
+			}
+		}
+		if fl := one["field_labels"].(map[string]any); len(fl) != 2 {
+			t.Errorf("field_labels %v", fl)
 		}
 		if fields := one["fields"].([]any); len(fields) != 2 {
 			t.Errorf("fields %v", fields)
@@ -249,7 +256,7 @@ func TestConfigTableRenameAndDelete(t *testing.T) {
 			t.Errorf("privilege after rename: %v", privs)
 		}
 		fields := env.super(t, 200, "GET", "/config/table/people/fields", "")
-		fav := fields["fields"].([]any)[0].(map[string]any)
+		fav := fields["data"].([]any)[0].(map[string]any)
 		if fav["id_from_tb"] != "objects" || fmt.Sprint(fav["options_source"]) != "map[ref:objects type:id_from_tb]" {
 			t.Errorf("lookup after rename: %v", fav)
 		}
@@ -284,7 +291,7 @@ func TestConfigTableRenameAndDelete(t *testing.T) {
 			t.Errorf("%d tables left: %v", n, list)
 		}
 		fields = env.super(t, 200, "GET", "/config/table/people/fields", "")
-		if fav := fields["fields"].([]any)[0].(map[string]any); fav["id_from_tb"] != "" || fav["options_source"] != nil {
+		if fav := fields["data"].([]any)[0].(map[string]any); fav["id_from_tb"] != "" || fav["options_source"] != nil {
 			t.Errorf("lookup after cascade: %v", fav)
 		}
 		privs = env.super(t, 200, "GET", fmt.Sprintf("/user/%d/privileges", env.writer.ID), "")

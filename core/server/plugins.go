@@ -91,13 +91,19 @@ func (s *Server) changeFeature(c *gin.Context, activate bool) {
 		}
 		return
 	}
-	code := f.Plugin + "_deactivated"
+	// Called by BraDypUS's name for chronology (fuzzy-date), the code
+	// names it, as the clients that use it expect (fuzzy_date_activated).
+	prefix := f.Plugin
+	if name == "fuzzy-date" {
+		prefix = "fuzzy_date"
+	}
+	code := prefix + "_deactivated"
 	if activate {
 		if !f.Running {
 			s.fail(c, records.ErrPluginUnavailable.With("feature", f.Name).With("plugin", f.Plugin))
 			return
 		}
-		err, code = schema.ActivateFeature(ctx, a.DB, t.Name, f.Spec, now), f.Plugin+"_activated"
+		err, code = schema.ActivateFeature(ctx, a.DB, t.Name, f.Spec, now), prefix+"_activated"
 	} else {
 		err = schema.DeactivateFeature(ctx, a.DB, t.Name, f.Name, now)
 	}

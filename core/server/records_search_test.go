@@ -398,7 +398,7 @@ func TestTablesList(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		f := newSearchDig(t, e)
-		if _, err := schema.PutTable(context.Background(), f.app.DB, "units", schema.TableConfig{RS: schema.Patch[bool]{Set: true, Value: true}}, time.Now()); err != nil {
+		if _, err := schema.PutTable(context.Background(), f.app.DB, "units", schema.TableConfig{RS: schema.RSOn(true)}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		all := `[{"chronology":false,"label":"Sites","name":"sites","rs":false},` +

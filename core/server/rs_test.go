@@ -16,7 +16,7 @@ func TestStratigraphicRelationsAndManualLinks(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		f := newDig(t, e)
-		if _, err := schema.PutTable(context.Background(), f.app.DB, "units", schema.TableConfig{RS: schema.Set(true), IDField: schema.Set("code")}, time.Now().UTC()); err != nil {
+		if _, err := schema.PutTable(context.Background(), f.app.DB, "units", schema.TableConfig{RS: schema.RSOn(true), IDField: schema.Set("code")}, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		u1 := f.create(t, f.writer, "units", `{"code":"US 1"}`)

@@ -182,3 +182,52 @@ func Describe(v any) string {
 	}
 	return "a value"
 }
+
+// List is a list of text values that clients send as a JSON list, as one
+// string with commas ("a, b"), or as one value; null and "" are empty.
+type List []string
+
+// UnmarshalJSON reads the forms above.
+func (l *List) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := Decode(b, &v, Options{ExactNumbers: true}); err != nil {
+		return err
+	}
+	out, err := ListOf(v)
+	if err != nil {
+		return err
+	}
+	*l = out
+	return nil
+}
+
+// ListOf reads a decoded value with List's rules.
+func ListOf(v any) (List, error) {
+	switch x := v.(type) {
+	case nil:
+		return List{}, nil
+	case []any:
+		out := make(List, 0, len(x))
+		for _, e := range x {
+			s, err := Text(e)
+			if err != nil {
+				return nil, errWant("a list of text values")
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	case string:
+		out := List{}
+		for _, p := range strings.Split(x, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	s, err := Text(v)
+	if err != nil {
+		return nil, errWant("a list of text values")
+	}
+	return List{s}, nil
+}

@@ -1,0 +1,163 @@
+package schema
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/strata-archaeo/strata/core/wire"
+)
+
+// BraDypUS clients describe fields in their own words: SQL type names for
+// db_type ("INTEGER", "TEXT"), a type "integer" or "id_from_tb", a list of
+// checks ("not_empty", "no_dupl", "email", "int", "range", "regex") and an
+// inline value list ("dic"). They are read here into the catalog's terms,
+// so everything after checkFieldDef sees one model.
+
+// Checks are the validation names BraDypUS clients send in "check".
+var Checks = []string{"not_empty", "no_dupl", "email", "int", "range", "regex"}
+
+// EmailPattern is the pattern the "email" check stands for.
+const EmailPattern = `^[^@\s]+@[^@\s]+\.[^@\s]+$`
+
+const intPattern = `^-?[0-9]+$`
+
+// NormalizeDBType reads a storage type in any of the spellings clients
+// send (SQL names in any case); ok is false for an unknown one.
+func NormalizeDBType(s string) (DBType, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if i := strings.IndexByte(s, '('); i > 0 { // VARCHAR(255), DECIMAL(10,2)
+		s = strings.TrimSpace(s[:i])
+	}
+	switch s {
+	case "text", "varchar", "char", "string", "character varying", "clob":
+		return DBText, true
+	case "int", "integer", "bigint", "smallint", "tinyint", "int4", "int8", "serial", "bigserial":
+		return DBInt, true
+	case "float", "real", "double", "double precision", "numeric", "decimal", "number", "float8", "float4":
+		return DBFloat, true
+	case "date", "datetime", "timestamp":
+		return DBDate, true
+	case "bool", "boolean":
+		return DBBool, true
+	}
+	return "", false
+}
+
+// normalizeFieldType maps a type alias to a field type and, for the
+// numeric aliases, the storage it implies.
+func normalizeFieldType(s string) (FieldType, DBType) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "integer", "int", "number", "numeric":
+		return TypeText, DBInt
+	case "float", "decimal", "real", "double":
+		return TypeText, DBFloat
+	case "id_from_tb", "lookup":
+		return TypeSelect, ""
+	case "markdown":
+		return TypeMarkdown, ""
+	case "bool", "checkbox":
+		return TypeBoolean, ""
+	case "textarea", "longtext":
+		return TypeLongText, ""
+	}
+	return FieldType(strings.ToLower(strings.TrimSpace(s))), ""
+}
+
+// normalizeLegacy rewrites the BraDypUS forms of def into the catalog's.
+func (def *FieldDef) normalizeLegacy() error {
+	if def.Type != "" {
+		ft, implied := normalizeFieldType(def.Type)
+		def.Type = string(ft)
+		if def.DBType == "" && implied != "" {
+			def.DBType = string(implied)
+		}
+	}
+	if def.DBType != "" {
+		if d, ok := NormalizeDBType(def.DBType); ok {
+			def.DBType = string(d)
+		}
+	}
+	checks := make(wire.List, 0, len(def.Check))
+	for _, c := range def.Check {
+		c = strings.ToLower(strings.TrimSpace(c))
+		switch c {
+		case "not_empty", "required":
+			def.Required, c = true, "not_empty"
+		case "no_dupl", "unique":
+			def.Unique, c = true, "no_dupl"
+		case "email":
+			if def.Pattern == "" {
+				def.Pattern = EmailPattern
+			}
+		case "int":
+			if (def.DBType == "" || def.DBType == string(DBText)) && def.Pattern == "" {
+				def.Pattern = intPattern
+			}
+		case "range", "regex":
+			// min/max and pattern carry them.
+		case "":
+			continue
+		default:
+			return ErrInvalidParameter.With("parameter", "check").With("detail", "unknown check "+c).With("allowed", Checks)
+		}
+		if !slices.Contains(checks, c) {
+			checks = append(checks, c)
+		}
+	}
+	def.Check = checks
+	return nil
+}
+
+// legacyExtra records the client's check list and inline values in the
+// field's extra settings, so that they read back as they were sent.
+func (def *FieldDef) legacyExtra(extra map[string]any) {
+	delete(extra, "check")
+	delete(extra, "dic")
+	if len(def.Check) > 0 {
+		extra["check"] = []string(def.Check)
+	}
+	if len(def.Dic) > 0 {
+		extra["dic"] = []string(def.Dic)
+	}
+}
+
+// ChecksOf lists a field's checks in BraDypUS's terms.
+func (f *Field) ChecksOf() []string {
+	out := stringsOf(f.Extra["check"])
+	add := func(c string) {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if f.Required {
+		add("not_empty")
+	}
+	if f.Unique {
+		add("no_dupl")
+	}
+	if f.Min != nil || f.Max != nil {
+		add("range")
+	}
+	if f.Pattern != "" && f.Pattern != EmailPattern && f.Pattern != intPattern {
+		add("regex")
+	}
+	return out
+}
+
+// Dic is a field's inline value list (empty when it has none).
+func (f *Field) Dic() []string { return stringsOf(f.Extra["dic"]) }
+
+func stringsOf(v any) []string {
+	out := []string{}
+	switch x := v.(type) {
+	case []string:
+		out = append(out, x...)
+	case []any:
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
