@@ -77,7 +77,7 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 			}
 		}
 		if err != nil {
-			fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "type", Message: err.Error()})
+			fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: typeRule(f), Message: err.Error()})
 			continue
 		}
 		p.cols, p.vals = append(p.cols, f.Name), append(p.vals, v)
@@ -114,7 +114,7 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 				}
 				p.cols, p.vals = append(p.cols, f.Name), append(p.vals, v)
 			} else if f.Required {
-				fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: "required", Message: "a value is required"})
+				fes = append(fes, FieldError{Field: f.Name, Label: f.Label, Rule: RuleRequired, Message: "a value is required"})
 			}
 		}
 	}
@@ -370,7 +370,7 @@ func mapUniqueViolation(err error) error {
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") {
-		return ErrValidation.With("errors", []FieldError{{Rule: "unique", Message: "another record has this value"}}).Wrap(err)
+		return ErrValidation.With("errors", []FieldError{{Rule: RuleUnique, Message: "another record has this value"}}).Wrap(err)
 	}
 	return err
 }

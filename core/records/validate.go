@@ -38,6 +38,36 @@ func compiledPattern(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// Rule names are BraDypUS's (its clients show messages by them): not_empty,
+// no_dupl, email, int, range, regex; plus max_length, lookup and type.
+const (
+	RuleRequired = "not_empty"
+	RuleUnique   = "no_dupl"
+	RuleEmail    = "email"
+	RuleInt      = "int"
+	RuleRange    = "range"
+	RuleRegex    = "regex"
+)
+
+// patternRule names a failed pattern by what it stands for.
+func patternRule(p string) string {
+	switch p {
+	case schema.EmailPattern:
+		return RuleEmail
+	case schema.IntPattern:
+		return RuleInt
+	}
+	return RuleRegex
+}
+
+// typeRule names a value that does not convert to the field's storage.
+func typeRule(f *schema.Field) string {
+	if f.DBType == schema.DBInt {
+		return RuleInt
+	}
+	return "type"
+}
+
 // checkValue applies the rules that need only the value itself. v is the
 // converted value (nil when cleared).
 func checkValue(f *schema.Field, v any) []FieldError {
@@ -47,7 +77,7 @@ func checkValue(f *schema.Field, v any) []FieldError {
 	var out []FieldError
 	if v == nil || v == "" {
 		if f.Required {
-			out = append(out, fe("required", "a value is required"))
+			out = append(out, fe(RuleRequired, "a value is required"))
 		}
 		return out
 	}
@@ -55,9 +85,18 @@ func checkValue(f *schema.Field, v any) []FieldError {
 		if f.MaxLength != nil && len([]rune(s)) > *f.MaxLength {
 			out = append(out, fe("max_length", fmt.Sprintf("at most %d characters", *f.MaxLength)))
 		}
+		if f.DBType == schema.DBDate {
+			// Date bounds (yyyy-mm-dd) compare as text.
+			if lo := f.DateBound("min"); lo != "" && s < lo {
+				out = append(out, fe(RuleRange, "not before "+lo))
+			}
+			if hi := f.DateBound("max"); hi != "" && s > hi {
+				out = append(out, fe(RuleRange, "not after "+hi))
+			}
+		}
 		if f.Pattern != "" {
 			if re, err := compiledPattern(f.Pattern); err == nil && !re.MatchString(s) {
-				out = append(out, fe("pattern", "does not match the required pattern"))
+				out = append(out, fe(patternRule(f.Pattern), "does not match the required pattern"))
 			}
 		}
 	}
@@ -71,10 +110,10 @@ func checkValue(f *schema.Field, v any) []FieldError {
 	}
 	if num != nil {
 		if f.Min != nil && *num < *f.Min {
-			out = append(out, fe("min", fmt.Sprintf("at least %v", *f.Min)))
+			out = append(out, fe(RuleRange, fmt.Sprintf("at least %v", *f.Min)))
 		}
 		if f.Max != nil && *num > *f.Max {
-			out = append(out, fe("max", fmt.Sprintf("at most %v", *f.Max)))
+			out = append(out, fe(RuleRange, fmt.Sprintf("at most %v", *f.Max)))
 		}
 	}
 	return out
@@ -94,7 +133,7 @@ func checkInDB(ctx context.Context, db *store.DB, t *schema.Table, f *schema.Fie
 			return nil, fmt.Errorf("check unique %s: %w", f.Name, err)
 		}
 		if n > 0 {
-			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: "unique", Message: "another record has this value"})
+			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: RuleUnique, Message: "another record has this value"})
 		}
 	}
 	if f.IDFromTb != "" {

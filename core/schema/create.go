@@ -128,6 +128,9 @@ type FieldDef struct {
 	// (legacy.go): read into the settings above, kept for reading back.
 	Check wire.List `json:"check"`
 	Dic   wire.List `json:"dic"`
+	// DateMin and DateMax bound a date field (min and max sent as dates).
+	DateMin string `json:"-"`
+	DateMax string `json:"-"`
 	// Feature marks a column added by a plugin feature; only
 	// ActivateFeature sets it, never a client.
 	Feature string `json:"-"`
@@ -214,6 +217,9 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 		extra["disabled"] = true
 	}
 	def.legacyExtra(extra)
+	if err := def.applyDateBounds(dbt, extra); err != nil {
+		return nil, err
+	}
 	return &Field{
 		TableID: t.ID, Name: def.Name, Label: label, Type: ft, DBType: dbt, Sort: len(t.Fields),
 		Readonly: def.Readonly || def.Disabled, Hide: def.Hide, VocabularySet: def.VocabularySet,

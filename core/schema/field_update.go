@@ -37,6 +37,8 @@ type FieldUpdate struct {
 	Disabled        Patch[bool]      `json:"disabled"`
 	Check           Patch[wire.List] `json:"check"`
 	Dic             Patch[wire.List] `json:"dic"`
+	DateMin         Patch[string]    `json:"-"`
+	DateMax         Patch[string]    `json:"-"`
 }
 
 // defOf is the FieldDef that would create f as it is now.
@@ -47,7 +49,7 @@ func defOf(f *Field) FieldDef {
 		Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb, IDFromTb: f.IDFromTb,
 		Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max, MaxLength: f.MaxLength,
 		Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
-		Check: stringsOf(f.Extra["check"]), Dic: f.Dic(),
+		Check: stringsOf(f.Extra["check"]), Dic: f.Dic(), DateMin: f.DateBound("min"), DateMax: f.DateBound("max"),
 	}
 }
 
@@ -79,6 +81,14 @@ func (in *FieldUpdate) applyTo(def *FieldDef) {
 	in.Disabled.apply(&def.Disabled)
 	in.Check.apply(&def.Check)
 	in.Dic.apply(&def.Dic)
+	in.DateMin.apply(&def.DateMin)
+	in.DateMax.apply(&def.DateMax)
+	if in.Min.Set && !in.DateMin.Set {
+		def.DateMin = "" // a numeric min (or null) replaces a date one
+	}
+	if in.Max.Set && !in.DateMax.Set {
+		def.DateMax = ""
+	}
 	// A field that stops being a select drops the value source it had,
 	// unless the body names one (which checkFieldDef then refuses).
 	if !FieldType(def.Type).IsSelect() {
@@ -122,6 +132,9 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 		}
 		nf.ID, nf.Sort, nf.Extra = f.ID, f.Sort, maps.Clone(f.Extra)
 		def.legacyExtra(nf.Extra)
+		if err := def.applyDateBounds(nf.DBType, nf.Extra); err != nil {
+			return err
+		}
 		delete(nf.Extra, "disabled")
 		if def.Disabled {
 			nf.Extra["disabled"] = true

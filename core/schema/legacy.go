@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -19,7 +21,8 @@ var Checks = []string{"not_empty", "no_dupl", "email", "int", "range", "regex"}
 // EmailPattern is the pattern the "email" check stands for.
 const EmailPattern = `^[^@\s]+@[^@\s]+\.[^@\s]+$`
 
-const intPattern = `^-?[0-9]+$`
+// IntPattern is the pattern the "int" check stands for on a text field.
+const IntPattern = `^-?[0-9]+$`
 
 // NormalizeDBType reads a storage type in any of the spellings clients
 // send (SQL names in any case); ok is false for an unknown one.
@@ -91,7 +94,7 @@ func (def *FieldDef) normalizeLegacy() error {
 			}
 		case "int":
 			if (def.DBType == "" || def.DBType == string(DBText)) && def.Pattern == "" {
-				def.Pattern = intPattern
+				def.Pattern = IntPattern
 			}
 		case "range", "regex":
 			// min/max and pattern carry them.
@@ -138,7 +141,7 @@ func (f *Field) ChecksOf() []string {
 	if f.Min != nil || f.Max != nil {
 		add("range")
 	}
-	if f.Pattern != "" && f.Pattern != EmailPattern && f.Pattern != intPattern {
+	if f.Pattern != "" && f.Pattern != EmailPattern && f.Pattern != IntPattern {
 		add("regex")
 	}
 	return out
@@ -160,4 +163,97 @@ func stringsOf(v any) []string {
 		}
 	}
 	return out
+}
+
+// DateBound is a date field's "min" or "max" (yyyy-mm-dd), "" when unset.
+func (f *Field) DateBound(which string) string {
+	s, _ := f.Extra["date_"+which].(string)
+	return s
+}
+
+var isoDateBound = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// splitDateBounds takes "min" and "max" out of a field body when they are
+// dates (BraDypUS bounds date fields with yyyy-mm-dd); the rest decodes as
+// usual, where min and max are numbers.
+func splitDateBounds(b []byte) (rest []byte, lo, hi string, err error) {
+	var m map[string]any
+	if err := wire.Decode(b, &m, wire.Options{ExactNumbers: true}); err != nil || m == nil {
+		return b, "", "", err
+	}
+	take := func(k string) string {
+		if s, ok := m[k].(string); ok && isoDateBound.MatchString(strings.TrimSpace(s)) {
+			delete(m, k)
+			return strings.TrimSpace(s)
+		}
+		return ""
+	}
+	lo, hi = take("min"), take("max")
+	if lo == "" && hi == "" {
+		return b, "", "", nil
+	}
+	rest, err = json.Marshal(m)
+	return rest, lo, hi, err
+}
+
+type plainFieldDef FieldDef
+
+// UnmarshalJSON reads a field definition with date bounds (see
+// splitDateBounds) and the API's liberal rules for everything else.
+func (def *FieldDef) UnmarshalJSON(b []byte) error {
+	rest, lo, hi, err := splitDateBounds(b)
+	if err != nil {
+		return err
+	}
+	var p plainFieldDef
+	if err := wire.Decode(rest, &p, wire.Options{}); err != nil {
+		return err
+	}
+	*def = FieldDef(p)
+	def.DateMin, def.DateMax = lo, hi
+	return nil
+}
+
+type plainFieldUpdate FieldUpdate
+
+// UnmarshalJSON: see FieldDef.UnmarshalJSON.
+func (in *FieldUpdate) UnmarshalJSON(b []byte) error {
+	rest, lo, hi, err := splitDateBounds(b)
+	if err != nil {
+		return err
+	}
+	var p plainFieldUpdate
+	if err := wire.Decode(rest, &p, wire.Options{}); err != nil {
+		return err
+	}
+	*in = FieldUpdate(p)
+	if lo != "" {
+		in.DateMin = Set(lo)
+	}
+	if hi != "" {
+		in.DateMax = Set(hi)
+	}
+	return nil
+}
+
+// applyDateBounds records a date field's bounds in its extra settings.
+func (def *FieldDef) applyDateBounds(dbt DBType, extra map[string]any) error {
+	delete(extra, "date_min")
+	delete(extra, "date_max")
+	if def.DateMin == "" && def.DateMax == "" {
+		return nil
+	}
+	if dbt != DBDate && FieldType(def.Type) != TypeDate {
+		return ErrInvalidParameter.With("parameter", "min").With("detail", "only date fields take dates as min and max")
+	}
+	if def.DateMin != "" && def.DateMax != "" && def.DateMin > def.DateMax {
+		return ErrInvalidParameter.With("parameter", "min").With("detail", "min is after max")
+	}
+	if def.DateMin != "" {
+		extra["date_min"] = def.DateMin
+	}
+	if def.DateMax != "" {
+		extra["date_max"] = def.DateMax
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
 )
 
 // apiKeyView is a key as administration lists it: never its hash.
@@ -54,12 +55,16 @@ func (s *Server) handleCreateAPIKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if !priv.Set {
+		s.fail(c, errs.New(errs.Invalid, "parameter_missing", "privilege is required: 10, 20, 25 or 30").With("parameter", "privilege"))
+		return
+	}
 	k, plain, err := auth.IssueAPIKey(c.Request.Context(), appOf(c).DB, actorOf(c), label, int(priv.Value), s.now().UTC())
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"id": k.ID, "label": k.Label, "privilege": k.Privilege, "key": plain})
+	success(c, http.StatusOK, gin.H{"code": "ok_api_key_created", "id": k.ID, "label": k.Label, "privilege": k.Privilege, "key": plain})
 }
 
 // POST /api-key/{id}/revoke — the key is refused from the next request on.
@@ -73,7 +78,7 @@ func (s *Server) handleRevokeAPIKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "api_key_revoked", "id": id})
+	success(c, http.StatusOK, gin.H{"code": "ok_api_key_revoked", "id": id})
 }
 
 // DELETE /api-key/{id}
@@ -87,5 +92,5 @@ func (s *Server) handleDeleteAPIKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "api_key_deleted", "id": id})
+	success(c, http.StatusOK, gin.H{"code": "ok_api_key_deleted", "id": id})
 }

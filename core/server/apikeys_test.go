@@ -68,7 +68,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 		// Revoked: refused at once, listed as inactive.
 		status, body = env.do(t, env.adminTok, "POST", fmt.Sprintf("/api-key/%d/revoke", id), "")
-		if status != 200 || body["code"] != "api_key_revoked" {
+		if status != 200 || body["code"] != "ok_api_key_revoked" {
 			t.Fatalf("revoke: %d %v", status, body)
 		}
 		testenv.Scenario{URL: digAPI + "/info/app", Headers: testenv.Bearer("Bearer " + plain), ExpectedStatus: 401,
@@ -83,7 +83,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 		// Deleted: gone.
 		status, body = env.do(t, env.adminTok, "DELETE", fmt.Sprintf("/api-key/%d", id), "")
-		if status != 200 || body["code"] != "api_key_deleted" {
+		if status != 200 || body["code"] != "ok_api_key_deleted" {
 			t.Fatalf("delete: %d %v", status, body)
 		}
 		body = testenv.CheckEnvelope(t, list.Run(t, h))
@@ -105,7 +105,7 @@ func TestAPIKeyRefusals(t *testing.T) {
 		for _, s := range []testenv.Scenario{
 			{Name: "super_admin key", Method: "POST", URL: "/api-keys", Body: `{"label":"root","privilege":1}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_privilege"`}},
 			{Name: "pending key", Method: "POST", URL: "/api-keys", Body: `{"label":"x","privilege":40}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_privilege"`}},
-			{Name: "no privilege", Method: "POST", URL: "/api-keys", Body: `{"label":"x"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_privilege"`}},
+			{Name: "no privilege", Method: "POST", URL: "/api-keys", Body: `{"label":"x"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
 			{Name: "no label", Method: "POST", URL: "/api-keys", Body: `{"privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`, `"parameter":"label"`}},
 			{Name: "blank label", Method: "POST", URL: "/api-keys", Body: `{"label":"  ","privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
 			{Name: "privilege not a number", Method: "POST", URL: "/api-keys", Body: `{"label":"x","privilege":"reader"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "privilege must be an integer"}},

@@ -25,8 +25,8 @@ type fieldView struct {
 	Widget          string                `json:"widget"`
 	Required        bool                  `json:"required"`
 	Unique          bool                  `json:"unique"`
-	Min             *float64              `json:"min"`
-	Max             *float64              `json:"max"`
+	Min             any                   `json:"min"` // a number, or a date for a date field
+	Max             any                   `json:"max"`
 	MaxLength       *int                  `json:"max_length"`
 	Pattern         string                `json:"pattern"`
 	DefValue        string                `json:"def_value"`
@@ -39,11 +39,24 @@ type fieldView struct {
 
 func viewField(f *schema.Field) fieldView {
 	disabled, _ := f.Extra["disabled"].(bool)
-	return fieldView{ID: f.ID, Name: f.Name, Label: f.Label, Type: f.Type, DBType: f.DBType, Sort: f.Sort,
+	v := fieldView{ID: f.ID, Name: f.Name, Label: f.Label, Type: f.Type, DBType: f.DBType, Sort: f.Sort,
 		Readonly: f.Readonly, Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb,
 		IDFromTb: f.IDFromTb, Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max,
 		MaxLength: f.MaxLength, Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
 		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic()}
+	if f.Min == nil {
+		v.Min = nil
+		if d := f.DateBound("min"); d != "" {
+			v.Min = d
+		}
+	}
+	if f.Max == nil {
+		v.Max = nil
+		if d := f.DateBound("max"); d != "" {
+			v.Max = d
+		}
+	}
+	return v
 }
 
 func viewFields(fields []*schema.Field) []fieldView {
@@ -103,7 +116,7 @@ func (s *Server) handleConfigDeleteField(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "field_deleted", "removed": removed})
+	success(c, http.StatusOK, gin.H{"code": "ok_cfg_column_delete", "removed": removed})
 }
 
 // PATCH /config/table/{tb}/field/{fld} — {new_name}: rename.
@@ -120,7 +133,7 @@ func (s *Server) handleConfigRenameField(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "field_renamed", "field": viewField(f)})
+	success(c, http.StatusOK, gin.H{"code": "ok_renaming_column", "field": viewField(f)})
 }
 
 // POST /config/table/{tb}/fields/sort — {sort:[every field name, in order]}

@@ -108,7 +108,7 @@ func TestConfigFields(t *testing.T) {
 
 		// Delete with cascade takes the relation along.
 		del := env.super(t, 200, "DELETE", "/config/table/finds/field/site_ref?cascade=1", "")
-		if del["code"] != "field_deleted" || len(del["removed"].([]any)) != 1 {
+		if del["code"] != "ok_cfg_column_delete" || len(del["removed"].([]any)) != 1 {
 			t.Errorf("DELETE: %v", del)
 		}
 		if rels := env.super(t, 200, "GET", "/config/relations", "")["relations"].([]any); len(rels) != 1 {

@@ -228,7 +228,7 @@ func (s *Server) handleConfigDeleteTable(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "table_deleted", "dropped": del.Dropped, "removed": del.Removed})
+	success(c, http.StatusOK, gin.H{"code": "ok_cfg_tb_delete", "dropped": del.Dropped, "removed": del.Removed})
 }
 
 // PATCH /config/table/{tb} — {new_name}: rename.
@@ -245,7 +245,7 @@ func (s *Server) handleConfigRenameTable(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "table_renamed", "name": renamed[0].To, "renamed": renamed})
+	success(c, http.StatusOK, gin.H{"code": "ok_renaming_table", "name": renamed[0].To, "renamed": renamed})
 }
 
 // GET /config/table/{tb}/validation — differences between the catalog and

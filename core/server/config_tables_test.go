@@ -248,7 +248,7 @@ func TestConfigTableRenameAndDelete(t *testing.T) {
 		env.super(t, 200, "POST", "/config/table/people/field", `{"name":"fav","type":"select","id_from_tb":"finds"}`)
 
 		out := env.super(t, 200, "PATCH", "/config/table/finds", `{"new_name":"objects"}`)
-		if out["code"] != "table_renamed" || out["name"] != "objects" || len(out["renamed"].([]any)) != 2 {
+		if out["code"] != "ok_renaming_table" || out["name"] != "objects" || len(out["renamed"].([]any)) != 2 {
 			t.Fatalf("PATCH: %v", out)
 		}
 		privs := env.super(t, 200, "GET", fmt.Sprintf("/user/%d/privileges", env.writer.ID), "")
@@ -283,7 +283,7 @@ func TestConfigTableRenameAndDelete(t *testing.T) {
 		// Cascade: the plugin table goes, the lookup is cleared, the other
 		// tables stay with their rows.
 		del := env.super(t, 200, "DELETE", "/config/table/objects?cascade=1", "")
-		if del["code"] != "table_deleted" || fmt.Sprint(del["dropped"]) != "[objects_radiocarbon objects]" {
+		if del["code"] != "ok_cfg_tb_delete" || fmt.Sprint(del["dropped"]) != "[objects_radiocarbon objects]" {
 			t.Errorf("DELETE: %v", del)
 		}
 		list := env.super(t, 200, "GET", "/config/tables", "")

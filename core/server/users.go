@@ -201,5 +201,5 @@ func (s *Server) handleRevokeUserTokens(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "tokens_revoked", "id": id})
+	success(c, http.StatusOK, gin.H{"code": "token_revoked", "id": id})
 }

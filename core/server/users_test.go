@@ -337,7 +337,7 @@ func TestTokensInvalidatedByPrivilegeChangeAndRevoke(t *testing.T) {
 		info(fresh, 200, `"privilege":30`)
 
 		status, body := env.do(t, env.adminTok, "POST", writerURL+"/revoke", "")
-		if status != 200 || body["code"] != "tokens_revoked" {
+		if status != 200 || body["code"] != "token_revoked" {
 			t.Fatalf("revoke: %d %v", status, body)
 		}
 		info(fresh, 401, `"code":"token_invalidated"`)
