@@ -16,7 +16,7 @@
 //   - STRATA_DATA_DIR: the instance's data directory, absolute (plugins
 //     keep their own files below it, e.g. radiocarbon's <data-dir>/curves);
 //   - STRATA_CURVES_DIR: when set for the server, passed on as is (the
-//     calibration curves of the radiocarbon plugin);
+//     radiocarbon plugin's curves added to or replacing its built-in ones);
 //   - what go-plugin itself adds: the handshake cookie STRATA_PLUGIN,
 //     PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT/PLUGIN_MAX_PORT and the
 //     AutoMTLS client certificate PLUGIN_CLIENT_CERT.
