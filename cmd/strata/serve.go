@@ -24,7 +24,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
+		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest), "serve"}
 	}
 	log := newLogger(cfg, e.stderr)
 	reg, err := openRegistry(ctx, cfg, log)
