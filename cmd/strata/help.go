@@ -32,7 +32,7 @@ var (
 	// Storage and logging: config.FromEnv, for every command that opens
 	// the applications.
 	envStorage = []envVar{
-		{"STRATA_DATA_DIR", config.DefaultDataDir, "data folder: SQLite applications (apps/<name>/app.db) and files"},
+		{"STRATA_DATA_DIR", config.DefaultDataDir, "data folder: SQLite applications (apps/<name>/app.db), files, plugin sockets (run/)"},
 		{"DATABASE_URL", "", "PostgreSQL connection URL; when set, applications live in PostgreSQL instead of SQLite"},
 		{"STRATA_PG_NAMESPACE", "strata", "PostgreSQL registry schema and prefix of the application schemas"},
 		{"STRATA_LOG_LEVEL", "info", "debug, info, warn or error"},

@@ -42,7 +42,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// with the core routes. A plugin that fails is logged and left out;
 	// Stop kills the processes after the HTTP server has shut down.
 	plugins := pluginhost.New(pluginhost.Options{Dir: cfg.PluginDir, Apps: reg, Logger: log,
-		Env: pluginhost.Environment(e.getenv, cfg.DataDir)})
+		Env: pluginhost.Environment(e.getenv, cfg.DataDir), RunDir: pluginhost.RunDir(e.getenv, cfg.DataDir)})
 	if err := plugins.Start(ctx); err != nil {
 		log.Error("plugins not loaded", "err", err)
 	}
