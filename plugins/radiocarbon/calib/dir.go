@@ -86,7 +86,8 @@ func ReadDir(dir string) (Curves, error) {
 // like a built-in curve replaces it, any other adds a curve. dir "" is the
 // built-in set alone. A curve read from a file is cited by its header
 // (the published files carry their citation there), else by the built-in
-// citation of that name.
+// citation of that name; a file with the header of the built-in curve it
+// replaces keeps that curve's citation.
 //
 // The error, when not nil, is a *DirError or a directory that could not be
 // read; the set returned with it is still usable: the broken files' curves
@@ -99,8 +100,13 @@ func Load(dir string) (Curves, error) {
 	}
 	extra, err := ReadDir(dir)
 	for name, c := range extra {
-		if c.Citation = headerCitation(c); c.Citation == "" {
-			c.Citation = Citations[name]
+		switch b := cs[name]; {
+		case b != nil && b.Source == BuiltinSource && slices.Equal(b.Header, c.Header):
+			c.Citation = b.Citation // the published file again (e.g. a copy of shared/data)
+		default:
+			if c.Citation = headerCitation(c); c.Citation == "" {
+				c.Citation = Citations[name]
+			}
 		}
 		cs[name] = c
 	}

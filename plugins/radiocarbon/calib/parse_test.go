@@ -210,6 +210,16 @@ func TestLoadOverridesAndAdds(t *testing.T) {
 		t.Errorf("headerless override: %v", err)
 	}
 
+	// The published file itself (as in shared/data): the built-in citation.
+	b, err := BuiltinFile("shcal20.14c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "shcal20.14c", string(b))
+	if cs, err := Load(dir); err != nil || cs["shcal20"].Citation != Citations[SHCal20] || cs["shcal20"].Source == BuiltinSource {
+		t.Errorf("copy of the published file: %v", err)
+	}
+
 	writeFile(t, dir, "marine20.14c", "100,100,10,0,0\nx\n")
 	cs, err = Load(dir)
 	var de *DirError
