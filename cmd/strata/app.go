@@ -3,11 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 
-	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/version"
@@ -15,15 +13,19 @@ import (
 
 func cmdApp(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return usageError{"app needs a subcommand: create or list"}
+		return usageError{"app needs a subcommand: create or list", "app"}
 	}
-	switch args[0] {
-	case "create":
+	switch {
+	case args[0] == "create":
 		return cmdAppCreate(ctx, args[1:], e)
-	case "list":
+	case args[0] == "list":
 		return cmdAppList(ctx, args[1:], e)
+	case isHelp(args[0]) && len(args) == 1:
+		return helpRequest{"app"}
+	case args[0] == "help": // strata app help create
+		return cmdHelp(append([]string{"app"}, args[1:]...), e)
 	}
-	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list)", args[0])}
+	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list)", args[0]), "app"}
 }
 
 // cmdAppCreate creates an application. The password comes from --password,
@@ -36,13 +38,7 @@ func cmdAppCreate(ctx context.Context, args []string, e env) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		p.Name, args = args[0], args[1:]
 	}
-	cfg, rest, err := loadConfig("app create", args, e, func(c *config.Config, fs *flag.FlagSet) {
-		c.RegisterStorageFlags(fs)
-		fs.StringVar(&p.Email, "email", "", "email of the first super_admin")
-		fs.StringVar(&p.Password, "password", "", "password of the first super_admin (or STRATA_ADMIN_PASSWORD, or stdin)")
-		fs.StringVar(&p.Definition, "definition", "", "description of the application")
-		fs.StringVar(&p.AdminName, "admin-name", "", "display name of the first super_admin")
-	})
+	cfg, rest, err := loadConfig("app create", args, e, appCreateFlags(&p))
 	if err != nil {
 		return err
 	}
@@ -50,10 +46,10 @@ func cmdAppCreate(ctx context.Context, args []string, e env) error {
 		p.Name, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 {
-		return usageError{fmt.Sprintf("unexpected arguments %q", rest)}
+		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "app create"}
 	}
 	if p.Name == "" || p.Email == "" {
-		return usageError{"usage: strata app create NAME --email EMAIL [--password PW]"}
+		return usageError{"usage: " + findCommand("app", "create").synopsis(), "app create"}
 	}
 	if p.Password == "" {
 		p.Password = e.getenv("STRATA_ADMIN_PASSWORD")
@@ -83,7 +79,7 @@ func cmdAppList(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{fmt.Sprintf("unexpected arguments %q", rest)}
+		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "app list"}
 	}
 	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
 	if err != nil {
@@ -110,9 +106,12 @@ func cmdAppList(ctx context.Context, args []string, e env) error {
 
 // cmdMigrate applies pending system-table migrations to every application.
 func cmdMigrate(ctx context.Context, args []string, e env) error {
-	cfg, _, err := loadConfig("migrate", args, e, storageFlags)
+	cfg, rest, err := loadConfig("migrate", args, e, storageFlags)
 	if err != nil {
 		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "migrate"}
 	}
 	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
 	if err != nil {
@@ -126,7 +125,13 @@ func cmdMigrate(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
-func cmdVersion(e env) error {
+func cmdVersion(args []string, e env) error {
+	if len(args) == 1 && isHelp(args[0]) {
+		return helpRequest{"version"}
+	}
+	if len(args) > 0 {
+		return usageError{fmt.Sprintf("version takes no arguments, got %q", args), "version"}
+	}
 	fmt.Fprintf(e.stdout, "strata %s (%s)\n", version.Version, version.GoVersion())
 	return nil
 }

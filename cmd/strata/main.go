@@ -1,20 +1,25 @@
 // Command strata is the Strata server and its administration commands.
 //
-//	strata serve [--addr 127.0.0.1:8080] [--data-dir ./data] [--plugin-dir ./bin/plugins]
-//	strata app create NAME --email E [--password P] [--definition D] [--admin-name N]
-//	strata app list
-//	strata migrate
+//	strata serve [--addr 127.0.0.1:8080] [--data-dir ./data] [--plugin-dir ./bin/plugins] [--demo]
+//	strata app create NAME --email E [--password P] [--definition D] [--admin-name N] [--data-dir ./data]
+//	strata app list [--data-dir ./data]
+//	strata migrate [--data-dir ./data]
 //	strata version
+//	strata help [COMMAND [SUBCOMMAND]]
 //
-// Every flag also has an environment variable (see README.md, Configuration).
+// Every command answers -h, --help and help COMMAND with its flags,
+// defaults and environment variables (help.go); see also README.md,
+// Configuration.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -36,23 +41,10 @@ type env struct {
 	ready func(addr string)
 }
 
-const usage = `Strata — multi-application records service
-
-Usage:
-  strata serve [--addr ADDR] [--data-dir DIR] [--plugin-dir DIR]
-  strata app create NAME --email EMAIL [--password PW] [--definition TEXT] [--admin-name NAME]
-  strata app list
-  strata migrate
-  strata version
-
-Environment: STRATA_ADDR, STRATA_DATA_DIR, STRATA_PLUGIN_DIR, DATABASE_URL,
-SERVICE_ALLOW_NEW_APP, SERVICE_PUBLIC_URL, STRATA_LOG_LEVEL, STRATA_LOG_FORMAT.
-`
-
 // run executes one command and returns the process exit code.
 func run(ctx context.Context, args []string, e env) int {
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage)
+		writeUsage(e.stderr)
 		return 2
 	}
 	var err error
@@ -64,17 +56,26 @@ func run(ctx context.Context, args []string, e env) int {
 	case "migrate":
 		err = cmdMigrate(ctx, args[1:], e)
 	case "version", "--version", "-v":
-		err = cmdVersion(e)
-	case "help", "--help", "-h":
-		fmt.Fprint(e.stdout, usage)
-		return 0
+		err = cmdVersion(args[1:], e)
+	case "help", "--help", "-help", "-h":
+		err = cmdHelp(args[1:], e)
 	default:
-		fmt.Fprintf(e.stderr, "strata: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(e.stderr, "strata: unknown command %q\n\n", args[0])
+		writeUsage(e.stderr)
 		return 2
 	}
 	if err != nil {
-		if ue, ok := err.(usageError); ok {
+		var hr helpRequest
+		if errors.As(err, &hr) {
+			findCommand(strings.Fields(hr.command)...).writeHelp(e.stdout)
+			return 0
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
 			fmt.Fprintf(e.stderr, "strata: %s\n", ue.msg)
+			if ue.command != "" {
+				fmt.Fprintf(e.stderr, "run \"strata help %s\" for its usage\n", ue.command)
+			}
 			return 2
 		}
 		fmt.Fprintf(e.stderr, "strata: %v\n", err)
@@ -83,7 +84,8 @@ func run(ctx context.Context, args []string, e env) int {
 	return 0
 }
 
-// usageError is a mistake in the command line (exit code 2).
-type usageError struct{ msg string }
+// usageError is a mistake in the command line (exit code 2); command, when
+// set, is the command whose help to point at.
+type usageError struct{ msg, command string }
 
 func (u usageError) Error() string { return u.msg }

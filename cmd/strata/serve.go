@@ -24,7 +24,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
+		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest), "serve"}
 	}
 	log := newLogger(cfg, e.stderr)
 	reg, err := openRegistry(ctx, cfg, log)
@@ -42,7 +42,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// with the core routes. A plugin that fails is logged and left out;
 	// Stop kills the processes after the HTTP server has shut down.
 	plugins := pluginhost.New(pluginhost.Options{Dir: cfg.PluginDir, Apps: reg, Logger: log,
-		Env: pluginhost.Environment(e.getenv, cfg.DataDir)})
+		Env: pluginhost.Environment(e.getenv, cfg.DataDir), RunDir: pluginhost.RunDir(e.getenv, cfg.DataDir)})
 	if err := plugins.Start(ctx); err != nil {
 		log.Error("plugins not loaded", "err", err)
 	}

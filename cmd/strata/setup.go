@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,16 +14,23 @@ import (
 )
 
 // loadConfig reads the environment, then the flags registered by bind.
+// name is the command's ("app create"); -h or --help among the flags is a
+// helpRequest, even when the environment is invalid.
 func loadConfig(name string, args []string, e env, bind func(*config.Config, *flag.FlagSet)) (config.Config, []string, error) {
-	cfg, err := config.FromEnv(e.getenv)
-	if err != nil {
-		return cfg, nil, err
-	}
+	cfg, envErr := config.FromEnv(e.getenv)
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	// Errors are reported by run (with a pointer to the help), the help by
+	// writeHelp on stdout: the flag package prints nothing itself.
+	fs.SetOutput(io.Discard)
 	bind(&cfg, fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, nil, usageError{err.Error()}
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, nil, helpRequest{name}
+		}
+		return cfg, nil, usageError{err.Error(), name}
+	}
+	if envErr != nil {
+		return cfg, nil, envErr
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err

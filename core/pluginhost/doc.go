@@ -16,10 +16,22 @@
 //   - STRATA_DATA_DIR: the instance's data directory, absolute (plugins
 //     keep their own files below it, e.g. radiocarbon's <data-dir>/curves);
 //   - STRATA_CURVES_DIR: when set for the server, passed on as is (the
-//     calibration curves of the radiocarbon plugin);
+//     radiocarbon plugin's curves added to or replacing its built-in ones);
 //   - what go-plugin itself adds: the handshake cookie STRATA_PLUGIN,
-//     PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT/PLUGIN_MAX_PORT and the
-//     AutoMTLS client certificate PLUGIN_CLIENT_CERT.
+//     PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT/PLUGIN_MAX_PORT, the
+//     AutoMTLS client certificate PLUGIN_CLIENT_CERT and
+//     PLUGIN_UNIX_SOCKET_DIR, the folder for its socket (below).
+//
+// # Sockets
+//
+// go-plugin connects over Unix sockets, the plugin's listener and the
+// server's (one per brokered Host service). They live in
+// <Options.RunDir>/plugins-<server pid>/ (serve: <data-dir>/run), one
+// folder per Manager and, inside it, one per plugin process, removed when
+// the process is killed; Stop removes the Manager's folder, and Start
+// removes the folders of servers that no longer run, so a killed server
+// leaves nothing behind for long, and nothing in the system temp folder
+// (sockets.go).
 //
 // The working directory is the server's. stdout belongs to go-plugin's
 // handshake; stderr lines are re-logged through the server's slog logger,

@@ -40,6 +40,11 @@ type Options struct {
 	Env []string
 	// ServerVersion is told to plugins at Configure (default version.Version).
 	ServerVersion string
+	// RunDir holds the folder of this server's plugin sockets,
+	// plugins-<pid> (with a sub-folder per Manager), removed by Stop;
+	// Start removes those of servers that no longer run. Default <system temp>/strata-run; serve passes
+	// RunDir(getenv, data dir), <data-dir>/run.
+	RunDir string
 
 	StartTimeout    time.Duration // process start and handshake: 10 s
 	DescribeTimeout time.Duration // Describe, and Configure: 5 s each
@@ -77,6 +82,9 @@ func (o *Options) defaults() {
 	}
 	if o.ServerVersion == "" {
 		o.ServerVersion = version.Version
+	}
+	if o.RunDir == "" {
+		o.RunDir = filepath.Join(os.TempDir(), "strata-run")
 	}
 }
 
@@ -116,6 +124,7 @@ type Manager struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+	sockDir  string   // <RunDir>/plugins-<pid>/m<n>, once Start made it
 	sysReady sync.Map // app + "\x00" + plugin → struct{} once its system tables exist
 
 	mu       sync.RWMutex
@@ -144,6 +153,10 @@ func (m *Manager) Start(ctx context.Context) error {
 	if files == nil {
 		m.log.Info("no plugin directory: no plugins loaded", "dir", m.opts.Dir)
 		return nil
+	}
+	if m.sockDir, err = prepareSocketDir(m.opts.RunDir, m.log); err != nil {
+		// go-plugin then uses the system temp folder.
+		m.log.Warn("plugin sockets go to the system temp folder", "err", err)
 	}
 	type started struct {
 		proc *process
@@ -305,6 +318,9 @@ func (m *Manager) Stop() {
 	}
 	m.stopOnce.Do(func() { close(m.stopping) })
 	m.wg.Wait()
+	if m.sockDir != "" {
+		removeSocketDir(m.sockDir, m.log)
+	}
 }
 
 // Reject unloads a plugin the server cannot mount (a route that collides
@@ -431,10 +447,10 @@ func (m *Manager) PID(name string) int {
 	if p.proc == nil {
 		return 0
 	}
-	if rc := p.proc.client.ReattachConfig(); rc != nil {
-		return rc.Pid
+	if p.proc.runner == nil {
+		return 0
 	}
-	return 0
+	return p.proc.runner.pid
 }
 
 // State is the state of a plugin named name ("" when not loaded).

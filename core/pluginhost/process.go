@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -90,6 +92,7 @@ func (m *Manager) readSettings(name string) []byte {
 // process is one running plugin process.
 type process struct {
 	client   *goplugin.Client
+	runner   *cmdRunner
 	rpc      pluginv1.PluginClient
 	broker   *goplugin.GRPCBroker
 	exited   chan struct{} // closed when the process is seen to have exited
@@ -100,18 +103,30 @@ type process struct {
 // launch starts the executable file with go-plugin and asks for its
 // manifest, each step with its deadline.
 func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pluginv1.Manifest, error) {
-	cmd := exec.Command(file)
-	// Never nil: an empty Env with SkipHostEnv still gives the process
-	// nothing of ours besides go-plugin's own variables.
-	cmd.Env = append([]string{}, m.opts.Env...)
-	orphanGuard(cmd)
+	var run *cmdRunner
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  pluginsdk.Handshake,
 		Plugins:          goplugin.PluginSet{pluginsdk.PluginKey: &pluginsdk.GRPCPlugin{}},
-		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
+		// With a RunnerFunc (instead of a Cmd), go-plugin makes a folder
+		// per process in TempDir for the server's broker sockets, passes
+		// it to the plugin as PLUGIN_UNIX_SOCKET_DIR for its own, and
+		// removes it on Kill (sockets.go). spec carries go-plugin's
+		// variables (handshake, certificate, socket folder).
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			cmd := exec.Command(file)
+			// Ours, then go-plugin's; nothing of the server's own
+			// environment (SkipHostEnv).
+			cmd.Env = append(append([]string{}, m.opts.Env...), spec.Env...)
+			cmd.Stdin = spec.Stdin
+			orphanGuard(cmd)
+			r, err := newCmdRunner(cmd)
+			run = r
+			return r, err
+		},
+		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: m.sockDir},
 		StartTimeout:     m.opts.StartTimeout,
 		Logger:           newSlogLogger(m.log, label),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
@@ -123,6 +138,7 @@ func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pl
 		proc.kill()
 		return nil, nil, fmt.Errorf("start: %w", err)
 	}
+	proc.runner = run // set by RunnerFunc, inside Client
 	raw, err := rpcClient.Dispense(pluginsdk.PluginKey)
 	if err != nil {
 		proc.kill()

@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -13,4 +14,11 @@ import (
 // supervisor restarts the plugin like after any crash.
 func orphanGuard(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// pidAlive reports whether a process with this id exists (EPERM: it
+// exists, under another user).
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

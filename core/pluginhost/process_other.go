@@ -2,7 +2,22 @@
 
 package pluginhost
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
 
 // orphanGuard: only Linux can tie a child's life to its parent's.
 func orphanGuard(*exec.Cmd) {}
+
+// pidAlive reports whether a process with this id exists, as far as
+// signal 0 can tell.
+func pidAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return p.Signal(syscall.Signal(0)) == nil
+}

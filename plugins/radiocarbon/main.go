@@ -7,12 +7,14 @@
 // are ignored. GET /radiocarbon/calibrate calibrates one age for plotting
 // (route.go).
 //
-// Calibration curves (.14c files) are read once, when the plugin is
-// configured, from the directory calib.ResolveDir picks: STRATA_CURVES_DIR,
-// else <STRATA_DATA_DIR>/curves, else ../shared/data or shared/data (a
-// development checkout). Without curves the plugin still runs, and every
-// calibration answers a field error saying where curves are expected. The
-// method lives in plugins/radiocarbon/calib.
+// Calibration curves: IntCal20, SHCal20 and Marine20 ship inside the binary
+// (calib.Builtin). Once, when the plugin is configured, the .14c files of
+// the directory calib.ResolveDir picks (STRATA_CURVES_DIR, else
+// <STRATA_DATA_DIR>/curves when it holds any) are laid over them: a file
+// named like a built-in curve replaces it, any other adds a curve. A broken
+// file or a wrong STRATA_CURVES_DIR is logged as a warning; a curve whose
+// file is broken answers a field error rather than silently using the
+// built-in one. The method lives in plugins/radiocarbon/calib.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -52,10 +55,6 @@ const (
 // computed are the columns only the plugin writes.
 var computed = []string{cal1From, cal1To, cal2From, cal2To}
 
-// Development checkouts keep the curves in the shared folder next to the
-// repository (../shared/data from the repository root).
-var devCurveDirs = []string{"../shared/data", "shared/data"}
-
 // logger writes JSON lines to stderr as it is before pluginsdk.Serve hands
 // stdio to go-plugin: the server reads them and logs them at their level.
 var logger = hclog.New(&hclog.LoggerOptions{Name: "radiocarbon", Output: os.Stderr, JSONFormat: true})
@@ -69,9 +68,9 @@ type plugin struct {
 	host pluginsdk.Host
 
 	once    sync.Once
-	curves  calib.Curves // nil when no curve was found
-	dir     string       // where the curves were read from ("" when none was found)
-	loadErr error        // why some or all curves are missing
+	curves  calib.Curves // the built-in curves and those of dir
+	dir     string       // the directory laid over the built-in curves; "" for none
+	loadErr error        // what could not be read (logged); nil when all is well
 }
 
 func newPlugin(getenv func(string) string) *plugin { return &plugin{getenv: getenv} }
@@ -129,23 +128,29 @@ func (p *plugin) Configure(ctx context.Context, host pluginsdk.Host, _ json.RawM
 	return nil
 }
 
-// load reads the curves. A missing directory or missing files are not
-// fatal: calibrations with a missing curve answer field errors instead.
+// load reads the curves. A wrong directory or a broken file is not fatal:
+// the built-in curves are served, and a curve whose file is broken answers
+// field errors.
 func (p *plugin) load() {
-	dir, err := calib.ResolveDir(p.getenv("STRATA_CURVES_DIR"), p.getenv("STRATA_DATA_DIR"), devCurveDirs...)
-	if err != nil {
-		p.loadErr = err
-		return
-	}
+	dir, err := calib.ResolveDir(p.getenv("STRATA_CURVES_DIR"), p.getenv("STRATA_DATA_DIR"))
 	p.dir = dir
-	p.curves, p.loadErr = calib.LoadDir(dir)
+	p.curves, p.loadErr = calib.Load(dir)
+	if err != nil {
+		p.loadErr = errors.Join(err, p.loadErr)
+	}
 }
 
 func (p *plugin) logCurves(ctx context.Context, host pluginsdk.Host) {
 	level, msg := pluginsdk.LogInfo, "calibration curves loaded"
-	fields := map[string]string{"dir": p.dir, "curves": strings.Join(p.curves.Names(), ",")}
+	var fromDir []string
+	for _, n := range p.curves.Names() {
+		if p.curves[n].Source != calib.BuiltinSource {
+			fromDir = append(fromDir, n)
+		}
+	}
+	fields := map[string]string{"dir": p.dir, "curves": strings.Join(p.curves.Names(), ","), "from_dir": strings.Join(fromDir, ",")}
 	if p.loadErr != nil {
-		level, msg = pluginsdk.LogWarn, "calibration curves missing: "+p.loadErr.Error()
+		level, msg = pluginsdk.LogWarn, "calibration curves: "+p.loadErr.Error()
 	}
 	if err := host.Log(ctx, level, msg, fields); err != nil {
 		// The server also reads stderr: say it there, at the same level.
@@ -159,27 +164,40 @@ func (p *plugin) logCurves(ctx context.Context, host pluginsdk.Host) {
 }
 
 // calibrate calibrates with the loaded curves. Errors wrap the calib
-// errors, so calib.FieldOf names the column at fault; a missing curve says
-// where curves are expected.
+// errors, so calib.FieldOf names the column at fault; a curve that is not
+// loaded says why.
 func (p *plugin) calibrate(curve string, bp, bpError float64) (*calib.Result, error) {
 	p.once.Do(p.load) // Configure normally did it
 	if len(p.curves) == 0 {
-		return nil, fmt.Errorf("%w: no calibration curves are loaded (%v); put the IntCal .14c files (%s) in STRATA_CURVES_DIR, by default <data-dir>/curves",
-			calib.ErrCurveNotLoaded, p.loadErr, curveFiles())
+		return nil, fmt.Errorf("%w: %v", calib.ErrCurveNotLoaded, p.loadErr)
 	}
 	r, err := p.curves.Calibrate(curve, bp, bpError)
-	if errors.Is(err, calib.ErrCurveNotLoaded) {
-		err = fmt.Errorf("%w; curves are read from %s", err, p.dir)
+	if errors.Is(err, calib.ErrCurveNotLoaded) && p.loadErr != nil {
+		err = fmt.Errorf("%w (%v)", err, p.loadErr)
 	}
 	return r, err
 }
 
-func curveFiles() string {
-	files := make([]string, len(calib.CurveNames))
-	for i, n := range calib.CurveNames {
-		files[i] = n + ".14c"
+// curveNames are the curves a row may name: the built-in ones (default
+// first; one whose override file is broken still counts, and answers
+// curve_not_loaded) and those a curves directory added, sorted.
+func (p *plugin) curveNames() []string {
+	p.once.Do(p.load)
+	names := slices.Clone(calib.CurveNames)
+	for _, n := range p.curves.Names() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
-	return strings.Join(files, ", ")
+	return names
+}
+
+// citation is what to cite with a result of the named curve.
+func (p *plugin) citation(curve string) string {
+	if c := p.curves[curve]; c != nil {
+		return c.Citation
+	}
+	return ""
 }
 
 // ruleOf is the field error rule of a calibration error.

@@ -14,32 +14,15 @@ import (
 	"github.com/strata-archaeo/strata/pluginsdk/plugintest"
 )
 
-// curvesDir finds the real curves: STRATA_CURVES_DIR, else the development
-// checkout's shared/data. Without them the tests skip, unless
-// STRATA_REQUIRE_CURVES=1 or CI=true, where skipping would hide the pin.
-func curvesDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("STRATA_CURVES_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "intcal20.14c")); err != nil {
-		msg := "calibration curves not found in " + dir + " (set STRATA_CURVES_DIR): " + err.Error()
-		if os.Getenv("STRATA_REQUIRE_CURVES") == "1" || os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
-
 // env is a getenv with only the given variables set.
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
-func withCurves(t testing.TB) *plugin {
-	return newPlugin(env(map[string]string{"STRATA_CURVES_DIR": curvesDir(t)}))
+// withCurves is the plugin as installed: the built-in curves, no
+// STRATA_CURVES_DIR.
+func withCurves(testing.TB) *plugin {
+	return newPlugin(env(nil))
 }
 
 func save(t testing.TB, h *plugintest.Harness, rows ...pluginsdk.Row) []pluginsdk.RowResult {
@@ -70,7 +53,7 @@ func TestConformance(t *testing.T) {
 	plugintest.Conformance(t, withCurves(t))
 }
 
-func TestConformanceWithoutCurves(t *testing.T) {
+func TestConformanceWithEmptyCurvesDir(t *testing.T) {
 	plugintest.Conformance(t, newPlugin(env(map[string]string{"STRATA_CURVES_DIR": t.TempDir()})))
 }
 
@@ -96,8 +79,7 @@ func TestBeforeSavePin(t *testing.T) {
 }
 
 func TestBeforeSaveOtherCurvesAndNoAge(t *testing.T) {
-	dir := curvesDir(t)
-	cs, err := calib.LoadDir(dir)
+	cs, err := calib.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,85 +173,142 @@ func TestBeforeSavePartialUpdates(t *testing.T) {
 	}
 }
 
-func TestWithoutCurves(t *testing.T) {
+// Installed without any curve file, the plugin calibrates with its
+// built-in curves; an empty or wrong STRATA_CURVES_DIR changes nothing but
+// a warning.
+func TestBuiltinCurvesWithoutFiles(t *testing.T) {
 	empty := t.TempDir()
-	for name, vars := range map[string]map[string]string{
-		"empty STRATA_CURVES_DIR":   {"STRATA_CURVES_DIR": empty},
-		"missing STRATA_CURVES_DIR": {"STRATA_CURVES_DIR": filepath.Join(empty, "nowhere")},
-		"data dir without curves":   {"STRATA_DATA_DIR": empty},
+	for name, c := range map[string]struct {
+		vars  map[string]string
+		level string
+	}{
+		"nothing set":               {nil, "info"},
+		"empty STRATA_CURVES_DIR":   {map[string]string{"STRATA_CURVES_DIR": empty}, "info"},
+		"missing STRATA_CURVES_DIR": {map[string]string{"STRATA_CURVES_DIR": filepath.Join(empty, "nowhere")}, "warn"},
+		"data dir without curves":   {map[string]string{"STRATA_DATA_DIR": empty}, "info"},
 	} {
 		host := plugintest.NewFakeHost()
-		h := plugintest.New(t, newPlugin(env(vars)), plugintest.WithHost(host))
+		h := plugintest.New(t, newPlugin(env(c.vars)), plugintest.WithHost(host))
 		res := save(t, h, pluginsdk.Row{Values: map[string]any{colBP: 3200, colErr: 40}})
-		errs := res[0].Errors
-		if len(errs) != 1 || errs[0].Field != colCurve || errs[0].Rule != "curve_not_loaded" ||
-			!strings.Contains(errs[0].Message, "STRATA_CURVES_DIR") || !strings.Contains(errs[0].Message, "intcal20.14c") {
-			t.Errorf("%s: %+v, want a curve error saying where curves go", name, errs)
+		if len(res[0].Errors) != 0 || !reflect.DeepEqual(calOf(res[0].Values), pinned) {
+			t.Errorf("%s: %v %+v, want %v", name, res[0].Values, res[0].Errors, pinned)
 		}
 		resp, err := h.CallRoute("GET", "/radiocarbon/calibrate?bp=3200&error=40", nil, plugintest.Reader)
-		if err != nil || resp.Status != 503 || !strings.Contains(string(resp.Body), "curve_not_loaded") {
+		var body map[string]any
+		if err != nil || resp.Status != 200 || resp.JSON(&body) != nil || body["citation"] != calib.Citations[calib.IntCal20] {
 			t.Errorf("%s: route %d %s %v", name, resp.Status, resp.Body, err)
 		}
 		logs := host.Logs()
-		if len(logs) != 1 || logs[0].Level != "warn" || !strings.Contains(logs[0].Message, "missing") {
+		if len(logs) != 1 || logs[0].Level != c.level || logs[0].Fields["curves"] != "intcal20,marine20,shcal20" || logs[0].Fields["from_dir"] != "" {
 			t.Errorf("%s: logs %+v", name, logs)
+		}
+		if c.level == "warn" && !strings.Contains(logs[0].Message, "STRATA_CURVES_DIR") {
+			t.Errorf("%s: the warning does not name STRATA_CURVES_DIR: %q", name, logs[0].Message)
 		}
 	}
 }
 
-// A curves directory with only IntCal20: the other curves fail only the
-// rows that use them, naming the directory.
-func TestPartialCurves(t *testing.T) {
-	src := curvesDir(t)
-	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join(src, "intcal20.14c"))
+// shifted is IntCal20 with every 14C age 100 years older: an override
+// that calibrates visibly differently from the built-in curve.
+func shifted(t testing.TB) string {
+	t.Helper()
+	b, err := calib.BuiltinFile("intcal20.14c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "intcal20.14c"), b, 0o644); err != nil {
+	var out strings.Builder
+	out.WriteString("# Test lab, IntCal20 shifted by 100 years\n")
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(line, ",")
+		if !strings.HasPrefix(line, "#") {
+			var age int
+			fmt.Sscan(f[1], &age)
+			f[1] = fmt.Sprint(age + 100)
+		}
+		out.WriteString(strings.Join(f, ",") + "\n")
+	}
+	return out.String()
+}
+
+// A file in STRATA_CURVES_DIR named like a built-in curve replaces it; any
+// other adds a curve; a broken one fails only the rows that use it.
+func TestCurvesDirOverridesAndAdds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("intcal20.14c", shifted(t))
+	marine, err := calib.BuiltinFile("marine20.14c")
+	if err != nil {
 		t.Fatal(err)
 	}
-	h := plugintest.New(t, newPlugin(env(map[string]string{"STRATA_DATA_DIR": filepath.Dir(dir), "STRATA_CURVES_DIR": dir})))
-	res := save(t, h,
-		pluginsdk.Row{Values: map[string]any{colBP: 3200, colErr: 40}},
-		pluginsdk.Row{Values: map[string]any{colBP: 3200, colErr: 40, colCurve: "marine20"}})
-	if len(res[0].Errors) != 0 || !reflect.DeepEqual(calOf(res[0].Values), pinned) {
-		t.Errorf("intcal20: %v %+v", res[0].Values, res[0].Errors)
+	write("lake.14c", "# Lake reservoir test curve\n"+string(marine))
+	write("shcal20.14c", "55000,50132\n")
+	host := plugintest.NewFakeHost()
+	h := plugintest.New(t, newPlugin(env(map[string]string{"STRATA_CURVES_DIR": dir})), plugintest.WithHost(host))
+
+	builtin, err := calib.Builtin()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if errs := res[1].Errors; len(errs) != 1 || errs[0].Field != colCurve || !strings.Contains(errs[0].Message, dir) {
-		t.Errorf("marine20: %+v, want a curve error naming %s", errs, dir)
+	want, _ := builtin.Calibrate("intcal20", 3300, 40) // the shifted curve puts 3300 BP where IntCal20 puts 3200
+	res := save(t, h,
+		pluginsdk.Row{Values: map[string]any{colBP: 3300, colErr: 40}},
+		pluginsdk.Row{Values: map[string]any{colBP: 3300, colErr: 40, colCurve: "Lake"}},
+		pluginsdk.Row{Values: map[string]any{colBP: 3300, colErr: 40, colCurve: "shcal20"}},
+		pluginsdk.Row{Values: map[string]any{colBP: 3300, colErr: 40, colCurve: "marine20"}})
+	if got := calOf(res[0].Values); len(res[0].Errors) != 0 || !reflect.DeepEqual(got, pinned) {
+		t.Errorf("override: %v %+v, want %v (built-in would give %v)", got, res[0].Errors, pinned, want.Sigma2)
+	}
+	if len(res[1].Errors) != 0 || res[1].Values[colCurve] != "lake" || res[1].Values[cal2From] == nil {
+		t.Errorf("added curve: %v %+v", res[1].Values, res[1].Errors)
+	}
+	if errs := res[2].Errors; len(errs) != 1 || errs[0].Field != colCurve || errs[0].Rule != "curve_not_loaded" || !strings.Contains(errs[0].Message, "shcal20.14c") {
+		t.Errorf("broken override: %+v, want a curve error naming the file", errs)
+	}
+	if len(res[3].Errors) != 0 {
+		t.Errorf("built-in marine20: %+v", res[3].Errors)
+	}
+	logs := host.Logs()
+	if len(logs) != 1 || logs[0].Level != "warn" || logs[0].Fields["dir"] != dir || logs[0].Fields["from_dir"] != "intcal20,lake" {
+		t.Errorf("logs %+v", logs)
+	}
+
+	resp, err := h.CallRoute("GET", "/radiocarbon/calibrate?bp=3300&error=40", nil, plugintest.Reader)
+	var body map[string]any
+	if err != nil || resp.Status != 200 || resp.JSON(&body) != nil || body["citation"] != "Test lab, IntCal20 shifted by 100 years "+strings.Join(builtin["intcal20"].Header[:len(builtin["intcal20"].Header)-1], " ") {
+		t.Errorf("route: %d %s %v", resp.Status, resp.Body, err)
+	}
+	resp, err = h.CallRoute("GET", "/radiocarbon/calibrate?bp=3200&error=40&curve=shcal20", nil, plugintest.Reader)
+	if err != nil || resp.Status != 503 || !strings.Contains(string(resp.Body), "curve_not_loaded") {
+		t.Errorf("broken curve: %d %s %v", resp.Status, resp.Body, err)
 	}
 }
 
 // <data-dir>/curves is used when STRATA_CURVES_DIR is not set, and the
 // directory is logged through the server.
 func TestDataDirCurvesLogged(t *testing.T) {
-	src := curvesDir(t)
 	data := t.TempDir()
 	if err := os.Mkdir(filepath.Join(data, "curves"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range calib.CurveNames {
-		b, err := os.ReadFile(filepath.Join(src, name+".14c"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(data, "curves", name+".14c"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(filepath.Join(data, "curves", "intcal20.14c"), []byte(shifted(t)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	host := plugintest.NewFakeHost()
 	h := plugintest.New(t, newPlugin(env(map[string]string{"STRATA_DATA_DIR": data})), plugintest.WithHost(host))
 	logs := host.Logs()
 	if len(logs) != 1 || logs[0].Level != "info" || logs[0].Fields["dir"] != filepath.Join(data, "curves") ||
-		logs[0].Fields["curves"] != "intcal20,marine20,shcal20" {
+		logs[0].Fields["curves"] != "intcal20,marine20,shcal20" || logs[0].Fields["from_dir"] != "intcal20" {
 		t.Errorf("logs %+v", logs)
 	}
 	// Configure again (as after a reconnect): the curves are not reloaded.
 	if err := h.Configure(nil); err != nil || len(host.Logs()) != 1 {
 		t.Errorf("second Configure: %v, logs %+v", err, host.Logs())
 	}
-	res := save(t, h, pluginsdk.Row{Values: map[string]any{colBP: 3200, colErr: 40}})
+	res := save(t, h, pluginsdk.Row{Values: map[string]any{colBP: 3300, colErr: 40}})
 	if !reflect.DeepEqual(calOf(res[0].Values), pinned) {
 		t.Errorf("%v", res[0].Values)
 	}

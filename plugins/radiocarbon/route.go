@@ -15,13 +15,6 @@ import (
 const convention = "cal_bp values are calibrated years before AD 1950 (0 cal BP = 1950 CE; from ≤ to in cal BP, so from is the younger end); " +
 	"*_years give the same ranges as signed calendar years, negative BCE, no year 0, from ≤ to"
 
-// citations are the papers to cite with each curve (shared/data/README.md).
-var citations = map[string]string{
-	calib.IntCal20: "Reimer PJ et al. 2020. The IntCal20 Northern Hemisphere radiocarbon age calibration curve (0–55 cal kBP). Radiocarbon 62(4):725–757. doi:10.1017/RDC.2020.41",
-	calib.SHCal20:  "Hogg AG et al. 2020. SHCal20 Southern Hemisphere calibration, 0–55,000 years cal BP. Radiocarbon 62(4):759–778. doi:10.1017/RDC.2020.59",
-	calib.Marine20: "Heaton TJ et al. 2020. Marine20 — the marine radiocarbon age calibration curve (0–55,000 cal BP). Radiocarbon 62(4):779–820. doi:10.1017/RDC.2020.68",
-}
-
 // span is a calibrated range in calendar years.
 type span struct {
 	From int `json:"from"`
@@ -35,8 +28,8 @@ func yearsOf(iv calib.Interval) span {
 
 // calibrateRoute serves GET /radiocarbon/calibrate?bp=3200&error=40&curve=intcal20
 // (error may also be given as bp_error; curve defaults to intcal20): the
-// 1σ and 2σ ranges in cal BP and in calendar years, and the probability
-// distribution for plotting.
+// 1σ and 2σ ranges in cal BP and in calendar years, the probability
+// distribution for plotting, and the citation of the curve used.
 func (p *plugin) calibrateRoute(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	bp, ok := numberParam(w, q, "bp")
@@ -84,7 +77,7 @@ func (p *plugin) calibrateRoute(w http.ResponseWriter, r *http.Request) {
 		"step":         res.Step,
 		"truncated":    res.Truncated,
 		"convention":   convention,
-		"citation":     citations[res.Curve],
+		"citation":     p.citation(res.Curve),
 	})
 }
 

@@ -44,7 +44,7 @@ func (p *plugin) BeforeSave(ctx context.Context, call pluginsdk.SaveCall) ([]plu
 			delete(v, c)
 		}
 		out[i].Values = v
-		out[i].Errors = normaliseRow(v, row.ID == 0)
+		out[i].Errors = normaliseRow(v, row.ID == 0, p.curveNames())
 		_, bpSent := v[colBP]
 		_, errSent := v[colErr]
 		_, curveSent := v[colCurve]
@@ -69,8 +69,9 @@ func (p *plugin) BeforeSave(ctx context.Context, call pluginsdk.SaveCall) ([]plu
 	return out, nil
 }
 
-// normaliseRow checks and normalises the sent columns in place.
-func normaliseRow(v map[string]any, isNew bool) []pluginsdk.FieldError {
+// normaliseRow checks and normalises the sent columns in place; curves are
+// the curve names a row may use.
+func normaliseRow(v map[string]any, isNew bool, curves []string) []pluginsdk.FieldError {
 	var errs []pluginsdk.FieldError
 	fail := func(field, rule, format string, a ...any) {
 		errs = append(errs, pluginsdk.FieldError{Field: field, Rule: rule, Message: fmt.Sprintf(format, a...)})
@@ -119,9 +120,9 @@ func normaliseRow(v map[string]any, isNew bool) []pluginsdk.FieldError {
 	case raw == nil || (isText && strings.TrimSpace(s) == ""):
 		v[colCurve] = calib.DefaultCurve
 	case !isText:
-		fail(colCurve, "type", "curve is the name of a curve: %s", strings.Join(calib.CurveNames, ", "))
-	case !slices.Contains(calib.CurveNames, curveOf(s)):
-		fail(colCurve, "unknown_curve", "unknown calibration curve %q: use %s", s, strings.Join(calib.CurveNames, ", "))
+		fail(colCurve, "type", "curve is the name of a curve: %s", strings.Join(curves, ", "))
+	case !slices.Contains(curves, curveOf(s)):
+		fail(colCurve, "unknown_curve", "unknown calibration curve %q: use %s", s, strings.Join(curves, ", "))
 	default:
 		v[colCurve] = curveOf(s)
 	}

@@ -37,7 +37,6 @@ var printCores sync.Once
 //
 //	go test -run '^$' -bench RealPlugins -benchtime 1s ./core/pluginhost/realplugins/
 func BenchmarkRealPlugins(b *testing.B) {
-	requireCurves(b)
 	printCores.Do(func() {
 		fmt.Printf("cores: %d (GOMAXPROCS %d)\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	})

@@ -34,8 +34,9 @@ var realPlugins = []string{"chronology", "osteology", "radiocarbon"}
 var (
 	// binDir holds the plugin binaries, built once for the test process.
 	binDir string
-	// curvesDir holds the calibration curves; "" when they were not found
-	// (outside CI), which skips what needs radiocarbon.
+	// curvesDir is STRATA_CURVES_DIR of the test run, passed on to the
+	// radiocarbon plugin as the server would; "" (the usual case): the
+	// plugin's built-in curves.
 	curvesDir string
 )
 
@@ -49,16 +50,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	curvesDir, err = findCurves(root)
-	if err != nil {
-		// CI has ../shared beside the clone: curves missing there is a
-		// broken checkout, not a reason to skip the radiocarbon tests.
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintln(os.Stderr, "calibration curves are required under CI:", err)
-			return 1
-		}
-		fmt.Fprintln(os.Stderr, "radiocarbon tests will be skipped:", err)
-	}
+	curvesDir = os.Getenv("STRATA_CURVES_DIR")
 	dir, err := os.MkdirTemp("", "strata-real-plugins-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -92,25 +84,6 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// findCurves returns the curves directory: STRATA_CURVES_DIR when set,
-// else ../shared/data relative to the module root (where CI and a
-// development checkout keep them). It must hold IntCal20, the default
-// curve.
-func findCurves(root string) (string, error) {
-	dir := os.Getenv("STRATA_CURVES_DIR")
-	if dir == "" {
-		dir = filepath.Join(root, "..", "shared", "data")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(filepath.Join(abs, "intcal20.14c")); err != nil {
-		return "", fmt.Errorf("no intcal20.14c in %s (set STRATA_CURVES_DIR): %w", abs, err)
-	}
-	return abs, nil
-}
-
 // buildPlugins builds the three plugins into dir in one go build.
 func buildPlugins(root, dir string) error {
 	goBin, err := exec.LookPath("go")
@@ -129,15 +102,6 @@ func buildPlugins(root, dir string) error {
 		return fmt.Errorf("%v: %s", err, stderr.String())
 	}
 	return nil
-}
-
-// requireCurves skips (or, without curves under CI, TestMain has already
-// failed) what calibrates.
-func requireCurves(t testing.TB) {
-	t.Helper()
-	if curvesDir == "" {
-		t.Skip("no calibration curves: set STRATA_CURVES_DIR or put ../shared/data beside the repository")
-	}
 }
 
 // syncBuffer collects log output written from many goroutines.
@@ -180,10 +144,8 @@ func newFixture(t testing.TB, e store.Engine, tune func(*pluginhost.Options)) *f
 	f.table("finds", schema.FieldDef{Name: "code"})
 
 	// The plugins get the environment the server would give them
-	// (cmd/strata serve): the data dir, and the curves through
-	// STRATA_CURVES_DIR, never anything else of ours. Without curves the
-	// radiocarbon plugin must not find ../shared/data by accident either:
-	// its development fallback is relative to the working directory.
+	// (cmd/strata serve): the data dir, and STRATA_CURVES_DIR when the
+	// test run has it, never anything else of ours.
 	getenv := func(k string) string {
 		if k == "STRATA_CURVES_DIR" {
 			return curvesDir

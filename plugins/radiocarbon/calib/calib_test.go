@@ -4,8 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -14,40 +12,13 @@ import (
 	"testing"
 )
 
-// curvesDir finds the real IntCal20-family files: STRATA_CURVES_DIR, else
-// the development checkout's ../shared/data seen from this package. When
-// they are absent the tests skip, unless STRATA_REQUIRE_CURVES=1 or
-// CI=true, where skipping would hide the pin.
-func curvesDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("STRATA_CURVES_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "data")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "intcal20.14c")); err != nil {
-		msg := "calibration curves not found in " + dir + " (set STRATA_CURVES_DIR): " + err.Error()
-		if os.Getenv("STRATA_REQUIRE_CURVES") == "1" || os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
-
-var (
-	realOnce   sync.Once
-	realCurves Curves
-	realErr    error
-)
-
 func loadReal(t testing.TB) Curves {
 	t.Helper()
-	dir := curvesDir(t)
-	realOnce.Do(func() { realCurves, realErr = LoadDir(dir) })
-	if realErr != nil {
-		t.Fatalf("LoadDir(%s): %v", dir, realErr)
+	cs, err := Builtin()
+	if err != nil {
+		t.Fatalf("built-in curves: %v", err)
 	}
-	return realCurves
+	return cs
 }
 
 func TestPinIntCal20(t *testing.T) {
@@ -71,7 +42,7 @@ func TestPinIntCal20(t *testing.T) {
 	}
 }
 
-func TestLoadDirRealFiles(t *testing.T) {
+func TestBuiltinCurves(t *testing.T) {
 	cs := loadReal(t)
 	if got := cs.Names(); !reflect.DeepEqual(got, []string{"intcal20", "marine20", "shcal20"}) {
 		t.Fatalf("names %v", got)

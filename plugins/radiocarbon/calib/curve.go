@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -27,6 +26,16 @@ type Point struct {
 type Curve struct {
 	Name   string
 	Points []Point // file order: oldest (largest cal BP) first
+
+	// Header holds the file's comment lines, '#' and spaces trimmed,
+	// empty ones left out: in the published files, the citation and the
+	// column header.
+	Header []string
+	// Citation is what to cite with a result of this curve: the paper for
+	// a built-in curve, the header for one read from a file (Load sets it).
+	Citation string
+	// Source is "built-in" or the path of the file the curve was read from.
+	Source string
 
 	// grid[i] is cal BP minBP+i. mu is the interpolated 14C age; v is the
 	// interpolated curve sigma squared (sigma is interpolated, then squared,
@@ -80,6 +89,9 @@ func Parse(name string, r io.Reader) (*Curve, error) {
 		s = strings.TrimRight(s, "\r\n")
 		t := strings.TrimSpace(s)
 		if t == "" || strings.HasPrefix(t, "#") {
+			if h := strings.TrimSpace(strings.TrimLeft(t, "#")); h != "" && len(c.Points) == 0 {
+				c.Header = append(c.Header, h)
+			}
 			if err == io.EOF {
 				break
 			}
@@ -208,8 +220,7 @@ func ParseFile(path string) (*Curve, error) {
 		return nil, err
 	}
 	defer f.Close()
-	name := strings.ToLower(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-	c, err := Parse(name, f)
+	c, err := Parse(curveName(path), f)
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) {

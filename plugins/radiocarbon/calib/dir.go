@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
 
-// Known curves, loaded by LoadDir from "<name>.14c".
+// The built-in curves (Builtin); a curves directory may replace them with
+// a file "<name>.14c" of the same name.
 const (
 	IntCal20 = "intcal20"
 	SHCal20  = "shcal20"
@@ -19,60 +21,102 @@ const (
 	DefaultCurve = IntCal20
 )
 
-// CurveNames lists the curves LoadDir looks for, default first.
+// CurveNames lists the built-in curves, default first.
 var CurveNames = []string{IntCal20, SHCal20, Marine20}
 
 // Curves is a set of loaded curves by lower-case name.
 type Curves map[string]*Curve
 
-// MissingCurvesError is returned by LoadDir, together with the curves it
-// did load, when some of CurveNames have no file in the directory.
-type MissingCurvesError struct {
-	Dir     string
-	Missing []string // curve names, e.g. "marine20"
+// DirError reports the .14c files of a curves directory that could not be
+// read. Load leaves those curves out of the set it returns (a broken
+// override does not fall back to the built-in curve of that name), so
+// Calibrate answers ErrCurveNotLoaded for them, and the rest is served.
+type DirError struct {
+	Dir    string
+	Broken map[string]error // by curve name
 }
 
-func (e *MissingCurvesError) Error() string {
-	files := make([]string, len(e.Missing))
-	for i, n := range e.Missing {
-		files[i] = n + ".14c"
+func (e *DirError) Error() string {
+	names := make([]string, 0, len(e.Broken))
+	for n := range e.Broken {
+		names = append(names, n)
 	}
-	return fmt.Sprintf("calibration curve(s) %s missing: no %s in %s",
-		strings.Join(e.Missing, ", "), strings.Join(files, ", "), e.Dir)
+	sort.Strings(names)
+	msgs := make([]string, len(names))
+	for i, n := range names {
+		msgs[i] = e.Broken[n].Error()
+	}
+	return fmt.Sprintf("calibration curve(s) %s in %s not loaded: %s", strings.Join(names, ", "), e.Dir, strings.Join(msgs, "; "))
 }
 
-// LoadDir loads every curve of CurveNames from dir ("<name>.14c").
-//
-// A malformed file, or a directory holding none of the curves, is an error
-// and the set is nil. When only some curves are missing, LoadDir returns
-// the curves it loaded AND a *MissingCurvesError naming the others: the
-// issue wants a missing curve to fail only the radiocarbon rows that use
-// it (a field error on that row), so the plugin can log the error and keep
-// serving the curves it has; Curves.Calibrate then names the missing curve
-// (ErrCurveNotLoaded). A caller that wants all three treats any error as
-// fatal.
-func LoadDir(dir string) (Curves, error) {
+// ReadDir parses every "<name>.14c" file of dir (the name is the curve's,
+// lower case). Files that fail to parse are left out and named by a
+// *DirError returned with the others; a dir that cannot be listed is an
+// error and no set.
+func ReadDir(dir string) (Curves, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("calibration curves directory: %w", err)
+	}
 	cs := Curves{}
-	var missing []string
-	for _, name := range CurveNames {
-		c, err := ParseFile(filepath.Join(dir, name+".14c"))
-		if errors.Is(err, os.ErrNotExist) {
-			missing = append(missing, name)
+	var broken map[string]error
+	for _, e := range entries {
+		if !strings.EqualFold(filepath.Ext(e.Name()), ".14c") || e.IsDir() {
 			continue
 		}
+		file := filepath.Join(dir, e.Name())
+		c, err := ParseFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("calibration curve %s: %w", name, err)
+			if broken == nil {
+				broken = map[string]error{}
+			}
+			broken[curveName(file)] = err
+			continue
 		}
-		c.Name = name
-		cs[name] = c
+		c.Source = file
+		cs[c.Name] = c
 	}
-	if len(cs) == 0 {
-		return nil, &MissingCurvesError{Dir: dir, Missing: missing}
-	}
-	if len(missing) > 0 {
-		return cs, &MissingCurvesError{Dir: dir, Missing: missing}
+	if broken != nil {
+		return cs, &DirError{Dir: dir, Broken: broken}
 	}
 	return cs, nil
+}
+
+// Load returns the built-in curves with those of dir on top: a file named
+// like a built-in curve replaces it, any other adds a curve. dir "" is the
+// built-in set alone. A curve read from a file is cited by its header
+// (the published files carry their citation there), else by the built-in
+// citation of that name; a file with the header of the built-in curve it
+// replaces keeps that curve's citation.
+//
+// The error, when not nil, is a *DirError or a directory that could not be
+// read; the set returned with it is still usable: the broken files' curves
+// are missing from it (a broken override is not silently replaced by the
+// built-in curve), an unreadable directory leaves the built-in set.
+func Load(dir string) (Curves, error) {
+	cs, err := Builtin()
+	if err != nil || dir == "" {
+		return cs, err
+	}
+	extra, err := ReadDir(dir)
+	for name, c := range extra {
+		switch b := cs[name]; {
+		case b != nil && b.Source == BuiltinSource && slices.Equal(b.Header, c.Header):
+			c.Citation = b.Citation // the published file again (e.g. a copy of shared/data)
+		default:
+			if c.Citation = headerCitation(c); c.Citation == "" {
+				c.Citation = Citations[name]
+			}
+		}
+		cs[name] = c
+	}
+	var de *DirError
+	if errors.As(err, &de) {
+		for name := range de.Broken {
+			delete(cs, name)
+		}
+	}
+	return cs, err
 }
 
 // Names lists the loaded curves, sorted.
@@ -86,8 +130,8 @@ func (cs Curves) Names() []string {
 }
 
 // Calibrate calibrates with the named curve (case-insensitive; "" means
-// DefaultCurve). A name outside CurveNames is ErrUnknownCurve; a known
-// curve whose file was missing is ErrCurveNotLoaded.
+// DefaultCurve). A name not in the set is ErrUnknownCurve, except a
+// built-in name (its override file was broken): ErrCurveNotLoaded.
 func (cs Curves) Calibrate(curve string, bp, bpError float64) (*Result, error) {
 	name := strings.ToLower(strings.TrimSpace(curve))
 	if name == "" {
@@ -95,28 +139,25 @@ func (cs Curves) Calibrate(curve string, bp, bpError float64) (*Result, error) {
 	}
 	c, ok := cs[name]
 	if !ok {
-		for _, n := range CurveNames {
-			if n == name {
-				return nil, fmt.Errorf("%w: %s (%s.14c was not found in the curves directory)", ErrCurveNotLoaded, name, name)
-			}
+		if slices.Contains(CurveNames, name) {
+			return nil, fmt.Errorf("%w: %s", ErrCurveNotLoaded, name)
 		}
-		return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownCurve, curve, strings.Join(CurveNames, ", "))
+		return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownCurve, curve, strings.Join(cs.Names(), ", "))
 	}
 	return c.Calibrate(bp, bpError)
 }
 
-// ResolveDir picks the curves directory, in this order:
+// ResolveDir picks the directory whose curves Load lays over the built-in
+// ones:
 //
 //  1. env (the value of STRATA_CURVES_DIR) when not empty — it must be a
-//     directory; an explicit setting never falls back silently;
+//     directory; an explicit setting is never ignored silently;
 //  2. <dataDir>/curves, when dataDir is set and that directory holds at
-//     least one known .14c file;
-//  3. each candidate in turn (the plugin passes "../shared/data" for a
-//     development checkout), under the same condition.
+//     least one .14c file;
+//  3. else "" and no error: the built-in curves alone.
 //
-// It returns the chosen directory as an absolute path, so the caller can
-// log which one is used; the error lists everything that was tried.
-func ResolveDir(env, dataDir string, candidates ...string) (string, error) {
+// A directory is returned as an absolute path, so the caller can log it.
+func ResolveDir(env, dataDir string) (string, error) {
 	if env != "" {
 		st, err := os.Stat(env)
 		if err != nil {
@@ -127,32 +168,28 @@ func ResolveDir(env, dataDir string, candidates ...string) (string, error) {
 		}
 		return abs(env), nil
 	}
-	var tried []string
-	try := func(d string) bool {
-		tried = append(tried, d)
-		return hasCurve(d)
-	}
 	if dataDir != "" {
-		if d := filepath.Join(dataDir, "curves"); try(d) {
+		if d := filepath.Join(dataDir, "curves"); hasCurve(d) {
 			return abs(d), nil
 		}
 	}
-	for _, d := range candidates {
-		if d != "" && try(d) {
-			return abs(d), nil
-		}
-	}
-	return "", fmt.Errorf("no calibration curves directory: STRATA_CURVES_DIR is not set and none of [%s] holds a .14c curve (%s)",
-		strings.Join(tried, ", "), strings.Join(CurveNames, ", "))
+	return "", nil
 }
 
 func hasCurve(dir string) bool {
-	for _, n := range CurveNames {
-		if st, err := os.Stat(filepath.Join(dir, n+".14c")); err == nil && st.Mode().IsRegular() {
+	m, _ := filepath.Glob(filepath.Join(dir, "*.14c"))
+	for _, f := range m {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
 			return true
 		}
 	}
 	return false
+}
+
+// curveName is the name of the curve of a file: its base name without the
+// extension, lower case.
+func curveName(file string) string {
+	return strings.ToLower(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
 }
 
 func abs(p string) string {

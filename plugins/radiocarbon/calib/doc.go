@@ -7,7 +7,7 @@
 // Where the rules come from: issue 5 ("Radiocarbon") fixes the method and
 // the pin (3200 ± 40 BP on IntCal20 → 1σ 3386–3450, 2σ 3278–3486 cal BP);
 // SPEC.md §2.8 says the stored values are one min–max range per level, not
-// disjoint regions, always computed by the service; shared/data/README.md
+// disjoint regions, always computed by the service; curves/README.md
 // describes the .14c files (comment lines, CRLF in SHCal20, rows oldest
 // first, uneven steps).
 //
@@ -42,10 +42,13 @@
 //     that reaches further), normalised over the whole computed window;
 //     spans over MaxDistributionPoints years are thinned to the mean of
 //     Step consecutive years.
-//   - A missing curve file fails only the rows that use it: LoadDir
-//     returns the curves it found with a *MissingCurvesError.
+//   - The published curve files ship inside the package (curves/, go:embed;
+//     Builtin). Load lays the .14c files of a directory over them: same
+//     name replaces, another name adds. A broken file fails only the rows
+//     that use its curve (it is left out of the set, with a *DirError),
+//     rather than silently falling back to the built-in curve.
 //
-// Curves are found with ResolveDir: STRATA_CURVES_DIR, else
-// <data-dir>/curves, else the development checkout's ../shared/data.
-// Cite the curve used (shared/data/README.md lists the papers).
+// The directory is found with ResolveDir: STRATA_CURVES_DIR, else
+// <data-dir>/curves when it holds any .14c file. Cite the curve used:
+// Citations for the built-in ones, the file's header for the others.
 package calib

@@ -1,7 +1,9 @@
 package calib
 
 import (
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,6 +34,10 @@ func TestParseCRLFAndIrregularSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !reflect.DeepEqual(lf.Header, []string{"a test curve", "CAL BP, 14C age,Sigma,Delta 14C,Sigma"}) || !reflect.DeepEqual(loose.Header, []string{"c"}) {
+		t.Errorf("headers %q, %q", lf.Header, loose.Header)
+	}
+	loose.Header = lf.Header
 	if !reflect.DeepEqual(lf, crlf) || !reflect.DeepEqual(lf, loose) {
 		t.Fatalf("LF and CRLF parse differently:\n%+v\n%+v", lf, crlf)
 	}
@@ -74,7 +80,7 @@ func abs64(x float64) float64 {
 }
 
 func TestRealSHCal20IsCRLF(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(curvesDir(t), "shcal20.14c"))
+	raw, err := BuiltinFile("shcal20.14c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,83 +136,145 @@ func writeFile(t *testing.T, dir, name, text string) {
 	}
 }
 
-func TestLoadDirPartialMissingAndBad(t *testing.T) {
+// The built-in files are the published ones, byte for byte
+// (shared/data/README.md lists their sha256).
+func TestBuiltinFilesAreThePublishedOnes(t *testing.T) {
+	for name, sum := range map[string]string{
+		"intcal20.14c": "7f5647f3fb17f3ee8857e85fa9026b6a1ca9e1e06322278d87df6b5a5af4d9b3",
+		"shcal20.14c":  "4be559d06a1b647738bb1dca169dcf548a1b8caa9e9f118687708fa0dce1b6e5",
+		"marine20.14c": "3ce3741050016b6febeced357c334df39cf75356c28d4ae8e1c935be5ee3f168",
+	} {
+		b, err := BuiltinFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != sum {
+			t.Errorf("%s: sha256 %s, want %s", name, got, sum)
+		}
+	}
+	cs := loadReal(t)
+	for _, name := range CurveNames {
+		c := cs[name]
+		if c.Source != BuiltinSource || c.Citation != Citations[name] || !strings.Contains(c.Citation, "doi:10.1017/RDC.2020.") {
+			t.Errorf("%s: source %q citation %q", name, c.Source, c.Citation)
+		}
+		if len(c.Header) < 3 || !strings.HasPrefix(c.Header[len(c.Header)-1], "CAL BP") {
+			t.Errorf("%s: header %q", name, c.Header)
+		}
+	}
+}
+
+// A curves directory replaces a built-in curve of the same name and adds
+// the others; a broken file's curve is left out, not replaced by the
+// built-in one.
+func TestLoadOverridesAndAdds(t *testing.T) {
+	if cs, err := Load(""); err != nil || !reflect.DeepEqual(cs.Names(), []string{"intcal20", "marine20", "shcal20"}) {
+		t.Fatalf("built-in only: %v %v", cs.Names(), err)
+	}
 	dir := t.TempDir()
-	writeFile(t, dir, "intcal20.14c", tinyCurve)
-	cs, err := LoadDir(dir)
-	var me *MissingCurvesError
-	if !errors.As(err, &me) || !reflect.DeepEqual(me.Missing, []string{"shcal20", "marine20"}) {
-		t.Fatalf("err %v", err)
+	writeFile(t, dir, "IntCal20.14c", "# My lab's IntCal20, corrected\n"+tinyCurve)
+	writeFile(t, dir, "local.14c", "100,100,10\n90,90,10\n")
+	writeFile(t, dir, "notes.txt", "not a curve")
+	cs, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(err.Error(), "shcal20.14c") || !strings.Contains(err.Error(), "marine20.14c") {
-		t.Errorf("message %q does not name the files", err)
+	if got := cs.Names(); !reflect.DeepEqual(got, []string{"intcal20", "local", "marine20", "shcal20"}) {
+		t.Errorf("names %v", got)
 	}
-	if cs == nil || cs["intcal20"] == nil || len(cs) != 1 {
-		t.Fatalf("partial set %v", cs)
+	ic := cs["intcal20"]
+	if len(ic.Points) != 5 || ic.Source != filepath.Join(dir, "IntCal20.14c") ||
+		ic.Citation != "My lab's IntCal20, corrected a test curve" {
+		t.Errorf("override: %d points, source %q, citation %q", len(ic.Points), ic.Source, ic.Citation)
 	}
-	if _, err := cs.Calibrate("intcal20", 110, 10); err != nil {
-		t.Errorf("calibrating with the loaded curve: %v", err)
+	if r, err := cs.Calibrate("", 110, 10); err != nil || r.Curve != "intcal20" || r.Sigma2.To > 130 {
+		t.Errorf("default curve is the override: %+v %v", r, err)
 	}
-	if _, err := cs.Calibrate("shcal20", 110, 10); !errors.Is(err, ErrCurveNotLoaded) {
-		t.Errorf("shcal20: %v", err)
+	if cs["local"].Citation != "" || cs["shcal20"].Source != BuiltinSource {
+		t.Errorf("local %q, shcal20 %q", cs["local"].Citation, cs["shcal20"].Source)
+	}
+	if _, err := cs.Calibrate("local", 95, 5); err != nil {
+		t.Errorf("added curve: %v", err)
+	}
+	// Built-in sets are not shared between calls.
+	if b, _ := Builtin(); b["intcal20"].Source != BuiltinSource || b["local"] != nil {
+		t.Errorf("Load changed the built-in set: %v", b.Names())
 	}
 
-	empty := t.TempDir()
-	if cs, err := LoadDir(empty); cs != nil || !errors.As(err, &me) || len(me.Missing) != 3 {
-		t.Errorf("empty dir: %v %v", cs, err)
+	// A headerless override of a built-in curve keeps the built-in citation.
+	writeFile(t, dir, "intcal20.14c", "# CAL BP, 14C age,Sigma\n"+strings.Join(strings.Split(tinyCurve, "\n")[2:], "\n"))
+	if err := os.Remove(filepath.Join(dir, "IntCal20.14c")); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := Load(dir); err != nil || cs["intcal20"].Citation != Citations[IntCal20] {
+		t.Errorf("headerless override: %v", err)
+	}
+
+	// The published file itself (as in shared/data): the built-in citation.
+	b, err := BuiltinFile("shcal20.14c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "shcal20.14c", string(b))
+	if cs, err := Load(dir); err != nil || cs["shcal20"].Citation != Citations[SHCal20] || cs["shcal20"].Source == BuiltinSource {
+		t.Errorf("copy of the published file: %v", err)
 	}
 
 	writeFile(t, dir, "marine20.14c", "100,100,10,0,0\nx\n")
-	cs, err = LoadDir(dir)
-	var pe *ParseError
-	if cs != nil || !errors.As(err, &pe) || pe.Line != 2 || !strings.Contains(err.Error(), "marine20") {
-		t.Errorf("bad file: %v %v", cs, err)
+	cs, err = Load(dir)
+	var de *DirError
+	if !errors.As(err, &de) || len(de.Broken) != 1 || !strings.Contains(err.Error(), "marine20.14c:2") {
+		t.Fatalf("broken file: %v", err)
+	}
+	if _, err := cs.Calibrate("marine20", 3200, 40); !errors.Is(err, ErrCurveNotLoaded) {
+		t.Errorf("broken override: %v, want not loaded", err)
+	}
+	if _, err := cs.Calibrate("shcal20", 3200, 40); err != nil {
+		t.Errorf("the other curves are served: %v", err)
+	}
+	if _, err := cs.Calibrate("intcal13", 3200, 40); !errors.Is(err, ErrUnknownCurve) || !strings.Contains(err.Error(), "local") {
+		t.Errorf("unknown: %v", err)
+	}
+
+	if cs, err := Load(filepath.Join(dir, "nowhere")); err == nil || len(cs) != 3 {
+		t.Errorf("missing dir: %v %v", cs.Names(), err)
 	}
 }
 
 func TestResolveDir(t *testing.T) {
 	root := t.TempDir()
 	dataDir := filepath.Join(root, "data")
-	dev := filepath.Join(root, "shared")
 	noCurves := filepath.Join(root, "nocurves")
-	writeFile(t, dev, "intcal20.14c", tinyCurve)
 	writeFile(t, noCurves, "README.md", "x")
 
-	// Env wins, even over a populated data dir; it need not hold curves
-	// yet (LoadDir then names what is missing), but it must exist.
-	if got, err := ResolveDir(noCurves, dataDir, dev); err != nil || got != noCurves {
+	// Env wins, even over a populated data dir; it need not hold curves,
+	// but it must exist.
+	writeFile(t, filepath.Join(dataDir, "curves"), "shcal20.14c", tinyCurve)
+	if got, err := ResolveDir(noCurves, dataDir); err != nil || got != noCurves {
 		t.Errorf("env: %q %v", got, err)
 	}
-	if _, err := ResolveDir(filepath.Join(root, "nope"), dataDir, dev); err == nil || !strings.Contains(err.Error(), "STRATA_CURVES_DIR") {
+	if _, err := ResolveDir(filepath.Join(root, "nope"), dataDir); err == nil || !strings.Contains(err.Error(), "STRATA_CURVES_DIR") {
 		t.Errorf("missing env dir: %v", err)
 	}
 	writeFile(t, root, "file", "x")
-	if _, err := ResolveDir(filepath.Join(root, "file"), "", dev); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := ResolveDir(filepath.Join(root, "file"), ""); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("env file: %v", err)
 	}
-
-	// No <data-dir>/curves yet: the development fallback.
-	if got, err := ResolveDir("", dataDir, noCurves, dev); err != nil || got != dev {
-		t.Errorf("fallback: %q %v", got, err)
-	}
-	// An empty <data-dir>/curves does not count.
-	if err := os.MkdirAll(filepath.Join(dataDir, "curves"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := ResolveDir("", dataDir, dev); err != nil || got != dev {
-		t.Errorf("empty curves dir: %q %v", got, err)
-	}
-	writeFile(t, filepath.Join(dataDir, "curves"), "shcal20.14c", tinyCurve)
-	if got, err := ResolveDir("", dataDir, dev); err != nil || got != filepath.Join(dataDir, "curves") {
+	if got, err := ResolveDir("", dataDir); err != nil || got != filepath.Join(dataDir, "curves") {
 		t.Errorf("data dir: %q %v", got, err)
 	}
-	// Relative candidates come back absolute.
-	t.Chdir(root)
-	if got, err := ResolveDir("", "", "shared"); err != nil || got != dev {
-		t.Errorf("relative: %q %v", got, err)
+	// No curves in <data-dir>/curves, or no data dir: the built-in set.
+	if err := os.MkdirAll(filepath.Join(root, "empty", "curves"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	_, err := ResolveDir("", filepath.Join(root, "other"), noCurves)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "other", "curves")) || !strings.Contains(err.Error(), noCurves) {
-		t.Errorf("nothing found: %v", err)
+	for _, d := range []string{filepath.Join(root, "empty"), filepath.Join(root, "other"), ""} {
+		if got, err := ResolveDir("", d); err != nil || got != "" {
+			t.Errorf("%q: %q %v", d, got, err)
+		}
+	}
+	// Relative directories come back absolute.
+	t.Chdir(root)
+	if got, err := ResolveDir("nocurves", ""); err != nil || got != noCurves {
+		t.Errorf("relative: %q %v", got, err)
 	}
 }

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/mail"
+	"github.com/strata-archaeo/strata/core/oauth"
+)
+
+// command describes one command for its help text. The flags are the very
+// functions the command binds, so the help cannot forget one.
+type command struct {
+	name     string   // "serve", "app create"
+	args     string   // positional arguments of the synopsis, e.g. "NAME"
+	required []string // flags the command refuses to run without
+	summary  string   // one line, for the command list
+	text     string   // what it does, a paragraph or two
+	flags    func(*config.Config, *flag.FlagSet)
+	env      []envVar
+}
+
+// envVar is an environment variable a command reads.
+type envVar struct{ name, def, meaning string }
+
+// The environment variables, by the part of Strata that reads them.
+var (
+	// Storage and logging: config.FromEnv, for every command that opens
+	// the applications.
+	envStorage = []envVar{
+		{"STRATA_DATA_DIR", config.DefaultDataDir, "data folder: SQLite applications (apps/<name>/app.db), files, plugin sockets (run/)"},
+		{"DATABASE_URL", "", "PostgreSQL connection URL; when set, applications live in PostgreSQL instead of SQLite"},
+		{"STRATA_PG_NAMESPACE", "strata", "PostgreSQL registry schema and prefix of the application schemas"},
+		{"STRATA_LOG_LEVEL", "info", "debug, info, warn or error"},
+		{"STRATA_LOG_FORMAT", "text", "text or json"},
+	}
+	envBcrypt   = envVar{"STRATA_BCRYPT_COST", fmt.Sprint(config.DefaultPasswordCost), "bcrypt work factor of new passwords (4..31)"}
+	envAdminPwd = envVar{"STRATA_ADMIN_PASSWORD", "", "password of the first super_admin when --password is not given (else the first line of stdin)"}
+	// The server's own settings.
+	envServer = []envVar{
+		{"STRATA_ADDR", config.DefaultAddr, "listen address"},
+		{"STRATA_PLUGIN_DIR", config.DefaultPluginDir, "plugin binaries folder"},
+		{"STRATA_DEMO", "off", "1: create a demo application when none exists (as --demo)"},
+		{"SERVICE_ALLOW_NEW_APP", "off", "1: permit POST /api/new-app (anyone may create an application)"},
+		{"SERVICE_PUBLIC_URL", "", "external base URL (http:// or https://): links in mails, OAuth redirects"},
+		{"STRATA_MAX_BODY_BYTES", fmt.Sprint(config.DefaultMaxBodyBytes), "request body cap in bytes; larger bodies get 413 too_large"},
+		{"STRATA_CURVES_DIR", "<data-dir>/curves", "extra or replacement radiocarbon curves (.14c); passed on to plugins"},
+	}
+	// Read on every send or sign-in, so they can change without a restart.
+	envMail = []envVar{
+		{mail.EnvAPIKey, "", "mail provider API key; mail works only when this and " + mail.EnvFromAddress + " are set"},
+		{mail.EnvFromAddress, "", "sender address"},
+		{mail.EnvFromName, mail.DefaultFromName, "sender display name"},
+		{mail.EnvProviderURL, mail.DefaultProviderURL, "base URL of the mail provider's API"},
+	}
+	envOAuth = []envVar{
+		{oauth.EnvIdpAAuthURL, oauth.DefaultIdpAAuthURL, "OAuth provider idp_a: authorization endpoint"},
+		{oauth.EnvIdpATokenURL, oauth.DefaultIdpATokenURL, "OAuth provider idp_a: token endpoint"},
+		{oauth.EnvIdpAUserinfoURL, oauth.DefaultIdpAUserinfoURL, "OAuth provider idp_a: userinfo endpoint"},
+		{oauth.EnvIdpBAuthURL, oauth.DefaultIdpBAuthURL, "OAuth provider idp_b: authorization endpoint"},
+		{oauth.EnvIdpBTokenURL, oauth.DefaultIdpBTokenURL, "OAuth provider idp_b: token endpoint"},
+	}
+)
+
+func join(groups ...[]envVar) []envVar {
+	var out []envVar
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// appCreateFlags binds the flags of app create to p.
+func appCreateFlags(p *apps.CreateParams) func(*config.Config, *flag.FlagSet) {
+	return func(c *config.Config, fs *flag.FlagSet) {
+		c.RegisterStorageFlags(fs)
+		fs.StringVar(&p.Email, "email", "", "email of the first super_admin (required)")
+		fs.StringVar(&p.Password, "password", "", "password of the first super_admin (or STRATA_ADMIN_PASSWORD, or stdin)")
+		fs.StringVar(&p.Definition, "definition", "", "description of the application")
+		fs.StringVar(&p.AdminName, "admin-name", "", "display name of the first super_admin")
+	}
+}
+
+// commands lists every command and subcommand, in the order of the
+// overview.
+var commands = []command{
+	{
+		name: "serve", summary: "run the HTTP server and the plugins",
+		text: "Serves every application under /<app>/api until SIGINT or SIGTERM, then stops accepting,\n" +
+			"lets running requests finish (up to 15 s) and stops the plugins. Pending migrations are\n" +
+			"applied at start. Plugins are the executables of the plugin folder.",
+		flags: (*config.Config).RegisterFlags,
+		env:   join(envServer, envStorage, []envVar{envBcrypt}, envMail, envOAuth),
+	},
+	{
+		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list)",
+		text: "Subcommands:\n  create   create an application and its first super_admin\n  list     list the applications",
+	},
+	{
+		name: "app create", args: "NAME", required: []string{"email"},
+		summary: "create an application and its first super_admin",
+		text: "NAME is lower case letters, digits and _, starting with a letter, and not a reserved\n" +
+			"name (api, login, ...). The password is taken from --password, else\n" +
+			"STRATA_ADMIN_PASSWORD, else the first line of stdin, so it need not appear in the\n" +
+			"process list.",
+		flags: appCreateFlags(new(apps.CreateParams)),
+		env:   join(envStorage, []envVar{envBcrypt, envAdminPwd}),
+	},
+	{
+		name: "app list", summary: "list the applications (name, tab, description)",
+		text:  "Prints one line per application: its name, a tab, its description.",
+		flags: storageFlags,
+		env:   envStorage,
+	},
+	{
+		name: "migrate", summary: "apply pending system-table migrations to every application",
+		text:  "serve does it at start too; migrate lets you do it beforehand, e.g. in a deployment step.",
+		flags: storageFlags,
+		env:   envStorage,
+	},
+	{name: "version", summary: "print the version", text: "Prints the version of Strata and of Go it was built with."},
+	{name: "help", args: "[COMMAND [SUBCOMMAND]]", summary: "show this help, or a command's",
+		text: "strata help serve, strata serve --help and strata serve -h print the same text."},
+}
+
+// findCommand returns the command named by words ("app", "create"), or
+// nil.
+func findCommand(words ...string) *command {
+	name := strings.Join(words, " ")
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// flagSet is the command's flag set bound to a default configuration, so
+// the help shows the built-in defaults.
+func (c *command) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	if c.flags != nil {
+		cfg := config.Default()
+		c.flags(&cfg, fs)
+	}
+	return fs
+}
+
+// flagWithValue is "--name VALUE", or "--name" for a boolean flag; VALUE
+// is the last word of the name, upper case (--data-dir DIR).
+func flagWithValue(f *flag.Flag) string {
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return "--" + f.Name
+	}
+	words := strings.Split(f.Name, "-")
+	return "--" + f.Name + " " + strings.ToUpper(words[len(words)-1])
+}
+
+func (c *command) isRequired(name string) bool {
+	for _, r := range c.required {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}
+
+// synopsis is the usage line: strata NAME ARGS --required X [--flag X] ...
+func (c *command) synopsis() string {
+	parts := []string{"strata", c.name}
+	if c.args != "" {
+		parts = append(parts, c.args)
+	}
+	var optional []string
+	c.flagSet().VisitAll(func(f *flag.Flag) {
+		if c.isRequired(f.Name) {
+			parts = append(parts, flagWithValue(f))
+		} else {
+			optional = append(optional, "["+flagWithValue(f)+"]")
+		}
+	})
+	return strings.Join(append(parts, optional...), " ")
+}
+
+// writeFlags lists the flags with their meaning and default.
+func (c *command) writeFlags(w io.Writer) {
+	c.flagSet().VisitAll(func(f *flag.Flag) {
+		_, usage := flag.UnquoteUsage(f)
+		if f.DefValue != "" && f.DefValue != "false" {
+			usage += "; default " + f.DefValue
+		}
+		fmt.Fprintf(w, "  %s\n      %s\n", flagWithValue(f), usage)
+	})
+}
+
+// writeHelp prints the complete help of one command.
+func (c *command) writeHelp(w io.Writer) {
+	fmt.Fprintf(w, "strata %s — %s\n\nUsage:\n  %s\n", c.name, c.summary, c.synopsis())
+	if c.text != "" {
+		fmt.Fprintf(w, "\n%s\n", c.text)
+	}
+	if c.name == "app" {
+		for _, sub := range []string{"app create", "app list"} {
+			fmt.Fprintln(w)
+			findCommand(strings.Fields(sub)...).writeHelp(w)
+		}
+		return
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	c.writeFlags(w)
+	fmt.Fprintln(w, "  -h, --help\n      show this help")
+	if len(c.env) > 0 {
+		fmt.Fprintln(w, "\nEnvironment (flags override it; it overrides the defaults):")
+		writeEnv(w, c.env)
+	}
+}
+
+func writeEnv(w io.Writer, vars []envVar) {
+	for _, v := range vars {
+		def := ""
+		if v.def != "" {
+			def = " (default " + v.def + ")"
+		}
+		fmt.Fprintf(w, "  %s%s\n      %s\n", v.name, def, v.meaning)
+	}
+}
+
+// writeUsage prints the overview: every command with its synopsis, and
+// every environment variable Strata reads.
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, "Strata — multi-application records service\n\nUsage:\n")
+	for i := range commands {
+		if commands[i].name != "app" {
+			fmt.Fprintf(w, "  %s\n", commands[i].synopsis())
+		}
+	}
+	fmt.Fprint(w, "\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun \"strata help COMMAND\" or \"strata COMMAND --help\" for a command's flags, defaults\n"+
+		"and environment.\n\nFlags of serve:\n")
+	findCommand("serve").writeFlags(w)
+	fmt.Fprint(w, "\nEnvironment (flags override it; it overrides the defaults):\n")
+	writeEnv(w, join(envServer, envStorage, []envVar{envBcrypt, envAdminPwd}, envMail, envOAuth))
+	fmt.Fprint(w, "\nREADME.md (Configuration) has the details; docs/api.md is the API reference.\n")
+}
+
+// helpRequest is returned by a command asked for -h or --help: run prints
+// the command's help to stdout and exits 0.
+type helpRequest struct{ command string }
+
+func (h helpRequest) Error() string { return "help requested for " + h.command }
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// cmdHelp serves strata help [COMMAND [SUBCOMMAND]].
+func cmdHelp(args []string, e env) error {
+	if len(args) == 0 {
+		writeUsage(e.stdout)
+		return nil
+	}
+	if len(args) == 1 && isHelp(args[0]) { // strata help --help
+		args = []string{"help"}
+	}
+	c := findCommand(args...)
+	if c == nil {
+		return usageError{fmt.Sprintf("no help for %q: unknown command (run strata help)", strings.Join(args, " ")), ""}
+	}
+	c.writeHelp(e.stdout)
+	return nil
+}
