@@ -113,7 +113,7 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		var m map[string]any
-		if resp.StatusCode != 201 || json.Unmarshal(body, &m) != nil || m["code"] != "ok_app_created" {
+		if resp.StatusCode != 200 || json.Unmarshal(body, &m) != nil || m["code"] != "ok_app_created" {
 			t.Fatalf("create over TCP: %d %s", resp.StatusCode, body)
 		}
 
