@@ -42,3 +42,42 @@ func TestManualLinkKeyIsTheLinkID(t *testing.T) {
 		}
 	})
 }
+
+// TestRelationActionsInSQLSpelling: on_delete / on_update are accepted as
+// clients write them (SQL, any case, space or underscore) and answered in
+// the SQL spelling.
+func TestRelationActionsInSQLSpelling(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		env := newConfigEnv(t, e)
+		env.super(t, 200, "POST", "/config/tables", `{"name":"people"}`)
+		env.super(t, 200, "POST", "/config/table/people/field", `{"name":"site_code","db_type":"int"}`)
+		created := env.super(t, 200, "POST", "/config/relations",
+			`{"from_tb":"people","from_col":"site_code","to_tb":"sites","on_delete":"SET NULL","on_update":"CASCADE"}`)
+		r := created["relation"].(map[string]any)
+		if r["on_delete"] != "SET NULL" || r["on_update"] != "CASCADE" {
+			t.Fatalf("POST: %v", created)
+		}
+		path := fmt.Sprintf("/config/relations/%d", int64(r["id"].(float64)))
+		for _, c := range []struct{ in, out string }{
+			{"set_null", "SET NULL"}, {"Set Null", "SET NULL"}, {"no action", "NO ACTION"}, {"NO_ACTION", "NO ACTION"},
+			{"restrict", "RESTRICT"}, {" Cascade ", "CASCADE"}, {"RESTRICT", "RESTRICT"},
+		} {
+			up := env.super(t, 200, "PUT", path, fmt.Sprintf(`{"on_delete":%q,"on_update":%q}`, c.in, c.in))
+			if ur := up["relation"].(map[string]any); ur["on_delete"] != c.out || ur["on_update"] != c.out {
+				t.Errorf("PUT %q: %v", c.in, up)
+			}
+		}
+		list := env.super(t, 200, "GET", "/config/relations", "")
+		for _, x := range list["relations"].([]any) {
+			rel := x.(map[string]any)
+			if rel["on_delete"] != "RESTRICT" && rel["on_delete"] != "CASCADE" {
+				t.Errorf("GET: %v", rel)
+			}
+		}
+		env.refusals(t, []testenv.Scenario{
+			refusal("PUT", path, `{"on_delete":"SET DEFAULT"}`, 400, "invalid_relation", `"allowed":["RESTRICT","CASCADE","SET NULL","NO ACTION"]`),
+			refusal("PUT", path, `{"on_update":"drop"}`, 400, "invalid_relation", `"parameter":"on_update"`),
+		})
+	})
+}
