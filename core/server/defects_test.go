@@ -1,9 +1,17 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"gorm.io/gorm"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -79,5 +87,50 @@ func TestRelationActionsInSQLSpelling(t *testing.T) {
 			refusal("PUT", path, `{"on_delete":"SET DEFAULT"}`, 400, "invalid_relation", `"allowed":["RESTRICT","CASCADE","SET NULL","NO ACTION"]`),
 			refusal("PUT", path, `{"on_update":"drop"}`, 400, "invalid_relation", `"parameter":"on_update"`),
 		})
+	})
+}
+
+// TestTablesListChronology: GET /tables says chronology:true where the
+// chronology feature is active, and reads the caller's per-table
+// privileges in one query, not one per table.
+func TestTablesListChronology(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		ctx, now := context.Background(), time.Now().UTC()
+		spec := schema.FeatureSpec{Plugin: "chronology", Name: schema.ChronologyFeature}
+		for _, tb := range []string{"finds", "units"} {
+			if err := schema.ActivateFeature(ctx, f.app.DB, tb, spec, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := schema.DeactivateFeature(ctx, f.app.DB, "units", schema.ChronologyFeature, now); err != nil {
+			t.Fatal(err)
+		}
+		writer := f.userID(t, "writer@example.org")
+		if err := auth.SaveTablePrivilege(ctx, f.app.DB, &auth.TablePrivilege{UserID: writer, TableName: "sites", Privilege: auth.Reader}, now); err != nil {
+			t.Fatal(err)
+		}
+		var privQueries atomic.Int64
+		if err := f.app.DB.Gorm.Callback().Query().After("gorm:query").Register("count_table_privileges", func(db *gorm.DB) {
+			if strings.Contains(db.Statement.SQL.String(), "table_privileges") {
+				privQueries.Add(1)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := `[{"chronology":false,"label":"Sites","name":"sites","rs":false},` +
+			`{"chronology":false,"label":"Stratigraphic units","name":"units","rs":false},` +
+			`{"chronology":true,"label":"Finds","name":"finds","rs":false}]`
+		for _, who := range []string{f.super, f.writer, f.readerKey} {
+			privQueries.Store(0)
+			code, m := f.do(t, who, "GET", "/dig/api/tables", "")
+			if code != 200 || jsonOf(m["tables"]) != want {
+				t.Errorf("GET /tables: %d %s, want %s", code, jsonOf(m["tables"]), want)
+			}
+			if n := privQueries.Load(); n > 1 {
+				t.Errorf("GET /tables read the table privileges with %d queries, want at most 1", n)
+			}
+		}
 	})
 }
