@@ -134,3 +134,38 @@ func TestTablesListChronology(t *testing.T) {
 		}
 	})
 }
+
+// TestLoginNeedsEmailAndPassword: an empty password, a missing email or
+// one that is not an email is 400 email_password_needed, and such requests
+// count no failed attempt towards the lock.
+func TestLoginNeedsEmailAndPassword(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		inst := testenv.NewInstance(t, e)
+		a := testenv.NewApp(t, inst.Apps, "dig")
+		for _, s := range []testenv.Scenario{
+			{Name: "empty password", Body: `{"email":"admin@example.org","password":""}`},
+			{Name: "null password", Body: `{"email":"admin@example.org","password":null}`},
+			{Name: "missing email", Body: `{"password":"nope-nope"}`},
+			{Name: "empty email", Body: `{"email":"","password":"nope-nope"}`},
+			{Name: "blank email", Body: `{"email":"  ","password":"nope-nope"}`},
+			{Name: "no at sign", Body: `{"email":"admin.example.org","password":"nope-nope"}`},
+			{Name: "nothing after the at", Body: `{"email":"admin@","password":"nope-nope"}`},
+			{Name: "nothing before the at", Body: `{"email":"@example.org","password":"nope-nope"}`},
+			{Name: "a name and an address", Body: `{"email":"Admin <admin@example.org>","password":"nope-nope"}`},
+			{Name: "two ats", Body: `{"email":"a@b@example.org","password":"nope-nope"}`},
+		} {
+			s.Method, s.URL, s.ExpectedStatus = "POST", "/dig/api/auth/login", 400
+			s.ExpectedContent = []string{`"code":"email_password_needed"`}
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, inst.Server) })
+		}
+		var n int
+		if err := a.DB.QueryRow(t.Context(), `SELECT COUNT(*) FROM `+a.DB.Sys("login_attempts")+` WHERE failures > 0`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("malformed logins counted as failed attempts: %d %v", n, err)
+		}
+		// A real attempt with a wrong password still counts and still answers 401.
+		testenv.Scenario{Method: "POST", URL: "/dig/api/auth/login", Body: `{"email":"admin@example.org","password":"nope-nope"}`,
+			ExpectedStatus: 401, ExpectedContent: []string{`"code":"login_data_not_valid"`}}.Run(t, inst.Server)
+		testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
+	})
+}
