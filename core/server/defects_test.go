@@ -169,3 +169,42 @@ func TestLoginNeedsEmailAndPassword(t *testing.T) {
 		testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
 	})
 }
+
+// TestDuplicateKeepsEveryType: a record with text, int, float, bool, date
+// and lookup values is duplicated with the same values.
+func TestDuplicateKeepsEveryType(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		if _, err := schema.AddField(context.Background(), f.app.DB, "finds", schema.FieldDef{Name: "pieces", Label: "Pieces", DBType: "int"}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		unit := f.create(t, f.super, "units", `{"code":"US 1"}`)
+		for i, body := range []string{
+			fmt.Sprintf(`{"label":"amph","pieces":12,"weight":12.5,"complete":true,"found_on":"2020-05-17","unit":%d,"notes":"*n*","inv":"INV-7"}`, unit),
+			fmt.Sprintf(`{"label":"b","pieces":"3","weight":"0.25","complete":"0","found_on":"2021-01-02","unit":"%d"}`, unit),
+			`{"label":"c","pieces":null,"weight":null,"complete":null,"found_on":null,"unit":null}`,
+		} {
+			id := f.create(t, f.writer, "finds", body)
+			code, m := f.do(t, f.writer, "POST", fmt.Sprintf("/dig/api/record/finds/%d/duplicate", id), "")
+			if code != 200 || m["code"] != "success_duplicated" {
+				t.Fatalf("duplicate %s: %d %v", body, code, m)
+			}
+			copyID := int64(m["id"].(float64))
+			if copyID == id {
+				t.Fatalf("the copy has the original's id")
+			}
+			_, orig := f.do(t, f.reader, "GET", fmt.Sprintf("/dig/api/record/finds/%d", id), "")
+			_, dup := f.do(t, f.reader, "GET", fmt.Sprintf("/dig/api/record/finds/%d", copyID), "")
+			oc, dc := orig["core"].(map[string]any), dup["core"].(map[string]any)
+			for _, fld := range []string{"label", "pieces", "weight", "complete", "found_on", "unit", "notes", "inv"} {
+				if o, d := jsonOf(oc[fld]), jsonOf(dc[fld]); o != d {
+					t.Errorf("%s: copy %s, original %s", fld, d, o)
+				}
+			}
+			if i == 0 && (jsonOf(oc["pieces"].(map[string]any)["val"]) != "12" || oc["unit"].(map[string]any)["val"] != float64(unit)) {
+				t.Errorf("stored values: %v %v", oc["pieces"], oc["unit"])
+			}
+		}
+	})
+}
