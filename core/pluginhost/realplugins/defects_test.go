@@ -3,6 +3,7 @@ package realplugins_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -70,6 +71,48 @@ func TestRealPluginOsteologyObject(t *testing.T) {
 				if strings.Contains(body, goName) {
 					t.Errorf("%s: the answer names a Go type (%s): %s", c.name, goName, body)
 				}
+			}
+		}
+	})
+}
+
+// TestRealPluginChronologyOverlapCommaList: _chrono_overlap takes its two
+// bounds in the forms _in takes a list: a JSON array, or a comma-separated
+// string (filter[chrono_from][_chrono_overlap]=1,50), in a query string or
+// a JSON body; an empty side is open.
+func TestRealPluginChronologyOverlapCommaList(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newChronoFixture(t, e)
+		const op = "filter[chrono_from][_chrono_overlap]"
+		get := func(v string) string {
+			return "/records/finds?per_page=100&" + url.Values{op: {v}}.Encode()
+		}
+		for _, c := range []struct {
+			name, method, url, body string
+			want                    string
+		}{
+			{"brackets, comma list", "GET", get("-350,-320"), "", "[A C D]"},
+			{"brackets, comma list with spaces", "GET", get(" -350 , -320 "), "", "[A C D]"},
+			{"brackets, 1,50", "GET", get("1,50"), "", "[B D G I]"},
+			{"brackets, tokens", "GET", get("c4 BCE,c4 BCE"), "", "[A C D F]"},
+			{"brackets, open from", "GET", get(",-390"), "", "[C D F H]"},
+			{"brackets, open to", "GET", get("150,"), "", "[B D G]"},
+			{"JSON body, comma list", "POST", "/records/finds", `{"filter":{"chrono_from":{"_chrono_overlap":"-350,-320"}},"per_page":100}`, "[A C D]"},
+			{"_in alike, for comparison", "GET", "/records/finds?per_page=100&" + url.Values{"filter[code][_in]": {"A,C,D"}}.Encode(), "", "[A C D]"},
+		} {
+			if got := fmt.Sprint(f.list(t, c.method, c.url, c.body)); got != c.want {
+				t.Errorf("%s: %s, want %s", c.name, got, c.want)
+			}
+		}
+		for _, c := range []struct{ name, value string }{
+			{"one value", "-350"},
+			{"three values", "1,2,3"},
+			{"no bound", ","},
+			{"not a year", "soon,later"},
+		} {
+			if status, code, body := f.code("GET", get(c.value), "", f.reader); status != 400 || code != "invalid_filter" {
+				t.Errorf("%s: %d %s %v", c.name, status, code, body)
 			}
 		}
 	})
