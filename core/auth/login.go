@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -63,7 +65,9 @@ func (a *Authenticator) Now() time.Time { return a.now().UTC() }
 // The attempted password is never logged or stored.
 func (a *Authenticator) Login(ctx context.Context, db *store.DB, email, password string) (*User, error) {
 	email = NormalizeEmail(email)
-	if email == "" || password == "" {
+	if !loginEmailShape(email) || password == "" {
+		// Decided by the request's shape alone: no account is looked up and
+		// no attempt counted, so this reveals nothing and locks nothing.
 		return nil, ErrEmailPasswordNeeded
 	}
 	now := a.Now()
@@ -105,6 +109,20 @@ func (a *Authenticator) Login(ctx context.Context, db *store.DB, email, password
 		user.Password = rehash
 	}
 	return user, nil
+}
+
+// loginEmailShape reports whether email (normalised) can be an account's
+// address: one '@' with something on each side, no spaces and no angle
+// brackets. It is looser than ValidateEmail on purpose, so that accounts
+// brought from older installations with unusual addresses still sign in.
+func loginEmailShape(email string) bool {
+	at := strings.IndexByte(email, '@')
+	if at <= 0 || at == len(email)-1 || strings.Count(email, "@") != 1 {
+		return false
+	}
+	return !strings.ContainsFunc(email, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || r == '<' || r == '>'
+	})
 }
 
 func (att *LoginAttempt) lockedAt(now time.Time) bool {

@@ -136,7 +136,7 @@ func normalize(v any, depth int) (any, error) {
 		}
 		return out, nil
 	}
-	return nil, invalidf("unsupported value of type %T", v)
+	return nil, invalidf("a filter value is text, a number, a boolean, null, a list or an object")
 }
 
 // parser turns a normalised tree into an AST, counting nodes.

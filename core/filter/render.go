@@ -111,7 +111,7 @@ func (r *renderer) node(s scope, n Node) (string, error) {
 	case Nested:
 		return r.nested(s, n)
 	}
-	return "", invalidf("unsupported filter node %T", n)
+	return "", invalidf("this kind of filter condition cannot be used here")
 }
 
 func (r *renderer) group(s scope, nodes []Node, sep string) (string, error) {

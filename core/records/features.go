@@ -71,8 +71,15 @@ type SectionSource interface {
 	Enrich(ctx context.Context, section, table string, ids []int64, actor *Actor) (map[int64]any, error)
 }
 
-// ErrPluginUnavailable refuses a save whose required plugin is down.
+// ErrPluginUnavailable answers a request that needs a plugin that is down:
+// a route of the plugin, a filter with its operator, its activation. Its
+// message speaks of no save, since most such requests only read.
 var ErrPluginUnavailable = errs.New(errs.Unavailable, "plugin_unavailable",
+	"a plugin this request needs is not running; try again shortly")
+
+// errSaveNeedsPlugin refuses a save whose required plugin is down: the
+// same code, with a message that says nothing was written.
+var errSaveNeedsPlugin = errs.New(errs.Unavailable, ErrPluginUnavailable.Code,
 	"a plugin this table needs is not running; nothing was saved, try again shortly")
 
 func (s *Scope) hookActor() *Actor {
@@ -139,7 +146,7 @@ func (s *Scope) runBeforeHooks(ctx context.Context, in *SaveInput) ([]FieldError
 		}
 		if f.Hook == nil {
 			if f.Required {
-				return nil, ErrPluginUnavailable.With("feature", f.Name)
+				return nil, errSaveNeedsPlugin.With("feature", f.Name)
 			}
 			continue
 		}
@@ -153,7 +160,7 @@ func (s *Scope) runBeforeHooks(ctx context.Context, in *SaveInput) ([]FieldError
 		results, err := f.Hook.BeforeSave(ctx, call)
 		if err != nil {
 			if f.Required {
-				return nil, ErrPluginUnavailable.With("feature", f.Name).Wrap(err)
+				return nil, errSaveNeedsPlugin.With("feature", f.Name).Wrap(err)
 			}
 			continue
 		}

@@ -138,7 +138,7 @@ func (s *Scope) manualLinksSection(ctx context.Context, id int64) (obj, error) {
 		if l.label != nil {
 			lbl = *l.label
 		}
-		out[fmt.Sprint(l.id)] = obj{"key": fmt.Sprintf("%s:%d", l.refTb, l.refID), "tb_id": l.refTb, "tb_label": tbLabel,
+		out[fmt.Sprint(l.id)] = obj{"key": l.id, "tb_id": l.refTb, "tb_label": tbLabel,
 			"ref_id": l.refID, "ref_label": labels[l.refTb][l.refID], "sort": l.sort, "label": lbl}
 	}
 	return out, nil

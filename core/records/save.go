@@ -130,6 +130,39 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 	return p, fes, nil
 }
 
+// withoutCheckedByPlugin drops the server's own type errors on the values
+// a plugin has refused: the plugin checked them and may accept shapes the
+// column's type alone does not (osteo_data as an object), so its message
+// is the one that tells the client what to send.
+func withoutCheckedByPlugin(fes, hookErrs []FieldError) []FieldError {
+	if len(hookErrs) == 0 {
+		return fes
+	}
+	type key struct {
+		table, field string
+		row          int
+	}
+	keyOf := func(e FieldError) key {
+		k := key{table: e.Table, field: e.Field, row: -1}
+		if e.Row != nil {
+			k.row = *e.Row
+		}
+		return k
+	}
+	checked := map[key]bool{}
+	for _, e := range hookErrs {
+		checked[keyOf(e)] = true
+	}
+	out := fes[:0:0]
+	for _, e := range fes {
+		if e.Rule == "type" && checked[keyOf(e)] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // Save creates or updates a record with its plugin child rows in one
 // transaction. Every rule is checked first and all failures are reported
 // together; on any failure nothing is written. An update first stores a
@@ -162,12 +195,12 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 		if err != nil {
 			return err
 		}
-		fes = append(fes, hookErrs...)
 		children, childErrs, err := ts.preparePlugins(ctx, in.Plugins, in.ID)
 		if err != nil {
 			return err
 		}
-		if fes = append(fes, childErrs...); len(fes) > 0 {
+		fes = append(withoutCheckedByPlugin(append(fes, childErrs...), hookErrs), hookErrs...)
+		if len(fes) > 0 {
 			return ErrValidation.With("errors", fes)
 		}
 		if insert {

@@ -415,22 +415,17 @@ type TableEntry struct {
 
 // ReadableTables lists the catalog's tables the actor may read, in display
 // order: plugin tables are reached through their parent and left out, and
-// a per-table override decides for its table in either direction.
-func ReadableTables(ctx context.Context, db *store.DB, cat *schema.Catalog, actor *auth.Actor) ([]TableEntry, error) {
+// level gives the caller's effective level per table (a per-table override
+// decides for its table in either direction; the caller reads the
+// overrides once, not once per table). Chronology says whether the
+// chronology feature is active on the table.
+func ReadableTables(cat *schema.Catalog, level func(table string) int) []TableEntry {
 	out := []TableEntry{}
 	for _, t := range cat.Tables {
-		if t.IsPlugin {
+		if t.IsPlugin || !auth.Read.Allows(level(t.Name)) {
 			continue
 		}
-		level, _, err := auth.EffectiveLevel(ctx, db, actor, t.Name)
-		if err != nil {
-			return nil, err
-		}
-		if !auth.Read.Allows(level) {
-			continue
-		}
-		// The chronology plugin is not there yet: no table has it.
-		out = append(out, TableEntry{Name: t.Name, Label: t.Label, RS: t.RS, Chronology: false})
+		out = append(out, TableEntry{Name: t.Name, Label: t.Label, RS: t.RS, Chronology: t.Active(schema.ChronologyFeature)})
 	}
-	return out, nil
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/store"
@@ -37,15 +38,36 @@ type RelationInput struct {
 	OnUpdate string `json:"on_update"`
 }
 
-// Relation actions, as stored, and their SQL.
-var relationActions = map[string]string{
-	"restrict": "RESTRICT", "cascade": "CASCADE", "set_null": "SET NULL", "no_action": "NO ACTION",
+// RelationActions lists the on_delete / on_update values, in the SQL
+// spelling answers use. Input may be in any case, with a space or an
+// underscore ("set_null", "Set Null"); the catalog stores the lower-case
+// underscore form ("set_null").
+var RelationActions = []string{"RESTRICT", "CASCADE", "SET NULL", "NO ACTION"}
+
+const defaultAction = "RESTRICT"
+
+// NormalizeAction returns the SQL spelling of a relation action written
+// in any case, with spaces or underscores between its words; ok is false
+// for anything else.
+func NormalizeAction(s string) (sql string, ok bool) {
+	sql = strings.Join(strings.Fields(strings.ToUpper(strings.ReplaceAll(s, "_", " "))), " ")
+	return sql, slices.Contains(RelationActions, sql)
 }
 
-// RelationActions lists the accepted on_delete / on_update values.
-var RelationActions = []string{"restrict", "cascade", "set_null", "no_action"}
+// storedAction is the catalog form of an action in the SQL spelling.
+func storedAction(sql string) string {
+	return strings.ToLower(strings.ReplaceAll(sql, " ", "_"))
+}
 
-const defaultAction = "restrict"
+// normalizeActions puts r's actions in the SQL spelling where they are
+// known, leaving unknown values for checkRelation to refuse.
+func normalizeActions(r *Relation) {
+	for _, a := range []*string{&r.OnDelete, &r.OnUpdate} {
+		if sql, ok := NormalizeAction(*a); ok {
+			*a = sql
+		}
+	}
+}
 
 type relationRow struct {
 	ID        int64 `gorm:"primaryKey"`
@@ -73,6 +95,7 @@ func ListRelations(ctx context.Context, db *store.DB) ([]*Relation, error) {
 		if err := rows.Scan(&r.ID, &r.FromTb, &r.FromCol, &r.ToTb, &r.ToCol, &r.OnDelete, &r.OnUpdate); err != nil {
 			return nil, fmt.Errorf("list relations: %w", err)
 		}
+		normalizeActions(r)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -102,6 +125,7 @@ func AddRelation(ctx context.Context, db *store.DB, in RelationInput, now time.T
 	if r.OnUpdate == "" {
 		r.OnUpdate = defaultAction
 	}
+	normalizeActions(r)
 	err := change(ctx, db, func(tx *store.DB, st *state) error {
 		if err := checkRelation(st, r); err != nil {
 			return err
@@ -110,7 +134,7 @@ func AddRelation(ctx context.Context, db *store.DB, in RelationInput, now time.T
 			return err
 		}
 		row := relationRow{FromTb: r.FromTb, FromCol: r.FromCol, ToTb: r.ToTb, ToCol: r.ToCol,
-			OnDelete: r.OnDelete, OnUpdate: r.OnUpdate, CreatedAt: now, UpdatedAt: now}
+			OnDelete: storedAction(r.OnDelete), OnUpdate: storedAction(r.OnUpdate), CreatedAt: now, UpdatedAt: now}
 		if err := tx.Gorm.WithContext(ctx).Table(tx.GormSys("relations")).Create(&row).Error; err != nil {
 			return fmt.Errorf("insert relation: %w", err)
 		}
@@ -139,6 +163,7 @@ func UpdateRelation(ctx context.Context, db *store.DB, id int64, in RelationInpu
 		setIf(&r.ToCol, in.ToCol)
 		setIf(&r.OnDelete, in.OnDelete)
 		setIf(&r.OnUpdate, in.OnUpdate)
+		normalizeActions(&r)
 		if err := checkRelation(st, &r); err != nil {
 			return err
 		}
@@ -150,7 +175,7 @@ func UpdateRelation(ctx context.Context, db *store.DB, id int64, in RelationInpu
 		}
 		_, err := tx.Exec(ctx, `UPDATE `+tx.Sys("relations")+` SET from_tb = ?, from_col = ?, to_tb = ?, to_col = ?,
 			on_delete = ?, on_update = ?, updated_at = ? WHERE id = ?`,
-			r.FromTb, r.FromCol, r.ToTb, r.ToCol, r.OnDelete, r.OnUpdate, now, r.ID)
+			r.FromTb, r.FromCol, r.ToTb, r.ToCol, storedAction(r.OnDelete), storedAction(r.OnUpdate), now, r.ID)
 		if err != nil {
 			return fmt.Errorf("update relation %d: %w", id, err)
 		}
@@ -218,7 +243,7 @@ func checkRelation(st *state, r *Relation) error {
 		}
 	}
 	for _, p := range []struct{ name, v string }{{"on_delete", r.OnDelete}, {"on_update", r.OnUpdate}} {
-		if _, ok := relationActions[p.v]; !ok {
+		if !slices.Contains(RelationActions, p.v) {
 			return ErrInvalidRelation.With("parameter", p.name).With("allowed", RelationActions)
 		}
 	}
@@ -252,9 +277,13 @@ func addConstraint(ctx context.Context, tx *store.DB, r *Relation) error {
 	if tx.Engine != store.Postgres {
 		return nil
 	}
+	// The actions are written into the statement: only the known ones.
+	if !slices.Contains(RelationActions, r.OnDelete) || !slices.Contains(RelationActions, r.OnUpdate) {
+		return fmt.Errorf("relation %d: unknown action %q / %q", r.ID, r.OnDelete, r.OnUpdate)
+	}
 	_, err := tx.Exec(ctx, `ALTER TABLE `+tx.Qualify(r.FromTb)+` ADD CONSTRAINT `+tx.Engine.Quote(constraintName(r))+
 		` FOREIGN KEY (`+tx.Engine.Quote(r.FromCol)+`) REFERENCES `+tx.Qualify(r.ToTb)+` (`+tx.Engine.Quote(r.ToCol)+
-		`) ON DELETE `+relationActions[r.OnDelete]+` ON UPDATE `+relationActions[r.OnUpdate])
+		`) ON DELETE `+r.OnDelete+` ON UPDATE `+r.OnUpdate)
 	if isForeignKeyViolation(err) {
 		return ErrRelationViolated.Wrap(err)
 	}

@@ -14,7 +14,7 @@ func TestRelations(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		fx := newFixture(t, e)
-		if fx.siteRel.Enforced != (e == store.Postgres) || fx.siteRel.ToCol != "id" || fx.siteRel.OnDelete != "restrict" || fx.siteRel.OnUpdate != "restrict" {
+		if fx.siteRel.Enforced != (e == store.Postgres) || fx.siteRel.ToCol != "id" || fx.siteRel.OnDelete != "RESTRICT" || fx.siteRel.OnUpdate != "RESTRICT" {
 			t.Fatalf("relation with defaults %+v", fx.siteRel)
 		}
 		for _, f := range []schema.FieldDef{{Name: "site_code", DBType: "int"}, {Name: "orphan", DBType: "int"}, {Name: "note"}} {
@@ -56,7 +56,7 @@ func TestRelations(t *testing.T) {
 			{"to_col not unique", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "region"}},
 			{"to_col unknown", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "nothing"}},
 			{"bad on_delete", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", OnDelete: "explode"}},
-			{"bad on_update", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", OnUpdate: "SET NULL"}},
+			{"bad on_update", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", OnUpdate: "SET DEFAULT"}},
 			{"duplicate", "relation_already_exist", schema.RelationInput{FromTb: "people", FromCol: "site_code", ToTb: "finds"}},
 			{"data violates it", "relation_violated", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites"}},
 		}
@@ -89,7 +89,7 @@ func TestRelations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if up.FromTb != "people" || up.FromCol != "orphan" || up.ToCol != "id" || up.OnDelete != "cascade" || up.OnUpdate != "cascade" {
+		if up.FromTb != "people" || up.FromCol != "orphan" || up.ToCol != "id" || up.OnDelete != "CASCADE" || up.OnUpdate != "CASCADE" {
 			t.Fatalf("updated relation %+v", up)
 		}
 		fx.consistent(t, "people")

@@ -19,7 +19,7 @@ func TestConfigRelations(t *testing.T) {
 			t.Fatalf("GET /config/relations: %v", list)
 		}
 		r := rels[0].(map[string]any)
-		if r["from_tb"] != "finds" || r["to_col"] != "id" || r["on_delete"] != "restrict" || r["enforced"] != pg {
+		if r["from_tb"] != "finds" || r["to_col"] != "id" || r["on_delete"] != "RESTRICT" || r["enforced"] != pg {
 			t.Errorf("relation %v", r)
 		}
 		id := int64(r["id"].(float64))
@@ -30,7 +30,7 @@ func TestConfigRelations(t *testing.T) {
 		created := env.super(t, 200, "POST", "/config/relations",
 			`{"from_tb":"people","from_col":"site_code","to_tb":"sites","to_col":"code","on_delete":"set_null","on_update":"cascade"}`)
 		nr := created["relation"].(map[string]any)
-		if created["code"] != "relation_created" || created["enforced"] != pg || nr["on_delete"] != "set_null" {
+		if created["code"] != "relation_created" || created["enforced"] != pg || nr["on_delete"] != "SET NULL" {
 			t.Fatalf("POST: %v", created)
 		}
 		nid := int64(nr["id"].(float64))
@@ -41,7 +41,7 @@ func TestConfigRelations(t *testing.T) {
 			refusal("POST", "/config/relations", `{"from_tb":"finds_radiocarbon","from_col":"lab","to_tb":"finds"}`, 400, "invalid_relation"),
 			refusal("POST", "/config/relations", `{"from_tb":"people","from_col":"note","to_tb":"sites"}`, 400, "invalid_relation", `"parameter":"from_col"`),
 			refusal("POST", "/config/relations", `{"from_tb":"finds","from_col":"site","to_tb":"sites","to_col":"name"}`, 400, "invalid_relation", `"parameter":"to_col"`),
-			refusal("POST", "/config/relations", `{"from_tb":"finds","from_col":"site","to_tb":"sites","on_delete":"drop"}`, 400, "invalid_relation", `"allowed":["restrict","cascade","set_null","no_action"]`),
+			refusal("POST", "/config/relations", `{"from_tb":"finds","from_col":"site","to_tb":"sites","on_delete":"drop"}`, 400, "invalid_relation", `"allowed":["RESTRICT","CASCADE","SET NULL","NO ACTION"]`),
 			refusal("POST", "/config/relations", `{"from_tb":"finds"}`, 400, "parameter_missing"),
 			refusal("POST", "/config/relations", `{"from_tb":{"a":1}}`, 400, "invalid_json"),
 			refusal("PUT", "/config/relations/9999", `{"on_delete":"cascade"}`, 404, "relation_not_found"),
@@ -52,7 +52,7 @@ func TestConfigRelations(t *testing.T) {
 		})
 
 		up := env.super(t, 200, "PUT", fmt.Sprintf("/config/relations/%d", id), `{"on_delete":"cascade"}`)
-		if ur := up["relation"].(map[string]any); up["code"] != "relation_saved" || ur["on_delete"] != "cascade" || ur["from_col"] != "site_ref" {
+		if ur := up["relation"].(map[string]any); up["code"] != "relation_saved" || ur["on_delete"] != "CASCADE" || ur["from_col"] != "site_ref" {
 			t.Errorf("PUT: %v", up)
 		}
 		if pg {

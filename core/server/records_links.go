@@ -136,7 +136,7 @@ func (s *Server) handleAddManualLink(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "all_links_saved", "link": gin.H{"id": id}})
+	success(c, http.StatusOK, gin.H{"code": "all_links_saved", "link": gin.H{"id": id, "key": id}})
 }
 
 // DELETE /manual-link/{id}

@@ -119,20 +119,13 @@ func (s *Server) handleHistory(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	actor := actorOf(c)
-	var lookupErr error
-	readable := func(t *schema.Table) bool {
-		level, _, err := auth.EffectiveLevel(ctx, a.DB, actor, t.Name)
-		if err != nil {
-			lookupErr = err
-			return false
-		}
-		return auth.Read.Allows(level)
+	acc, err := s.callerAccess(c)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
-	h, err := records.History(ctx, a.DB, cat, actor.UserID, readable)
-	if err == nil {
-		err = lookupErr
-	}
+	readable := func(t *schema.Table) bool { return auth.Read.Allows(acc.level(t.Name)) }
+	h, err := records.History(ctx, a.DB, cat, acc.actor.UserID, readable)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -34,10 +34,12 @@ func (p *plugin) ResolveFilter(_ context.Context, call pluginsdk.FilterCall) (pl
 	return pluginsdk.FilterResult{Filter: windowFilter(from, to)}, nil
 }
 
-// overlapOperand reads [from, to] or {from, to}.
+// overlapOperand reads [from, to], {from, to} or "from,to": the comma
+// form is what _in and _between take in a query string
+// (filter[chrono_from][_chrono_overlap]=-350,-320), an empty side open.
 func overlapOperand(raw json.RawMessage) (from, to *int, err error) {
 	usage := func(format string, a ...any) error {
-		return pluginsdk.Errorf("invalid_filter", opOverlap+" takes [from, to] or {\"from\": …, \"to\": …} in signed years, e.g. [-350, -320]: "+format, a...)
+		return pluginsdk.Errorf("invalid_filter", opOverlap+" takes [from, to], {\"from\": …, \"to\": …} or \"from,to\" in signed years, e.g. [-350, -320] or \"-350,-320\": "+format, a...)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -52,6 +54,12 @@ func overlapOperand(raw json.RawMessage) (from, to *int, err error) {
 			return nil, nil, usage("%d values given", len(x))
 		}
 		lo, hi = x[0], x[1]
+	case string:
+		parts := strings.Split(x, ",")
+		if len(parts) != 2 {
+			return nil, nil, usage("%d values given", len(parts))
+		}
+		lo, hi = strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])
 	case map[string]any:
 		for k := range x {
 			if k != "from" && k != "to" {

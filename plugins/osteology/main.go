@@ -108,7 +108,7 @@ func (p *plugin) BeforeSave(_ context.Context, call pluginsdk.SaveCall) ([]plugi
 			doc, _ = json.Marshal(x) // decoded JSON: always encodes
 		default:
 			out[i].Errors = []pluginsdk.FieldError{{Field: column, Rule: bones.CodeInvalidType,
-				Message: `osteo_data is a JSON document {"individuals":[...]}, as text`}}
+				Message: `osteo_data is an object {"individuals":[...]} (or text holding one), not ` + describe(raw)}}
 			continue
 		}
 		norm, errs := bones.Validate(doc)
@@ -125,6 +125,15 @@ func (p *plugin) BeforeSave(_ context.Context, call pluginsdk.SaveCall) ([]plugi
 		}
 	}
 	return out, nil
+}
+
+// describe names what a client sent, in the API's words ("a list" for an
+// array, as the server says).
+func describe(v any) string {
+	if _, ok := v.([]any); ok {
+		return "a list"
+	}
+	return bones.Describe(v)
 }
 
 // schemaRoute serves GET /osteology/schema: regions, elements (id, base,

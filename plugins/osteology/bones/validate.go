@@ -127,13 +127,17 @@ func (p *parser) add(path, code, format string, a ...any) {
 	}
 }
 
+// Describe names the kind of a decoded JSON value in words ("a number",
+// "an object"), for messages; never a Go type name.
+func Describe(v any) string { return typeName(v) }
+
 func typeName(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
 	case bool:
 		return "a boolean"
-	case json.Number:
+	case json.Number, float64, int, int64:
 		return "a number"
 	case string:
 		return "a string"
@@ -142,7 +146,7 @@ func typeName(v any) string {
 	case map[string]any:
 		return "an object"
 	}
-	return fmt.Sprintf("%T", v)
+	return "a value of another kind"
 }
 
 // unknownKeys reports keys outside allowed, sorted for a stable order.
