@@ -142,6 +142,9 @@ func normalize(v any, depth int) (any, error) {
 // parser turns a normalised tree into an AST, counting nodes.
 type parser struct{ nodes int }
 
+// flagOpposite is the operator a flag operator means when set to false.
+var flagOpposite = map[string]string{"_null": "_nnull", "_nnull": "_null", "_empty": "_nempty", "_nempty": "_empty"}
+
 func (p *parser) count() error {
 	p.nodes++
 	if p.nodes > MaxNodes {
@@ -285,8 +288,13 @@ func (p *parser) cond(field, op string, v any) (Node, error) {
 	switch spec.arity {
 	case arityFlag:
 		s, ok := v.(string)
+		if ok && (s == "false" || s == "0") {
+			// _null=false is _nnull (clients send it from checkboxes).
+			c.Op = flagOpposite[op]
+			break
+		}
 		if v != nil && (!ok || (s != "" && s != "true" && s != "1")) {
-			return nil, invalidf("%s.%s takes true or no value", field, op)
+			return nil, invalidf("%s.%s takes true, false or no value", field, op)
 		}
 	case arityOne:
 		s, ok := v.(string)

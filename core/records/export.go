@@ -265,7 +265,8 @@ func cellText(v any) string {
 
 // csvWriter writes RFC 4180 CSV (CRLF line ends) in UTF-8 with a byte
 // order mark, which spreadsheet programs need to read UTF-8. The header
-// holds the column labels.
+// holds the field names, as BraDypUS writes it, so that an export imports
+// back as it is (the XLSX export, for reading, has the labels).
 type csvWriter struct {
 	out io.Writer
 	w   *csv.Writer
@@ -285,7 +286,7 @@ func (c *csvWriter) Header(cols []FieldRef) error {
 	}
 	c.rec = make([]string, len(cols))
 	for i, col := range cols {
-		c.rec[i] = col.Label
+		c.rec[i] = col.Name
 	}
 	return c.w.Write(c.rec)
 }

@@ -11,7 +11,7 @@ import (
 
 var (
 	ErrLinkExists   = errs.New(errs.Conflict, "link_already_exists", "these records are already linked")
-	ErrLinkNotFound = errs.New(errs.NotFound, "link_not_found", "no such link")
+	ErrLinkNotFound = errs.New(errs.NotFound, "not_found", "no such link")
 	ErrSelfLink     = errs.New(errs.Invalid, "self_link", "a record cannot be linked to itself")
 )
 

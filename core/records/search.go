@@ -387,7 +387,7 @@ func optionsScope(scopeOf func(string) (*Scope, error), table, field string) (*S
 func CheckUnique(ctx context.Context, s *Scope, field, value string, excludeID int64) (bool, error) {
 	f, ok := s.Table.Field(strings.TrimSpace(field))
 	if !ok {
-		return false, ErrInvalidField.With("field", field)
+		return false, schema.ErrFieldNotFound.With("field", field)
 	}
 	v, err := toDB(s.DB.Engine, f.DBType, value)
 	if err != nil {

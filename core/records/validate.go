@@ -38,15 +38,16 @@ func compiledPattern(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// Rule names are BraDypUS's (its clients show messages by them): not_empty,
-// no_dupl, email, int, range, regex; plus max_length, lookup and type.
+// Rule names are BraDypUS's (its clients show messages by them): required,
+// no_dupl, email, int, min, max, pattern; plus max_length, lookup and type.
 const (
-	RuleRequired = "not_empty"
+	RuleRequired = "required"
 	RuleUnique   = "no_dupl"
 	RuleEmail    = "email"
 	RuleInt      = "int"
-	RuleRange    = "range"
-	RuleRegex    = "regex"
+	RuleMin      = "min"
+	RuleMax      = "max"
+	RuleRegex    = "pattern"
 )
 
 // patternRule names a failed pattern by what it stands for.
@@ -85,13 +86,13 @@ func checkValue(f *schema.Field, v any) []FieldError {
 		if f.MaxLength != nil && len([]rune(s)) > *f.MaxLength {
 			out = append(out, fe("max_length", fmt.Sprintf("at most %d characters", *f.MaxLength)))
 		}
-		if f.DBType == schema.DBDate {
+		if f.DBType == schema.DBDate || f.Type == schema.TypeDate {
 			// Date bounds (yyyy-mm-dd) compare as text.
 			if lo := f.DateBound("min"); lo != "" && s < lo {
-				out = append(out, fe(RuleRange, "not before "+lo))
+				out = append(out, fe(RuleMin, "not before "+lo))
 			}
 			if hi := f.DateBound("max"); hi != "" && s > hi {
-				out = append(out, fe(RuleRange, "not after "+hi))
+				out = append(out, fe(RuleMax, "not after "+hi))
 			}
 		}
 		if f.Pattern != "" {
@@ -110,10 +111,10 @@ func checkValue(f *schema.Field, v any) []FieldError {
 	}
 	if num != nil {
 		if f.Min != nil && *num < *f.Min {
-			out = append(out, fe(RuleRange, fmt.Sprintf("at least %v", *f.Min)))
+			out = append(out, fe(RuleMin, fmt.Sprintf("at least %v", *f.Min)))
 		}
 		if f.Max != nil && *num > *f.Max {
-			out = append(out, fe(RuleRange, fmt.Sprintf("at most %v", *f.Max)))
+			out = append(out, fe(RuleMax, fmt.Sprintf("at most %v", *f.Max)))
 		}
 	}
 	return out

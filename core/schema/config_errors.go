@@ -8,6 +8,7 @@ import "github.com/strata-archaeo/strata/core/errs"
 // the caller can fix the data and ask again.
 var (
 	ErrInvalidTableConfig = errs.New(errs.Invalid, "invalid_table_config", "a table setting is not valid")
+	ErrInvalidChronoPath  = errs.New(errs.Invalid, "invalid_chrono_density_path", "the chronology density path is not valid")
 	ErrInvalidSort        = errs.New(errs.Invalid, "invalid_sort", "sort must list every name exactly once")
 	ErrTableInUse         = errs.New(errs.Conflict, "table_in_use", "the table is referenced elsewhere; remove the references or ask for cascade")
 	ErrFieldInUse         = errs.New(errs.Conflict, "field_in_use", "the field is referenced elsewhere; remove the references or ask for cascade")

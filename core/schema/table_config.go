@@ -188,6 +188,11 @@ func attachPlugin(ctx context.Context, tx *store.DB, st *state, t *Table, parent
 	return execAll(ctx, tx, "attach plugin table "+t.Name, attachPluginSQL(tx, t, p)...)
 }
 
+// badChronoPath refuses a chronology density path with BraDypUS's code.
+func badChronoPath(detail string) error {
+	return ErrInvalidChronoPath.With("parameter", "chrono_density_path").With("detail", detail)
+}
+
 func badConfig(param, detail string) error {
 	return ErrInvalidTableConfig.With("parameter", param).With("detail", detail)
 }
@@ -292,27 +297,27 @@ func checkTableConfig(st *state, t *Table, in *TableConfig) error {
 // chronology feature active (SPEC §4.6; intermediates need not have it).
 func checkChronoPath(st *state, root *Table, path []string) error {
 	if len(path) > MaxChronoDensityPath {
-		return badConfig("chrono_density_path", fmt.Sprintf("at most %d tables", MaxChronoDensityPath))
+		return badChronoPath(fmt.Sprintf("at most %d tables", MaxChronoDensityPath))
 	}
 	parent := root.Name
 	for i, name := range path {
 		if name == root.Name {
-			return badConfig("chrono_density_path", "the path starts after the table itself; leave it out")
+			return badChronoPath("the path starts after the table itself; leave it out")
 		}
 		if _, ok := st.cat.Table(name); !ok {
-			return badConfig("chrono_density_path", fmt.Sprintf("%q names no table", name))
+			return badChronoPath(fmt.Sprintf("%q names no table", name))
 		}
 		if slices.Contains(path[:i], name) {
-			return badConfig("chrono_density_path", fmt.Sprintf("%q is listed twice", name))
+			return badChronoPath(fmt.Sprintf("%q is listed twice", name))
 		}
 		if !isChildTable(st, name, parent) {
-			return badConfig("chrono_density_path", fmt.Sprintf("%q is not a child of %q (no relation or plugin link to it)", name, parent))
+			return badChronoPath(fmt.Sprintf("%q is not a child of %q (no relation or plugin link to it)", name, parent))
 		}
 		parent = name
 	}
 	if n := len(path); n > 0 {
 		if last, _ := st.cat.Table(path[n-1]); !last.Active(ChronologyFeature) {
-			return badConfig("chrono_density_path", fmt.Sprintf("the last table, %q, must have chronology active", path[n-1]))
+			return badChronoPath(fmt.Sprintf("the last table, %q, must have chronology active", path[n-1]))
 		}
 	}
 	return nil
@@ -330,6 +335,14 @@ func isChildTable(st *state, child, parent string) bool {
 	for _, r := range st.relations {
 		if r.FromTb == child && r.ToTb == parent {
 			return true
+		}
+	}
+	// A lookup (id_from_tb) also makes child's rows point at parent's.
+	if c, ok := st.cat.Table(child); ok {
+		for _, f := range c.Fields {
+			if f.IDFromTb == parent {
+				return true
+			}
 		}
 	}
 	return false

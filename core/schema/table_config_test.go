@@ -63,12 +63,11 @@ func TestPutTable(t *testing.T) {
 			{"id_field a system column", "sites", "invalid_table_config", schema.TableConfig{IDField: schema.Set("creator")}},
 			{"preview unknown field", "sites", "invalid_table_config", schema.TableConfig{Preview: schema.Set([]string{"name", "nothing"})}},
 			{"preview twice", "sites", "invalid_table_config", schema.TableConfig{Preview: schema.Set([]string{"name", "name"})}},
-			{"chrono path with the root", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"sites", "finds"})}},
-			{"chrono path unknown table", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"nowhere"})}},
-			{"chrono path not a child", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds", "people"})}},
-			{"chrono path skips a level", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds_radiocarbon"})}},
-			{"chrono path lookups are not relations", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"people"})}},
-			{"chrono path too long", "sites", "invalid_table_config", schema.TableConfig{ChronoDensityPath: schema.Set(nine)}},
+			{"chrono path with the root", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"sites", "finds"})}},
+			{"chrono path unknown table", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"nowhere"})}},
+			{"chrono path not a child", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds", "people"})}},
+			{"chrono path skips a level", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds_radiocarbon"})}},
+			{"chrono path too long", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set(nine)}},
 			{"backlink malformed", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:site"})}},
 			{"backlink unknown table", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"nowhere:finds:site"})}},
 			{"backlink unknown via", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:nowhere:site"})}},
@@ -147,7 +146,7 @@ func TestChronoPathEndsWithChronology(t *testing.T) {
 		ctx := context.Background()
 		fx.exec(t, `UPDATE `+fx.db.Sys("table_features")+` SET active = false WHERE table_name = 'finds_radiocarbon'`)
 		_, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds", "finds_radiocarbon"})}, fx.now)
-		if e, ok := errs.As(err); !ok || e.Code != "invalid_table_config" || !strings.Contains(fmt.Sprint(e.Extra["detail"]), "chronology") {
+		if e, ok := errs.As(err); !ok || e.Code != "invalid_chrono_density_path" || !strings.Contains(fmt.Sprint(e.Extra["detail"]), "chronology") {
 			t.Fatalf("path ending without chronology: %v", err)
 		}
 		if _, err := schema.PutTable(ctx, fx.db, "sites", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds"})}, fx.now); err != nil {

@@ -32,7 +32,12 @@ func DeleteTable(ctx context.Context, db *store.DB, table string, cascade bool, 
 		var uses []Usage
 		gone := []string{}
 		for _, c := range st.cat.PluginTables(table) {
-			uses = append(uses, Usage{Kind: UsePluginTable, Table: c.Name})
+			// A plugin feature's child table belongs to the feature of
+			// this table and goes with it; a plugin table an admin made
+			// holds data of its own and needs cascade.
+			if c.Feature == "" {
+				uses = append(uses, Usage{Kind: UsePluginTable, Table: c.Name})
+			}
 			gone = append(gone, c.Name)
 		}
 		gone = append(gone, t.Name) // children first: they reference it

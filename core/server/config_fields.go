@@ -91,7 +91,7 @@ func (s *Server) handleConfigAddField(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "field_created", "field": viewField(f)})
+	success(c, http.StatusOK, gin.H{"code": "field_created", "fld": f.Name, "field": viewField(f)})
 }
 
 // PUT /config/table/{tb}/field/{fld} — the settings sent change.
@@ -130,7 +130,7 @@ func (s *Server) handleConfigRenameField(c *gin.Context) {
 	}
 	f, err := schema.RenameField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), body.NewName, s.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		s.fail(c, renameConflict(err, "error_renaming_column"))
 		return
 	}
 	success(c, http.StatusOK, gin.H{"code": "ok_renaming_column", "field": viewField(f)})

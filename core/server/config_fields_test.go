@@ -91,7 +91,7 @@ func TestConfigFields(t *testing.T) {
 			refusal("PUT", "/config/table/finds/field/label", `{"db_type":"int"}`, 400, "conversion_failed", `"count":2`, `"ids":[1,2]`),
 			refusal("PUT", "/config/table/finds/field/label", `{"min":"low"}`, 400, "invalid_json"),
 			refusal("PUT", "/config/table/finds/field/site_ref", `{"db_type":"text"}`, 409, "field_in_use"),
-			refusal("PATCH", "/config/table/finds/field/label", `{"new_name":"weight"}`, 409, "fld_already_available"),
+			refusal("PATCH", "/config/table/finds/field/label", `{"new_name":"weight"}`, 409, "error_renaming_column"),
 			refusal("PATCH", "/config/table/finds/field/label", `{"new_name":"creator"}`, 400, "invalid_field_name"),
 			refusal("DELETE", "/config/table/finds/field/site_ref", "", 409, "field_in_use", `"kind":"relation"`),
 			refusal("DELETE", "/config/table/sites/field/title", "", 409, "field_in_use", `"kind":"values_from"`),

@@ -43,9 +43,9 @@ type tableView struct {
 	IsPlugin          bool                 `json:"is_plugin"`
 	PluginOf          *string              `json:"plugin_of"`
 	Features          map[string]bool      `json:"features"`
-	Chronology        bool                 `json:"chronology"`
-	Osteology         bool                 `json:"osteology"`
-	Radiocarbon       bool                 `json:"radiocarbon"`
+	Chronology        bool                 `json:"chronology,omitempty"` // present only when active, as BraDypUS answers
+	Osteology         bool                 `json:"osteology,omitempty"`
+	Radiocarbon       bool                 `json:"radiocarbon,omitempty"`
 	Fields            map[string]fieldView `json:"fields"`
 }
 
@@ -242,7 +242,7 @@ func (s *Server) handleConfigRenameTable(c *gin.Context) {
 	}
 	renamed, err := schema.RenameTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), body.NewName, s.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		s.fail(c, renameConflict(err, "error_renaming_table"))
 		return
 	}
 	success(c, http.StatusOK, gin.H{"code": "ok_renaming_table", "name": renamed[0].To, "renamed": renamed})
@@ -257,4 +257,15 @@ func (s *Server) handleConfigValidateTable(c *gin.Context) {
 		return
 	}
 	success(c, http.StatusOK, gin.H{"table": c.Param("tb"), "consistent": len(diffs) == 0, "differences": diffs})
+}
+
+// renameConflict answers a rename onto a taken name with BraDypUS's code for
+// it (the name is still given); other errors pass unchanged.
+func renameConflict(err error, code string) error {
+	if e, ok := errs.As(err); ok && e.Kind == errs.Conflict {
+		out := *e
+		out.Code = code
+		return &out
+	}
+	return err
 }

@@ -111,7 +111,13 @@ func (s *Server) changeFeature(c *gin.Context, activate bool) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": code, "table": t.Name, "feature": f.Name})
+	// "tb" names the table the feature's data lives in (its child table
+	// when it has one), as BraDypUS answers.
+	tb := t.Name
+	if f.Spec.Child != nil {
+		tb = t.Name + "_" + f.Spec.Child.Suffix
+	}
+	success(c, http.StatusOK, gin.H{"code": code, "table": t.Name, "tb": tb, "feature": f.Name})
 }
 
 // pluginView is a plugin as GET /plugins shows it: the manager's view and

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // recordRoutes are the record endpoints (SPEC §4.4, CONTRACT §5). Routes
@@ -214,10 +215,27 @@ func (s *Server) handleSave(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var body saveBody
-	if err := decodeBody(c, &body); err != nil {
+	var raw map[string]any
+	if err := decodeBody(c, &raw); err != nil {
 		s.fail(c, err)
 		return
+	}
+	var body saveBody
+	if err := decodeErr(wire.Assign(raw, &body, wire.Options{ExactNumbers: true})); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, wrapped := raw["core"]; !wrapped {
+		// Scripts written for BraDypUS may send the fields at the top
+		// level: {"sigla":"W999"} for {"core":{"sigla":"W999"}}.
+		for k, v := range raw {
+			if k != "id" && k != "plugins" {
+				if body.Core == nil {
+					body.Core = map[string]any{}
+				}
+				body.Core[k] = v
+			}
+		}
 	}
 	in := records.SaveInput{Core: body.Core, Plugins: map[string][]records.PluginRowInput{}}
 	if in.Core == nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/records"
 )
 
@@ -114,6 +115,15 @@ func (s *Server) handleAddManualLink(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	for _, p := range []struct {
+		name    string
+		missing bool
+	}{{"tb_one", body.TbOne == ""}, {"id_one", body.IDOne == nil}, {"tb_two", body.TbTwo == ""}, {"id_two", body.IDTwo == nil}} {
+		if p.missing {
+			s.fail(c, errs.New(errs.Invalid, "parameter_missing", "tb_one, id_one, tb_two and id_two are required").With("parameter", p.name))
+			return
+		}
+	}
 	one, err := s.scopeAt(c, body.TbOne, auth.Edit)
 	if err != nil {
 		s.fail(c, err)
@@ -136,7 +146,10 @@ func (s *Server) handleAddManualLink(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "all_links_saved", "link": gin.H{"id": id, "key": id}})
+	// The link as the full record lists it among the first record's
+	// manualLinks (key is the id DELETE /manual-link/{id} takes).
+	success(c, http.StatusOK, gin.H{"code": "all_links_saved", "link": gin.H{"id": id, "key": id,
+		"tb_id": two.Table.Name, "tb_label": two.Table.Label, "ref_id": idTwo, "label": body.Label}})
 }
 
 // DELETE /manual-link/{id}
@@ -160,5 +173,5 @@ func (s *Server) handleDeleteManualLink(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "link_deleted"})
+	success(c, http.StatusOK, gin.H{"code": "ok_userlink_erased"})
 }

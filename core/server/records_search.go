@@ -51,7 +51,8 @@ func (s *Server) handleSearchConfig(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"fields": records.SearchFields(sc), "operators": filter.BuiltinOperators()})
+	success(c, http.StatusOK, gin.H{"fields": records.SearchFields(sc), "operators": filter.BuiltinOperators(),
+		"connectors": []string{"AND", "OR"}})
 }
 
 // GET /search/{tb}/values?fld=&q=&limit= — distinct values of a field.

@@ -103,10 +103,10 @@ func TestRecordSaveAndValidation(t *testing.T) {
 		url := "/dig/api/record/finds"
 		for _, s := range []testenv.Scenario{
 			{Name: "required missing", Body: `{"core":{"weight":1}}`, ExpectedStatus: 400,
-				ExpectedContent: []string{`"code":"validation_failed"`, `"field":"label"`, `"rule":"not_empty"`}},
+				ExpectedContent: []string{`"code":"validation_failed"`, `"field":"label"`, `"rule":"required"`}},
 			{Name: "every failing field is listed", Body: `{"core":{"label":"toolong","weight":101,"inv":"X-1","found_on":"31/12/2020","unit":99999}}`, ExpectedStatus: 400,
-				ExpectedContent: []string{`"rule":"max_length"`, `"rule":"range"`, `"rule":"regex"`, `"rule":"type"`, `"rule":"lookup"`}},
-			{Name: "below min", Body: `{"core":{"label":"a","weight":-1}}`, ExpectedStatus: 400, ExpectedContent: []string{`"rule":"range"`}},
+				ExpectedContent: []string{`"rule":"max_length"`, `"rule":"max"`, `"rule":"pattern"`, `"rule":"type"`, `"rule":"lookup"`}},
+			{Name: "below min", Body: `{"core":{"label":"a","weight":-1}}`, ExpectedStatus: 400, ExpectedContent: []string{`"rule":"min"`}},
 			{Name: "wrong type", Body: `{"core":{"label":"a","complete":"perhaps"}}`, ExpectedStatus: 400, ExpectedContent: []string{`"field":"complete"`, `"rule":"type"`}},
 			{Name: "unknown key", Body: `{"core":{"label":"a","colour":"red"}}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_field"`, `"field":"colour"`}},
 			{Name: "unknown plugin table", Body: `{"core":{"label":"a"},"plugins":{"units":[{"fields":{"code":"x"}}]}}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_field"`}},

@@ -27,6 +27,15 @@ func (s *Server) listWhere(c *gin.Context, sc *records.Scope, bodyFilter json.Ra
 	if err != nil {
 		return nil, err
 	}
+	// BraDypUS clients' forms: qt/q and q_<field> in the query string.
+	legacy, legacySearch, err := filter.ParseLegacyQuery(c.Request.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	node = filter.All(node, legacy)
+	if search == "" {
+		search = legacySearch
+	}
 	node = filter.All(node, filter.Search(sc.Table, search, func(*schema.Field) bool { return true }))
 	if node == nil {
 		return nil, nil
