@@ -337,10 +337,12 @@ func isChildTable(st *state, child, parent string) bool {
 			return true
 		}
 	}
-	// A lookup (id_from_tb) also makes child's rows point at parent's.
+	// So does a declared link (BraDypUS "link") from child to parent; a
+	// lookup alone does not (BraDypUS draws density paths along relations
+	// and links only).
 	if c, ok := st.cat.Table(child); ok {
-		for _, f := range c.Fields {
-			if f.IDFromTb == parent {
+		for _, l := range c.Links {
+			if l.OtherTb == parent {
 				return true
 			}
 		}

@@ -67,6 +67,7 @@ func TestPutTable(t *testing.T) {
 			{"chrono path unknown table", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"nowhere"})}},
 			{"chrono path not a child", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds", "people"})}},
 			{"chrono path skips a level", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"finds_radiocarbon"})}},
+			{"chrono path lookups are not relations", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set([]string{"people"})}},
 			{"chrono path too long", "sites", "invalid_chrono_density_path", schema.TableConfig{ChronoDensityPath: schema.Set(nine)}},
 			{"backlink malformed", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"finds:site"})}},
 			{"backlink unknown table", "sites", "invalid_table_config", schema.TableConfig{Backlinks: schema.Set([]string{"nowhere:finds:site"})}},

@@ -43,6 +43,41 @@ type relatedEntry struct {
 	Filter     any    `json:"filter"`
 	FilterNote string `json:"filter_note,omitempty"`
 	Truncated  bool   `json:"truncated"` // more rows than maxRelatedRows
+
+	rows []map[string]any // the rows read, for sources
+}
+
+// source is a related table as BraDypUS clients read it ("sources"): its
+// dated rows with their bounds and the click-through filter.
+type source struct {
+	Table   string        `json:"tb_id"`
+	Label   string        `json:"tb_label"`
+	Records []datedRecord `json:"records"`
+	Filter  any           `json:"filter"`
+}
+
+type datedRecord struct {
+	ID   any  `json:"id"`
+	From *int `json:"from"`
+	To   *int `json:"to"`
+}
+
+// sourcesOf lists the related tables that have dated rows.
+func sourcesOf(related []relatedEntry) []source {
+	out := []source{}
+	for _, e := range related {
+		var recs []datedRecord
+		for _, r := range e.rows {
+			from, to := intPtr(r[colFrom]), intPtr(r[colTo])
+			if from != nil || to != nil {
+				recs = append(recs, datedRecord{ID: r["id"], From: from, To: to})
+			}
+		}
+		if len(recs) > 0 {
+			out = append(out, source{Table: e.Table, Label: e.Label, Records: recs, Filter: e.Filter})
+		}
+	}
+	return out
 }
 
 // relatedRoute serves GET /chrono/related/:tb/:id: for each table related
@@ -127,7 +162,7 @@ func (p *plugin) relatedRoute(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			filter := map[string]any{link.Column: map[string]any{"_eq": id}}
-			rows, truncated, err := rd.collect(link.Table, filter, []string{colFrom, colTo}, maxRelatedRows)
+			rows, truncated, err := rd.collect(link.Table, filter, []string{"id", colFrom, colTo}, maxRelatedRows)
 			if hiddenTable(err) {
 				continue // a table the caller may not read has no density for them
 			}
@@ -136,7 +171,7 @@ func (p *plugin) relatedRoute(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			related = append(related, relatedEntry{Table: link.Table, Label: tableLabel(child), Column: link.Column,
-				Records: len(rows), Histogram: intervals(rows).density(from, to), Filter: filter, Truncated: truncated})
+				Records: len(rows), Histogram: intervals(rows).density(from, to), Filter: filter, Truncated: truncated, rows: rows})
 		}
 	}
 	for i := range related {
@@ -146,7 +181,7 @@ func (p *plugin) relatedRoute(w http.ResponseWriter, r *http.Request) {
 		related = []relatedEntry{}
 	}
 	pluginsdk.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "success", "tb": tb, "id": id, "mode": mode, "related": related,
+		"status": "success", "tb": tb, "id": id, "mode": mode, "related": related, "sources": sourcesOf(related),
 	})
 }
 
@@ -217,7 +252,7 @@ func (rd reader) pathDensity(cat *pluginsdk.Catalog, root string, id int64, path
 		prev = path[len(path)-2]
 	}
 	t, _ := cat.Table(last)
-	e := relatedEntry{Table: last, Label: tableLabel(t), Path: path, Records: len(rows), Histogram: intervals(rows).density(from, to), Truncated: truncated}
+	e := relatedEntry{Table: last, Label: tableLabel(t), Path: path, Records: len(rows), Histogram: intervals(rows).density(from, to), Truncated: truncated, rows: rows}
 	// The click-through: the ids themselves when they fit in a filter,
 	// else the link to the previous table's ids, which are fewer; neither
 	// when a truncated walk lost some of them.

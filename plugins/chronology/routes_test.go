@@ -203,6 +203,17 @@ func TestRelatedAutomaticHop(t *testing.T) {
 		t.Errorf("peak %v differs from the histogram's %v", e["peak"], hist["peak"])
 	}
 
+	// "sources", as BraDypUS clients read them: the dated rows (3 of the
+	// 4 layers: one is undated) with the same click-through filter.
+	srcs := body["sources"].([]any)
+	if len(srcs) != 1 {
+		t.Fatalf("sources %v, want layers only", srcs)
+	}
+	src := srcs[0].(map[string]any)
+	if src["tb_id"] != "layers" || len(src["records"].([]any)) != 3 || !reflect.DeepEqual(src["filter"], wantFilter) {
+		t.Errorf("source %v", src)
+	}
+
 	// A fixed axis.
 	body = getJSON(t, h, "/chrono/related/sites/1?from=-600&to=c1+CE")
 	axis := related(t, body)[0]["histogram"].(map[string]any)["axis"].(map[string]any)
@@ -212,7 +223,7 @@ func TestRelatedAutomaticHop(t *testing.T) {
 
 	// A record without related chronology tables.
 	body = getJSON(t, h, "/chrono/related/finds/100")
-	if len(related(t, body)) != 0 {
+	if len(related(t, body)) != 0 || len(body["sources"].([]any)) != 0 {
 		t.Errorf("finds/100: %v, want no related tables", body["related"])
 	}
 
