@@ -131,6 +131,13 @@ type UserInput struct {
 	OAuthSub      *string
 }
 
+// ownProfile reports whether in changes only the actor's own name, email
+// or password.
+func (in *UserInput) ownProfile(actor *Actor) bool {
+	return actor.UserID != 0 && in.ID == actor.UserID && in.OAuthProvider == nil && in.OAuthSub == nil &&
+		(in.Privilege == nil || *in.Privilege == actor.Privilege)
+}
+
 // normalize checks the shape of every field sent, so nothing is written
 // and no bcrypt work is spent on a request that cannot succeed.
 func (in *UserInput) normalize() error {
@@ -190,7 +197,13 @@ func oauthPairComplete(provider, sub *string) bool { return (provider == nil) ==
 // emails and OAuth identities stay unique. A privilege change bumps the
 // account's token version, so its existing tokens stop working at once.
 // cost is the bcrypt cost of a new password hash.
+//
+// Below admin, an account may change only its own name, email and
+// password (its profile), never its privilege or OAuth identity.
 func SaveUser(ctx context.Context, db *store.DB, actor *Actor, in UserInput, cost int, now time.Time) (int64, bool, error) {
+	if actor.Privilege > Admin && !in.ownProfile(actor) {
+		return 0, false, ErrNotEnoughPrivilege.With("required", AdminOnly.String())
+	}
 	if err := in.normalize(); err != nil {
 		return 0, false, err
 	}

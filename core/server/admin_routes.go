@@ -14,7 +14,7 @@ func (s *Server) adminRoutes() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/users", Access: auth.AdminOnly, Handler: s.handleListUsers},
 		{Scope: App, Method: http.MethodGet, Path: "/user", Access: auth.AdminOnly, Handler: s.handleListUsers},
 		{Scope: App, Method: http.MethodGet, Path: "/user/:id", Access: auth.AdminOnly, Handler: s.handleGetUser},
-		{Scope: App, Method: http.MethodPost, Path: "/user", Access: auth.AdminOnly, Handler: s.handleSaveUser},
+		{Scope: App, Method: http.MethodPost, Path: "/user", Access: auth.Enter, Handler: s.handleSaveUser}, // admin, or one's own profile (auth.SaveUser)
 		{Scope: App, Method: http.MethodDelete, Path: "/user/:id", Access: auth.AdminOnly, Handler: s.handleDeleteUser},
 		{Scope: App, Method: http.MethodPost, Path: "/user/:id/revoke", Access: auth.AdminOnly, Handler: s.handleRevokeUserTokens},
 

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -85,6 +86,10 @@ func TestUserAdministrationRefusals(t *testing.T) {
 			{testenv.Scenario{Name: "no credential", URL: digAPI + "/users", ExpectedStatus: 401, ExpectedContent: []string{`"code":"unauthenticated"`}}, nil},
 			{testenv.Scenario{Name: "writer lists users", URL: digAPI + "/users", ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, wri},
 			{testenv.Scenario{Name: "writer saves a user", Method: "POST", URL: digAPI + "/user", Body: `{"email":"x@example.org"}`, ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, wri},
+			// Below admin, one's own profile only (BraDypUS's self-edit).
+			{testenv.Scenario{Name: "writer edits another account", Method: "POST", URL: digAPI + "/user", Body: fmt.Sprintf(`{"id":%d,"name":"x"}`, env.admin.ID), ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, wri},
+			{testenv.Scenario{Name: "writer raises own privilege", Method: "POST", URL: digAPI + "/user", Body: fmt.Sprintf(`{"id":%d,"privilege":10}`, env.writer.ID), ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, wri},
+			{testenv.Scenario{Name: "writer sets own OAuth identity", Method: "POST", URL: digAPI + "/user", Body: fmt.Sprintf(`{"id":%d,"oauth_provider":"idp_a","oauth_sub":"1"}`, env.writer.ID), ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, wri},
 			{testenv.Scenario{Name: "reader key lists users", URL: digAPI + "/users", ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, testenv.Bearer(key30)},
 			{testenv.Scenario{Name: "reader key deletes a user", Method: "DELETE", URL: digAPI + fmt.Sprintf("/user/%d", env.writer.ID), ExpectedStatus: 403, ExpectedContent: []string{`"code":"not_enough_privilege"`}}, testenv.Bearer(key30)},
 
@@ -348,5 +353,22 @@ func TestTokensInvalidatedByPrivilegeChangeAndRevoke(t *testing.T) {
 			t.Fatal("self demotion failed")
 		}
 		info(env.adminTok, 401, `"code":"token_invalidated"`)
+	})
+}
+
+// TestOwnProfile: below admin, an account edits its own name, email and
+// password (BraDypUS's self-edit), sending its privilege unchanged too.
+func TestOwnProfile(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		env := newUserAdminEnv(t, e)
+		status, body := env.do(t, env.writeTok, "POST", "/user", fmt.Sprintf(`{"id":"%d","name":"Wendy W.","email":"wendy@example.org","privilege":"20"}`, env.writer.ID))
+		if status != http.StatusOK || body["code"] != "user_data_saved" {
+			t.Fatalf("own profile: %d %v", status, body)
+		}
+		u, err := auth.FindUser(context.Background(), env.app.DB, env.writer.ID)
+		if err != nil || u.Name != "Wendy W." || u.Email != "wendy@example.org" || u.Privilege != auth.Writer {
+			t.Fatalf("after the edit: %+v %v", u, err)
+		}
 	})
 }
