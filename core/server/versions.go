@@ -76,7 +76,9 @@ func (s *Server) handleVersion(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var cur any
+	// A deleted record's current state is {core:null, plugins:null}:
+	// the shape stays, as clients read current.core.
+	var cur any = gin.H{"core": nil, "plugins": nil}
 	if current != nil {
 		cur = current
 	}

@@ -84,6 +84,10 @@ func TestVersionsRestoreAndHistory(t *testing.T) {
 			t.Fatalf("deleted list: %v", del)
 		}
 		delVersion := int64(del[0].(map[string]any)["id"].(float64))
+		// A deleted record's current state keeps its shape, empty.
+		if _, m = f.do(t, f.reader, "GET", fmt.Sprintf("/dig/api/version/%d", delVersion), ""); fmt.Sprint(m["current"]) != "map[core:<nil> plugins:<nil>]" {
+			t.Errorf("current of a deleted record: %v", m["current"])
+		}
 		code, m = f.do(t, f.super, "POST", fmt.Sprintf("/dig/api/version/%d/restore", delVersion), `{"restore_plugins":["finds_samples"]}`)
 		if code != 200 || m["created"] != true || m["id"] != float64(id) {
 			t.Fatalf("restore deleted: %d %v", code, m)
