@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/testenv"
+)
+
+// TestRecordsBraDypUSForms: the list, export and save forms BraDypUS's
+// client and scripts send (DataView's qt/q, q_<field>, _null=false, flat
+// save bodies, the manual-link answer it reads).
+func TestRecordsBraDypUSForms(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		bowl := f.create(t, f.super, "finds", `{"label":"bowl","inv":"INV-1"}`)
+		cup := f.create(t, f.super, "finds", `{"label":"cup"}`)
+		// A flat body is the core.
+		code, m := f.do(t, f.writer, "POST", "/dig/api/record/finds", `{"label":"jar","weight":"12"}`)
+		if code != 200 || m["code"] != "success_created" {
+			t.Fatalf("flat body: %d %v", code, m)
+		}
+		jar := int64(m["id"].(float64))
+
+		q := func(v url.Values) string { return "/dig/api/records/finds?" + v.Encode() }
+		for _, c := range []struct {
+			name  string
+			query url.Values
+			want  []int64
+		}{
+			{"q_<field> contains", url.Values{"q_label": {"OW"}}, []int64{bowl}},
+			{"q_<field> none", url.Values{"q_label": {"nothing"}}, nil},
+			{"qt=filter with JSON in q", url.Values{"qt": {"filter"}, "q": {`{"label":{"_eq":"cup"}}`}}, []int64{cup}},
+			{"qt=fast with text in q", url.Values{"qt": {"fast"}, "q": {"ja"}}, []int64{jar}},
+			{"_null=false is _nnull", url.Values{"filter[inv][_null]": {"false"}}, []int64{bowl}},
+			{"_nnull=0 is _null", url.Values{"filter[inv][_nnull]": {"0"}}, []int64{cup, jar}},
+		} {
+			got := f.ids(t, f.reader, q(c.query))
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: ids %v, want %v", c.name, got, c.want)
+			}
+		}
+		// The export takes the same forms; CSV is headed by field names.
+		body := f.export(t, f.reader, "finds", "format=csv&columns=label&qt=filter&q="+url.QueryEscape(`{"label":{"_eq":"cup"}}`)).Body.String()
+		if body != "\uFEFFid,label\r\n"+fmt.Sprint(cup)+",cup\r\n" {
+			t.Errorf("export with qt/q: %q", body)
+		}
+		if _, m = f.do(t, f.reader, "GET", "/dig/api/search/finds/config", ""); fmt.Sprint(m["connectors"]) != "[AND OR]" {
+			t.Errorf("search config connectors: %v", m["connectors"])
+		}
+
+		// The manual-link answer carries what the client shows.
+		code, m = f.do(t, f.writer, "POST", "/dig/api/manual-link", fmt.Sprintf(`{"tb_one":"finds","id_one":"%d","tb_two":"finds","id_two":%d,"label":"cites"}`, bowl, cup))
+		link, _ := m["link"].(map[string]any)
+		if code != 200 || link["key"] != link["id"] || link["tb_id"] != "finds" || link["ref_id"] != float64(cup) || link["label"] != "cites" {
+			t.Fatalf("manual link: %d %v", code, m)
+		}
+		code, m = f.do(t, f.writer, "DELETE", fmt.Sprintf("/dig/api/manual-link/%v", link["key"]), "")
+		if code != 200 || m["code"] != "ok_userlink_erased" {
+			t.Errorf("delete link: %d %v", code, m)
+		}
+
+		for _, c := range []struct {
+			name, method, url, body string
+			status                  int
+			code                    string
+		}{
+			{"link without the second record", "POST", "/dig/api/manual-link", fmt.Sprintf(`{"tb_one":"finds","id_one":%d}`, bowl), 400, "parameter_missing"},
+			{"deleted link", "DELETE", fmt.Sprintf("/dig/api/manual-link/%v", link["key"]), "", 404, "not_found"},
+			{"q_ on an unknown field", "GET", q(url.Values{"q_nowhere": {"x"}}), "", 400, "invalid_field"},
+			{"qt=filter with bad JSON", "GET", q(url.Values{"qt": {"filter"}, "q": {"{"}}), "", 400, "invalid_filter"},
+			{"_null=maybe", "GET", q(url.Values{"filter[inv][_null]": {"maybe"}}), "", 400, "invalid_filter"},
+			{"check-unique on an unknown field", "GET", "/dig/api/record/finds/check-unique?field=nowhere&value=x", "", 404, "field_not_found"},
+		} {
+			code, m := f.do(t, f.writer, c.method, c.url, c.body)
+			if code != c.status || m["code"] != c.code || strings.Contains(fmt.Sprint(m), "map[string]") {
+				t.Errorf("%s: %d %v, want %d %s", c.name, code, m, c.status, c.code)
+			}
+		}
+	})
+}
