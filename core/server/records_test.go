@@ -449,3 +449,19 @@ func TestCheckPluginsBeforeDelete(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordTemplates: no templates yet, so every table answers an empty list.
+func TestRecordTemplates(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		for _, s := range []testenv.Scenario{
+			{Name: "empty list", URL: "/dig/api/record/finds/templates", Headers: testenv.Bearer(f.reader), ExpectedStatus: 200, ExpectedContent: []string{`"templates":[]`}},
+			{Name: "api key", URL: "/dig/api/record/finds/templates", Headers: testenv.Bearer(f.readerKey), ExpectedStatus: 200, ExpectedContent: []string{`"templates":[]`}},
+			{Name: "unknown table", URL: "/dig/api/record/nowhere/templates", Headers: testenv.Bearer(f.super), ExpectedStatus: 404},
+			{Name: "signed in only", URL: "/dig/api/record/finds/templates", ExpectedStatus: 401},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+	})
+}
