@@ -87,6 +87,33 @@ func DeletePlugins(ctx context.Context, s *Scope, id int64) (int64, error) {
 	return total, err
 }
 
+// PluginCount is how many rows one plugin table holds for a record.
+type PluginCount struct {
+	Table string `json:"tb"`
+	Label string `json:"label"`
+	Count int64  `json:"count"`
+}
+
+// PluginCounts tells, before a delete, which plugin tables hold rows of
+// the record and how many (tables without rows are left out), in the
+// catalog's order. The record must exist within the caller's rows.
+func PluginCounts(ctx context.Context, s *Scope, id int64) ([]PluginCount, error) {
+	if _, err := s.lockRow(ctx, id); err != nil {
+		return nil, err
+	}
+	out := []PluginCount{}
+	for _, pt := range s.Catalog.PluginTables(s.Table.Name) {
+		var n int64
+		if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(pt.Name)+` WHERE "id_link" = ?`, id).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count rows of %s: %w", pt.Name, err)
+		}
+		if n > 0 {
+			out = append(out, PluginCount{Table: pt.Name, Label: pt.Label, Count: n})
+		}
+	}
+	return out, nil
+}
+
 // Duplicate copies a record's fields into a new record created by the
 // caller. Unique fields are left empty (a copy would collide); plugin rows
 // are not copied.

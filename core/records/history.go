@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/schema"
@@ -90,4 +92,151 @@ func History(ctx context.Context, db *store.DB, cat *schema.Catalog, userID int6
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// Edit history (GET /history's data): the stored versions, one row per
+// update, delete or restore, in BraDypUS's row shape.
+
+// Paging of the edit history.
+const (
+	EditHistoryPerPage    = 50
+	EditHistoryMaxPerPage = 200
+)
+
+// EditQuery selects rows of the edit history. Zero values select all.
+type EditQuery struct {
+	Page, PerPage int
+	Table         string    // exact table name
+	User          string    // a user id, or part of a user's name or email (case folded)
+	RecordID      int64     // one record
+	From, To      time.Time // time >= From, time < To
+}
+
+// EditEntry is one version of a record: content is the record as it was
+// before the operation, {core, plugins}, as JSON text (BraDypUS's
+// client shows it as text). editsql and editvalues are BraDypUS's legacy
+// columns, empty there too.
+type EditEntry struct {
+	ID         int64     `json:"id"`
+	Time       time.Time `json:"time"`
+	UserID     *int64    `json:"userid"`
+	User       string    `json:"user"`
+	Table      string    `json:"tb"`
+	TableLabel string    `json:"tb_label"`
+	RowID      int64     `json:"rowid"`
+	Operation  string    `json:"operation"`
+	Content    string    `json:"content"`
+	EditSQL    string    `json:"editsql"`
+	EditValues string    `json:"editvalues"`
+}
+
+// TableReader decides for the edit history whether the caller may read a
+// table's versions and, if so, within which row subset (nil: all rows).
+type TableReader func(t *schema.Table) (ok bool, restrict *Cond, err error)
+
+// EditHistory lists versions newest first, a page at a time, with the
+// total that match. Only tables of the catalog that reader allows are
+// seen; on a table with a row subset, only versions of records that still
+// exist and lie in the subset (a deleted record can no longer be placed).
+func EditHistory(ctx context.Context, db *store.DB, cat *schema.Catalog, q EditQuery, reader TableReader) ([]EditEntry, int64, error) {
+	out := []EditEntry{}
+	var open []any
+	var parts []string
+	var args []any
+	for _, t := range cat.Tables {
+		if t.IsPlugin {
+			continue
+		}
+		ok, restrict, err := reader(t)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch {
+		case !ok:
+		case restrict == nil || restrict.SQL == "":
+			open = append(open, t.Name)
+		default:
+			parts = append(parts, `(v.tb = ? AND v.record_id IN (SELECT `+db.Engine.Quote("id")+` FROM `+db.Qualify(t.Name)+` WHERE `+restrict.SQL+`))`)
+			args = append(append(args, t.Name), restrict.Args...)
+		}
+	}
+	if len(open) > 0 {
+		parts = append(parts, `v.tb IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(open)), ", ")+`)`)
+		args = append(args, open...)
+	}
+	if len(parts) == 0 {
+		return out, 0, nil
+	}
+	where := `(` + strings.Join(parts, " OR ") + `)`
+	if q.Table != "" {
+		where += ` AND v.tb = ?`
+		args = append(args, q.Table)
+	}
+	if q.RecordID != 0 {
+		where += ` AND v.record_id = ?`
+		args = append(args, q.RecordID)
+	}
+	if !q.From.IsZero() {
+		where += ` AND v.time >= ?`
+		args = append(args, q.From.UTC())
+	}
+	if !q.To.IsZero() {
+		where += ` AND v.time < ?`
+		args = append(args, q.To.UTC())
+	}
+	if u := strings.TrimSpace(q.User); u != "" {
+		pattern := "%" + likeEscaper.Replace(store.Fold(u)) + "%"
+		cond := db.FoldSQL("u.name") + ` LIKE ? ESCAPE '\' OR ` + db.FoldSQL("u.email") + ` LIKE ? ESCAPE '\'`
+		uargs := []any{pattern, pattern}
+		if id, err := strconv.ParseInt(u, 10, 64); err == nil {
+			cond = `v.userid = ? OR ` + cond
+			uargs = append([]any{id}, uargs...)
+		}
+		where += ` AND (` + cond + `)`
+		args = append(args, uargs...)
+	}
+	from := ` FROM ` + db.Sys("versions") + ` v LEFT JOIN ` + db.Sys("users") + ` u ON u.id = v.userid WHERE ` + where
+	var total int64
+	if err := db.QueryRow(ctx, `SELECT COUNT(*)`+from, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count history: %w", err)
+	}
+	page, per := q.Page, q.PerPage
+	if page < 1 {
+		page = 1
+	}
+	if per < 1 {
+		per = EditHistoryPerPage
+	}
+	if per > EditHistoryMaxPerPage {
+		per = EditHistoryMaxPerPage
+	}
+	if total == 0 || int64(page-1)*int64(per) >= total {
+		return out, total, nil
+	}
+	rows, err := db.Query(ctx, `SELECT v.id, v.tb, v.record_id, v.userid, v.time, v.operation, v.content, u.name, u.email`+from+
+		` ORDER BY v.id DESC LIMIT ? OFFSET ?`, append(args, per, (page-1)*per)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read history: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e EditEntry
+		var name, email *string
+		if err := rows.Scan(&e.ID, &e.Table, &e.RowID, &e.UserID, &e.Time, &e.Operation, &e.Content, &name, &email); err != nil {
+			return nil, 0, err
+		}
+		switch {
+		case name != nil && *name != "":
+			e.User = *name
+		case email != nil:
+			e.User = *email
+		case e.UserID != nil:
+			e.User = strconv.FormatInt(*e.UserID, 10)
+		}
+		if t, ok := cat.Table(e.Table); ok {
+			e.TableLabel = t.Label
+		}
+		out = append(out, e)
+	}
+	return out, total, rows.Err()
 }

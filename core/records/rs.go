@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -203,5 +204,10 @@ func Matrix(ctx context.Context, s *Scope) (obj, error) {
 			relations = append(relations, obj{"id": id, "first": a, "second": b, "relation": r})
 		}
 	}
-	return obj{"nodes": nodes, "relations": relations}, rrows.Err()
+	if err := rrows.Err(); err != nil {
+		return nil, err
+	}
+	// has_chronology: whether the chronology feature is active on the
+	// table, so a client can offer dating next to the matrix.
+	return obj{"nodes": nodes, "relations": relations, "has_chronology": s.Table.Active(schema.ChronologyFeature)}, nil
 }

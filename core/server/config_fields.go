@@ -149,3 +149,22 @@ func (s *Server) handleConfigSortFields(c *gin.Context) {
 	}
 	success(c, http.StatusOK, gin.H{"code": "fields_sorted"})
 }
+
+// GET /config/field-structure — the settings a field definition takes,
+// for editors built from it (BraDypUS's fld_structure): {structure:{key:
+// {type, values?, help, required, readonly?, pattern?}}} in editor order.
+func (s *Server) handleConfigFieldStructure(c *gin.Context) {
+	ctx := c.Request.Context()
+	db := appOf(c).DB
+	cat, err := schema.Load(ctx, db)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	st, err := schema.FieldStructure(ctx, db, cat)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"structure": st})
+}

@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/strata-archaeo/strata/core/store"
@@ -117,6 +119,99 @@ func TestConfigFields(t *testing.T) {
 		env.super(t, 200, "DELETE", "/config/table/finds/field/weight", "")
 		if v := env.super(t, 200, "GET", "/config/table/finds/validation", ""); v["consistent"] != true {
 			t.Errorf("validation %v", v)
+		}
+	})
+}
+
+// TestConfigFieldStructure: the description of field settings that
+// BraDypUS's field editor is built from, in its order, with the values
+// allowed in this app; and a field made from it is accepted.
+func TestConfigFieldStructure(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		if _, err := f.app.DB.Exec(t.Context(), `INSERT INTO `+f.app.DB.Sys("vocabularies")+` (voc, value, sort) VALUES ('materials', 'bronze', 0), ('materials', 'iron', 1), ('colours', 'red', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		url := "/dig/api/config/field-structure"
+		for _, s := range []testenv.Scenario{
+			{Name: "super_admin only", URL: url, Headers: testenv.Bearer(f.writer), ExpectedStatus: 403},
+			{Name: "signed in only", URL: url, ExpectedStatus: 401},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+		rec := testenv.Scenario{URL: url, Headers: testenv.Bearer(f.super), ExpectedStatus: 200}.Run(t, f.inst.Server)
+		var body struct {
+			Structure json.RawMessage `json:"structure"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		// Keys in editor order.
+		dec := json.NewDecoder(bytes.NewReader(body.Structure))
+		var keys []string
+		depth := 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			switch v := tok.(type) {
+			case json.Delim:
+				if v == '{' || v == '[' {
+					depth++
+				} else {
+					depth--
+				}
+			case string:
+				if depth == 1 {
+					keys = append(keys, v)
+					var skip json.RawMessage
+					if err := dec.Decode(&skip); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		if want := "name label type db_type vocabulary_set get_values_from_tb id_from_tb check required unique readonly hide def_value max_length min max pattern help widget"; strings.Join(keys, " ") != want {
+			t.Fatalf("keys %v", keys)
+		}
+		var st map[string]struct {
+			Type     string `json:"type"`
+			Values   []any  `json:"values"`
+			Required bool   `json:"required"`
+			Readonly bool   `json:"readonly"`
+			Pattern  string `json:"pattern"`
+			Help     string `json:"help"`
+		}
+		if err := json.Unmarshal(body.Structure, &st); err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range map[string]string{
+			"name":           "input true true ^[a-z][a-z0-9_]{0,62}$",
+			"type":           "select [text long_text md select combo_select multi_select date boolean slider link_to link_out] true false",
+			"db_type":        "select [text int float date bool] false false",
+			"vocabulary_set": "select [colours materials] false false",
+			"id_from_tb":     "select [sites units finds] false false",
+			"check":          "multi_select [not_empty no_dupl email int range regex] false false",
+			"required":       "boolean false false",
+			"max_length":     "input false false ^[0-9]+$",
+		} {
+			m := st[k]
+			got := fmt.Sprint(m.Type, " ", m.Required, " ", m.Readonly, " ", m.Pattern)
+			if m.Values != nil {
+				got = fmt.Sprint(m.Type, " ", m.Values, " ", m.Required, " ", m.Readonly)
+			}
+			if strings.TrimSpace(got) != want || m.Help == "" {
+				t.Errorf("%s: %q (help %q), want %q", k, got, m.Help, want)
+			}
+		}
+		// A field the editor would send is accepted.
+		code, m := f.do(t, f.super, "POST", "/dig/api/config/table/finds/field",
+			`{"name":"material","label":"Material","type":"select","db_type":"text","vocabulary_set":"materials","get_values_from_tb":"","id_from_tb":"",
+			  "check":["not_empty"],"required":false,"unique":false,"readonly":false,"hide":false,"def_value":"","max_length":"","min":"","max":"","pattern":"","help":"","widget":""}`)
+		if code != 200 {
+			t.Fatalf("field from the structure: %d %v", code, m)
 		}
 	})
 }

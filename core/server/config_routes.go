@@ -20,6 +20,7 @@ func (s *Server) configRoutes() []Route {
 		{Scope: App, Method: http.MethodPatch, Path: "/config/table/:tb", Access: auth.SuperAdminOnly, Handler: s.handleConfigRenameTable},
 		{Scope: App, Method: http.MethodGet, Path: "/config/table/:tb/validation", Access: auth.SuperAdminOnly, Handler: s.handleConfigValidateTable},
 
+		{Scope: App, Method: http.MethodGet, Path: "/config/field-structure", Access: auth.SuperAdminOnly, Handler: s.handleConfigFieldStructure},
 		{Scope: App, Method: http.MethodGet, Path: "/config/table/:tb/fields", Access: auth.SuperAdminOnly, Handler: s.handleConfigListFields},
 		{Scope: App, Method: http.MethodPost, Path: "/config/table/:tb/fields/sort", Access: auth.SuperAdminOnly, Handler: s.handleConfigSortFields},
 		{Scope: App, Method: http.MethodPost, Path: "/config/table/:tb/field", Access: auth.SuperAdminOnly, Handler: s.handleConfigAddField},

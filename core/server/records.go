@@ -28,6 +28,8 @@ func (s *Server) recordRoutes() []Route {
 		{Scope: App, Method: http.MethodDelete, Path: "/record/:tb/:id", Access: auth.Edit, Handler: s.handleDelete},
 		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/duplicate", Access: auth.AddNew, Handler: s.handleDuplicate},
 		{Scope: App, Method: http.MethodDelete, Path: "/record/:tb/:id/plugins", Access: auth.Edit, Handler: s.handleDeletePlugins},
+		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/check-plugins-before-delete", Access: auth.Edit, Handler: s.handleCheckPluginsBeforeDelete},
+		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/templates", Access: auth.Read, Handler: s.handleRecordTemplates},
 		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/rs", Access: auth.Edit, Handler: s.handleAddRelation},
 		{Scope: App, Method: http.MethodDelete, Path: "/rs/:id", Access: auth.Edit, Handler: s.handleDeleteRelation},
 		{Scope: App, Method: http.MethodGet, Path: "/rs/matrix", Access: auth.Read, Handler: s.handleMatrix},
@@ -344,4 +346,49 @@ func (s *Server) handleDeletePlugins(c *gin.Context) {
 		return
 	}
 	success(c, http.StatusOK, gin.H{"deleted": n})
+}
+
+var errIDMissing = errs.New(errs.Invalid, "parameter_missing", "id is required").With("parameter", "id")
+
+// GET /record/{tb}/check-plugins-before-delete?id=N — the plugin rows a
+// delete of record N would take with it: {plugins:[{tb,label,count}]},
+// only tables that hold rows.
+func (s *Server) handleCheckPluginsBeforeDelete(c *gin.Context) {
+	raw := strings.TrimSpace(c.Query("id"))
+	if raw == "" {
+		s.fail(c, errIDMissing)
+		return
+	}
+	id, err := wire.Int(raw)
+	if err != nil || id <= 0 {
+		s.fail(c, records.ErrInvalidID)
+		return
+	}
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	counts, err := records.PluginCounts(c.Request.Context(), sc, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"plugins": counts})
+}
+
+// GET /record/{tb}/templates — the names of the table's record-view
+// templates: {templates:[...]}.
+func (s *Server) handleRecordTemplates(c *gin.Context) {
+	sc, err := s.recordScope(c, c.Param("tb"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	names, err := records.TemplateNames(c.Request.Context(), sc)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"templates": names})
 }

@@ -418,3 +418,50 @@ func TestAnotherAppsIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckPluginsBeforeDelete: which plugin tables hold rows of a record
+// (BraDypUS's two-step delete dialog).
+func TestCheckPluginsBeforeDelete(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		with := f.create(t, f.writer, "finds", `{"label":"a"}`)
+		if code, m := f.do(t, f.writer, "POST", "/dig/api/record/finds", fmt.Sprintf(
+			`{"id":%d,"core":{},"plugins":{"finds_samples":[{"fields":{"lab":"OxA"}},{"fields":{"lab":"Beta"}}]}}`, with)); code != 200 {
+			t.Fatalf("plugin rows: %d %v", code, m)
+		}
+		without := f.create(t, f.writer, "finds", `{"label":"b"}`)
+		url := "/dig/api/record/finds/check-plugins-before-delete"
+		for _, s := range []testenv.Scenario{
+			{Name: "rows counted", URL: fmt.Sprintf("%s?id=%d", url, with), Headers: testenv.Bearer(f.writer), ExpectedStatus: 200,
+				ExpectedContent: []string{`"plugins":[{"tb":"finds_samples","label":"Samples","count":2}]`}},
+			{Name: "none", URL: fmt.Sprintf("%s?id=%%20%d%%20", url, without), Headers: testenv.Bearer(f.writer), ExpectedStatus: 200,
+				ExpectedContent: []string{`"plugins":[]`}},
+			{Name: "id missing", URL: url, Headers: testenv.Bearer(f.writer), ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
+			{Name: "id empty", URL: url + "?id=", Headers: testenv.Bearer(f.writer), ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
+			{Name: "id not a number", URL: url + "?id=x", Headers: testenv.Bearer(f.writer), ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_id"`}},
+			{Name: "no such record", URL: url + "?id=999999", Headers: testenv.Bearer(f.writer), ExpectedStatus: 404, ExpectedContent: []string{`"code":"record_not_found"`}},
+			{Name: "no such table", URL: "/dig/api/record/nowhere/check-plugins-before-delete?id=1", Headers: testenv.Bearer(f.super), ExpectedStatus: 404},
+			{Name: "reader may not", URL: fmt.Sprintf("%s?id=%d", url, with), Headers: testenv.Bearer(f.reader), ExpectedStatus: 403},
+			{Name: "still readable as a record", URL: fmt.Sprintf("/dig/api/record/finds/%d", with), Headers: testenv.Bearer(f.reader), ExpectedStatus: 200},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+	})
+}
+
+// TestRecordTemplates: no templates yet, so every table answers an empty list.
+func TestRecordTemplates(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		for _, s := range []testenv.Scenario{
+			{Name: "empty list", URL: "/dig/api/record/finds/templates", Headers: testenv.Bearer(f.reader), ExpectedStatus: 200, ExpectedContent: []string{`"templates":[]`}},
+			{Name: "api key", URL: "/dig/api/record/finds/templates", Headers: testenv.Bearer(f.readerKey), ExpectedStatus: 200, ExpectedContent: []string{`"templates":[]`}},
+			{Name: "unknown table", URL: "/dig/api/record/nowhere/templates", Headers: testenv.Bearer(f.super), ExpectedStatus: 404},
+			{Name: "signed in only", URL: "/dig/api/record/finds/templates", ExpectedStatus: 401},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+	})
+}

@@ -58,8 +58,16 @@ func TestStratigraphicRelationsAndManualLinks(t *testing.T) {
 		}
 		f.do(t, f.self, "POST", rs, body(u3, 8, u2)) // US 3 fills US 2 (own record)
 		_, m = f.do(t, f.reader, "GET", "/dig/api/rs/matrix?tb=units", "")
-		if len(m["nodes"].([]any)) != 3 || len(m["relations"].([]any)) != 2 {
+		if len(m["nodes"].([]any)) != 3 || len(m["relations"].([]any)) != 2 || m["has_chronology"] != false {
 			t.Fatalf("matrix: %v", m)
+		}
+		// has_chronology follows the chronology feature of the table.
+		spec := schema.FeatureSpec{Plugin: "chronology", Name: schema.ChronologyFeature}
+		if err := schema.ActivateFeature(t.Context(), f.app.DB, "units", spec, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if _, m = f.do(t, f.reader, "GET", "/dig/api/rs/matrix?tb=units", ""); m["has_chronology"] != true {
+			t.Fatalf("matrix with chronology active: %v", m)
 		}
 		if code, _ := f.do(t, f.reader, "GET", "/dig/api/rs/matrix?tb=sites", ""); code != 400 {
 			t.Fatalf("matrix of a table without rs: %d", code)

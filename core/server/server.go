@@ -165,6 +165,7 @@ func (s *Server) routeTable() []Route {
 		{Scope: Instance, Method: http.MethodPost, Path: "/new-app", Handler: s.handleNewApp},
 		{Scope: Instance, Method: http.MethodGet, Path: "/auth/apps", Handler: s.handleAuthApps},
 		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", Handler: s.handleUpgradeStatus},
+		{Scope: App, Method: http.MethodPost, Path: "/upgrade/minor", Access: auth.AdminOnly, Handler: s.handleUpgradeMinor},
 
 		// Accounts and access (SPEC §4.3, §4.5; CONTRACT §3–4).
 		{Scope: App, Method: http.MethodPost, Path: "/auth/login", Handler: s.handleLogin},

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -116,6 +118,89 @@ func TestVersionsRestoreAndHistory(t *testing.T) {
 		}
 		if _, m = f.do(t, f.reader, "GET", "/dig/api/history", ""); len(m["history"].([]any)) != 0 {
 			t.Fatalf("reader history: %v", m)
+		}
+	})
+}
+
+// TestEditHistory: GET /history's {total, data} rows (BraDypUS's
+// history screen) with paging and filters, within the caller's tables
+// and row subsets.
+func TestEditHistory(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		pompeii := f.create(t, f.writer, "sites", `{"name":"Pompeii"}`)
+		herc := f.create(t, f.writer, "sites", `{"name":"Herculaneum"}`)
+		find := f.create(t, f.writer, "finds", `{"label":"a"}`)
+		for i, u := range []struct {
+			who, tb string
+			id      int64
+			core    string
+		}{
+			{f.writer, "sites", pompeii, `{"name":"Pompeii 2"}`},
+			{f.super, "sites", herc, `{"name":"Herculaneum 2"}`},
+			{f.writer, "finds", find, `{"label":"b"}`},
+			{f.writer, "finds", find, `{"label":"c"}`},
+		} {
+			if code, m := f.do(t, u.who, "POST", "/dig/api/record/"+u.tb, fmt.Sprintf(`{"id":%d,"core":%s}`, u.id, u.core)); code != 200 {
+				t.Fatalf("save %d: %d %v", i, code, m)
+			}
+		}
+		writer := f.userID(t, "writer@example.org")
+		today := time.Now().UTC().Format(time.DateOnly)
+		for _, s := range []struct {
+			name, who, query string
+			total            int
+			rows             int
+		}{
+			{"all", f.reader, "", 4, 4},
+			{"paged", f.reader, "?page=2&per_page=3", 4, 1},
+			{"page as text", f.reader, "?page=%201%20&per_page=1", 4, 1},
+			{"by table", f.reader, "?tb=sites", 2, 2},
+			{"by table, other name", f.reader, "?table=finds", 2, 2},
+			{"by record", f.reader, fmt.Sprintf("?tb=sites&rowid=%d", herc), 1, 1},
+			{"by user id", f.reader, fmt.Sprintf("?user=%d", writer), 3, 3},
+			{"by part of the email, any case", f.reader, "?user=WRITER@", 3, 3},
+			{"by date range", f.reader, "?from=" + today + "&to=" + today, 4, 4},
+			{"before the range", f.reader, "?to=2000-01-01", 0, 0},
+			{"api key", f.readerKey, "?tb=finds", 2, 2},
+		} {
+			t.Run(s.name, func(t *testing.T) {
+				code, m := f.do(t, s.who, "GET", "/dig/api/history"+s.query, "")
+				if code != 200 || m["total"] != float64(s.total) || len(m["data"].([]any)) != s.rows {
+					t.Fatalf("%d total %v data %v", code, m["total"], m["data"])
+				}
+			})
+		}
+		_, m := f.do(t, f.reader, "GET", "/dig/api/history?per_page=1", "")
+		row := m["data"].([]any)[0].(map[string]any)
+		content, _ := row["content"].(string)
+		if row["tb"] != "finds" || row["rowid"] != float64(find) || row["user"] != "writer@example.org" ||
+			row["operation"] != "update" || !strings.Contains(content, `"label":"b"`) || row["time"] == nil {
+			t.Fatalf("row: %v", row)
+		}
+		if _, ok := m["history"].([]any); !ok {
+			t.Fatalf("history key gone: %v", m)
+		}
+
+		// A table the reader may not read, and a row subset on another.
+		reader := f.userID(t, "reader@example.org")
+		priv := fmt.Sprintf("/dig/api/user/%d/privileges", reader)
+		for _, body := range []string{`{"table_name":"finds","privilege":40}`, `{"table_name":"sites","privilege":30,"subset":{"name":{"_starts_with":"Pomp"}}}`} {
+			if code, m := f.do(t, f.super, "POST", priv, body); code != 200 {
+				t.Fatalf("privilege %s: %d %v", body, code, m)
+			}
+		}
+		_, m = f.do(t, f.reader, "GET", "/dig/api/history", "")
+		if m["total"] != 1.0 || m["data"].([]any)[0].(map[string]any)["rowid"] != float64(pompeii) {
+			t.Fatalf("under overrides: %v", m)
+		}
+		for _, s := range []testenv.Scenario{
+			{Name: "bad page", URL: "/dig/api/history?page=x", Headers: testenv.Bearer(f.reader), ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_parameter"`}},
+			{Name: "bad date", URL: "/dig/api/history?from=yesterday", Headers: testenv.Bearer(f.reader), ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_parameter"`}},
+			{Name: "signed in only", URL: "/dig/api/history", ExpectedStatus: 401},
+		} {
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
 		}
 	})
 }
