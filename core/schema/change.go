@@ -40,7 +40,7 @@ func loadState(ctx context.Context, db *store.DB) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	rels, err := ListRelations(ctx, db)
+	rels, err := listRecorded(ctx, db)
 	if err != nil {
 		return nil, err
 	}

@@ -204,7 +204,7 @@ func newFixture(t *testing.T, e store.Engine) *fixture {
 	must(schema.AddField(ctx, fx.db, "finds_radiocarbon", schema.FieldDef{Name: "lab"}, fx.now))
 	must(schema.CreateTable(ctx, fx.db, schema.TableDef{Name: "people"}, fx.now))
 	must(schema.AddField(ctx, fx.db, "people", schema.FieldDef{Name: "name"}, fx.now))
-	rel, err := schema.AddRelation(ctx, fx.db, schema.RelationInput{FromTb: "finds", FromCol: "site_ref", ToTb: "sites"}, fx.now)
+	rel, err := schema.AddRelation(ctx, fx.db, schema.RelationInput{FromTb: "finds", FromCol: "site_ref", ToTb: "sites", ToCol: "id"}, fx.now)
 	if err != nil {
 		t.Fatal(err)
 	}

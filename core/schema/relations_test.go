@@ -44,21 +44,23 @@ func TestRelations(t *testing.T) {
 			name, code string
 			in         schema.RelationInput
 		}{
-			{"no from_tb", "parameter_missing", schema.RelationInput{FromCol: "x", ToTb: "sites"}},
-			{"no from_col", "parameter_missing", schema.RelationInput{FromTb: "people", ToTb: "sites"}},
-			{"no to_tb", "parameter_missing", schema.RelationInput{FromTb: "people", FromCol: "orphan"}},
-			{"unknown from_tb", "invalid_relation", schema.RelationInput{FromTb: "nowhere", FromCol: "x", ToTb: "sites"}},
-			{"unknown to_tb", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "nowhere"}},
-			{"from a plugin table", "invalid_relation", schema.RelationInput{FromTb: "finds_radiocarbon", FromCol: "lab", ToTb: "sites"}},
-			{"to a plugin table", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "finds_radiocarbon"}},
-			{"unknown from_col", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "nothing", ToTb: "sites"}},
-			{"text from_col", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "note", ToTb: "sites"}},
-			{"to_col not unique", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "region"}},
+			{"no from_tb", "parameter_missing", schema.RelationInput{FromCol: "x", ToTb: "sites", ToCol: "id"}},
+			{"no from_col", "parameter_missing", schema.RelationInput{FromTb: "people", ToTb: "sites", ToCol: "id"}},
+			{"no to_tb", "parameter_missing", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToCol: "id"}},
+			{"no to_col", "parameter_missing", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites"}},
+			{"unknown from_tb", "invalid_relation", schema.RelationInput{FromTb: "nowhere", FromCol: "x", ToTb: "sites", ToCol: "id"}},
+			{"unknown to_tb", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "nowhere", ToCol: "id"}},
+			{"from a plugin table", "invalid_relation", schema.RelationInput{FromTb: "finds_radiocarbon", FromCol: "lab", ToTb: "sites", ToCol: "id"}},
+			{"to a plugin table", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "finds_radiocarbon", ToCol: "id"}},
+			{"unknown from_col", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "nothing", ToTb: "sites", ToCol: "id"}},
+			{"text to int", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "note", ToTb: "sites", ToCol: "id"}},
+			{"int to text", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "region"}},
 			{"to_col unknown", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "nothing"}},
-			{"bad on_delete", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", OnDelete: "explode"}},
-			{"bad on_update", "invalid_relation", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", OnUpdate: "SET DEFAULT"}},
-			{"duplicate", "relation_already_exist", schema.RelationInput{FromTb: "people", FromCol: "site_code", ToTb: "finds"}},
-			{"data violates it", "relation_violated", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites"}},
+			{"bad on_delete", "invalid_on_delete", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "id", OnDelete: "explode"}},
+			{"bad on_update", "invalid_on_update", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "id", OnUpdate: "SET DEFAULT"}},
+			{"duplicate", "relation_already_exists", schema.RelationInput{FromTb: "people", FromCol: "site_code", ToTb: "finds", ToCol: "id"}},
+			{"a lookup elsewhere", "relation_already_exists", schema.RelationInput{FromTb: "finds", FromCol: "site", ToTb: "people", ToCol: "id"}},
+			{"data violates it", "relation_violated", schema.RelationInput{FromTb: "people", FromCol: "orphan", ToTb: "sites", ToCol: "id"}},
 		}
 		for _, c := range cases {
 			expectRefused(t, fx.db, "add: "+c.name, c.code, func() error {
@@ -71,9 +73,10 @@ func TestRelations(t *testing.T) {
 			id         int64
 			in         schema.RelationInput
 		}{
-			{"unknown", "relation_not_found", 9999, schema.RelationInput{OnDelete: "cascade"}},
-			{"onto an existing from", "relation_already_exist", rel.ID, schema.RelationInput{FromTb: "finds", FromCol: "site_ref"}},
-			{"bad action", "invalid_relation", rel.ID, schema.RelationInput{OnDelete: "explode"}},
+			{"unknown", "not_found", 9999, schema.RelationInput{OnDelete: "cascade"}},
+			{"onto an existing from", "relation_already_exists", rel.ID, schema.RelationInput{FromTb: "finds", FromCol: "site_ref"}},
+			{"bad action", "invalid_on_delete", rel.ID, schema.RelationInput{OnDelete: "explode"}},
+			{"a lookup elsewhere", "invalid_relation", -fx.field(t, "finds", "site").ID, schema.RelationInput{ToTb: "people"}},
 			{"data violates it", "relation_violated", rel.ID, schema.RelationInput{FromCol: "orphan", ToCol: "id"}},
 		} {
 			expectRefused(t, fx.db, "update: "+c.name, c.code, func() error {
@@ -81,7 +84,10 @@ func TestRelations(t *testing.T) {
 				return err
 			})
 		}
-		expectRefused(t, fx.db, "delete unknown", "relation_not_found", func() error { return schema.DeleteRelation(ctx, fx.db, 9999) })
+		expectRefused(t, fx.db, "delete unknown", "not_found", func() error { return schema.DeleteRelation(ctx, fx.db, 9999) })
+		expectRefused(t, fx.db, "delete a lookup's", "relation_from_lookup", func() error {
+			return schema.DeleteRelation(ctx, fx.db, -fx.field(t, "finds", "site").ID)
+		})
 
 		// Update keeps what is not sent and moves the constraint.
 		fx.exec(t, `UPDATE `+fx.db.Qualify("people")+` SET orphan = 2`)
@@ -225,4 +231,115 @@ func TestValidateTable(t *testing.T) {
 func indexNameOf(t *testing.T, fx *fixture, table, field string) string {
 	f := fx.field(t, table, field)
 	return "ix_" + itoa(f.TableID) + "_f" + itoa(f.ID)
+}
+
+// Relations between columns of the same storage type (text to text, to a
+// non-unique column, of a table to itself) are accepted; what the engine
+// cannot enforce is recorded and says why. Lookup fields imply relations.
+func TestRelationsNotEnforcedAndLookups(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		ctx := context.Background()
+		fx := newFixture(t, e)
+		pg := e == store.Postgres
+		for _, f := range []schema.FieldDef{{Name: "site_name"}, {Name: "site_code", DBType: "int"}} {
+			if _, err := schema.AddField(ctx, fx.db, "people", f, fx.now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := schema.AddField(ctx, fx.db, "sites", schema.FieldDef{Name: "parent"}, fx.now); err != nil {
+			t.Fatal(err)
+		}
+		notUnique := map[bool]string{true: schema.NotEnforcedNotUnique, false: schema.NotEnforcedEngine}[pg]
+		enforcedReason := map[bool]string{true: "", false: schema.NotEnforcedEngine}[pg]
+		for _, c := range []struct {
+			name               string
+			in                 schema.RelationInput
+			onDelete, onUpdate string
+			reason             string
+		}{
+			{"text to non-unique text", schema.RelationInput{FromTb: "people", FromCol: "site_name", ToTb: "sites", ToCol: "name", OnDelete: "cascade"},
+				"CASCADE", "RESTRICT", notUnique},
+			{"self-referential", schema.RelationInput{FromTb: "sites", FromCol: "parent", ToTb: "sites", ToCol: "name", OnDelete: "CASCADE", OnUpdate: "NO ACTION"},
+				"RESTRICT", "CASCADE", notUnique},
+			{"int to unique int", schema.RelationInput{FromTb: "people", FromCol: "site_code", ToTb: "sites", ToCol: "code"},
+				"RESTRICT", "RESTRICT", enforcedReason},
+		} {
+			r, err := schema.AddRelation(ctx, fx.db, c.in, fx.now)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if r.ID <= 0 || r.OnDelete != c.onDelete || r.OnUpdate != c.onUpdate || r.NotEnforced != c.reason || r.Enforced != (c.reason == "") {
+				t.Errorf("%s: %+v", c.name, r)
+			}
+		}
+		fx.consistent(t, "people", "sites")
+
+		// The list: recorded relations, then the lookup finds.site, with labels.
+		site := fx.field(t, "finds", "site")
+		all, err := schema.ListAllRelations(ctx, fx.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 5 {
+			t.Fatalf("%d relations: %+v", len(all), all)
+		}
+		lk := all[4]
+		if lk.ID != -site.ID || !lk.Lookup || lk.FromTb != "finds" || lk.FromCol != "site" || lk.ToTb != "sites" || lk.ToCol != "id" ||
+			lk.ToLabel != "Sites" || lk.FromLabel != "finds" || lk.Enforced || lk.NotEnforced != schema.NotEnforcedLookup {
+			t.Errorf("lookup relation %+v", lk)
+		}
+		if rec, _ := schema.ListRelations(ctx, fx.db); len(rec) != 4 {
+			t.Errorf("recorded relations %+v", rec)
+		}
+
+		// Applying constraints: nothing to add, the rest reported.
+		rep, err := schema.ApplyConstraints(ctx, fx.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantNot := map[bool]int{true: 3, false: 5}[pg] // PG: two not unique + the lookup
+		if rep.Applied != 0 || rep.Skipped != 0 || len(rep.Errors) != 0 || len(rep.NotEnforced) != wantNot ||
+			rep.AlreadyEnforced != map[bool]int{true: 2, false: 0}[pg] {
+			t.Errorf("apply: %+v", rep)
+		}
+
+		// Recording the lookup's relation (PUT on its negative id) gives it
+		// a real id and, on PostgreSQL, a constraint.
+		up, err := schema.UpdateRelation(ctx, fx.db, lk.ID, schema.RelationInput{OnDelete: "set null"}, fx.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up.ID <= 0 || up.Lookup || up.OnDelete != "SET NULL" || up.Enforced != pg {
+			t.Fatalf("recorded lookup relation %+v", up)
+		}
+		fx.consistent(t, "finds")
+		expectRefused(t, fx.db, "the lookup's negative id, once recorded", "not_found", func() error {
+			_, err := schema.UpdateRelation(ctx, fx.db, lk.ID, schema.RelationInput{}, fx.now)
+			return err
+		})
+		if err := schema.DeleteRelation(ctx, fx.db, up.ID); err != nil {
+			t.Fatal(err)
+		}
+		if all, _ := schema.ListAllRelations(ctx, fx.db); len(all) != 5 || all[4].ID != lk.ID {
+			t.Errorf("after deleting the recorded lookup relation: %+v", all)
+		}
+
+		if pg {
+			// A constraint dropped behind the catalog's back is put back
+			// when the data allows, and reported when it does not.
+			fx.exec(t, `ALTER TABLE `+fx.db.Qualify("finds")+` DROP CONSTRAINT fk_`+itoa(fx.siteRel.ID))
+			fx.exec(t, `ALTER TABLE `+fx.db.Qualify("people")+` DROP CONSTRAINT fk_`+itoa(all[3].ID))
+			fx.exec(t, `INSERT INTO `+fx.db.Qualify("people")+` (site_code) VALUES (99), (98)`)
+			rep, err := schema.ApplyConstraints(ctx, fx.db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Applied != 1 || rep.Skipped != 1 || len(rep.Errors) != 1 || rep.Errors[0].Reason != schema.ApplyOrphans ||
+				rep.Errors[0].Orphans != 2 || rep.Errors[0].FromCol != "site_code" {
+				t.Errorf("apply after drops: %+v", rep)
+			}
+			fx.consistent(t, "finds")
+		}
+	})
 }

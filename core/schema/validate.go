@@ -86,7 +86,7 @@ func ValidateTable(ctx context.Context, db *store.DB, table string) ([]Differenc
 		return nil, err
 	}
 	for _, r := range st.relations {
-		if db.Engine == store.Postgres && r.FromTb == table && !cons[constraintName(r)] {
+		if r.FromTb == table && enforceable(db, st.cat, r) && !cons[constraintName(r)] {
 			out = append(out, Difference{Kind: "constraint_missing", Column: r.FromCol, Constraint: constraintName(r)})
 		}
 	}

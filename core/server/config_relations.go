@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -9,22 +10,41 @@ import (
 	"github.com/strata-archaeo/strata/core/store"
 )
 
-// enforced says whether relations are real constraints on this app's
+// enforced says whether relations can be constraints on this app's
 // engine: PostgreSQL yes; SQLite records them in the catalog only, since
 // it cannot add a constraint to an existing table without a rebuild.
 func enforced(c *gin.Context) bool { return appOf(c).DB.Engine == store.Postgres }
 
-// GET /config/relations
+// notEnforcedMessage explains a relation the database does not enforce.
+var notEnforcedMessage = map[string]string{
+	schema.NotEnforcedEngine: "SQLite cannot add a constraint to an existing table without rebuilding it, which Strata never does: " +
+		"the relation is recorded in the catalog only and the database does not enforce it",
+	schema.NotEnforcedNotUnique: "PostgreSQL enforces a relation only towards id or a unique field: to_col is not unique, " +
+		"so the relation is recorded in the catalog only",
+	schema.NotEnforcedLookup:  "the relation is implied by a lookup field; the server checks the field's values when records are saved",
+	schema.NotEnforcedMissing: "the constraint is missing; POST /config/apply-constraints adds it when the data allows",
+}
+
+// GET /config/relations — {code, data, relations (the same list), enforced}
 func (s *Server) handleConfigListRelations(c *gin.Context) {
-	rels, err := schema.ListRelations(c.Request.Context(), appOf(c).DB)
+	rels, err := schema.ListAllRelations(c.Request.Context(), appOf(c).DB)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"relations": rels, "enforced": enforced(c)})
+	success(c, http.StatusOK, gin.H{"code": "relations", "data": rels, "relations": rels, "enforced": enforced(c)})
 }
 
-// POST /config/relations — {from_tb, from_col, to_tb, to_col?, on_delete?, on_update?}
+// relationSaved answers a created or updated relation.
+func relationSaved(c *gin.Context, r *schema.Relation) {
+	out := gin.H{"code": "relation_saved", "id": r.ID, "relation": r, "enforced": r.Enforced}
+	if m := notEnforcedMessage[r.NotEnforced]; m != "" {
+		out["message"] = "relation saved; " + m
+	}
+	success(c, http.StatusOK, out)
+}
+
+// POST /config/relations — {from_tb, from_col, to_tb, to_col, on_delete?, on_update?}
 func (s *Server) handleConfigAddRelation(c *gin.Context) {
 	var in schema.RelationInput
 	if err := bindJSON(c, &in); err != nil {
@@ -36,12 +56,22 @@ func (s *Server) handleConfigAddRelation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "relation_created", "relation": r, "enforced": r.Enforced})
+	relationSaved(c, r)
+}
+
+// relationIDParam reads a relation id: a recorded relation's (positive) or
+// the one a lookup field implies (negative).
+func relationIDParam(c *gin.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id == 0 {
+		return 0, errBadAdminID.With("id", c.Param("id"))
+	}
+	return id, nil
 }
 
 // PUT /config/relations/{id} — the keys sent change.
 func (s *Server) handleConfigUpdateRelation(c *gin.Context) {
-	id, err := adminIDParam(c)
+	id, err := relationIDParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -56,12 +86,12 @@ func (s *Server) handleConfigUpdateRelation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "relation_saved", "relation": r, "enforced": r.Enforced})
+	relationSaved(c, r)
 }
 
 // DELETE /config/relations/{id}
 func (s *Server) handleConfigDeleteRelation(c *gin.Context) {
-	id, err := adminIDParam(c)
+	id, err := relationIDParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -71,6 +101,26 @@ func (s *Server) handleConfigDeleteRelation(c *gin.Context) {
 		return
 	}
 	success(c, http.StatusOK, gin.H{"code": "relation_deleted", "id": id})
+}
+
+// POST /config/apply-constraints — adds the missing constraints of the
+// recorded relations where the engine and the data allow.
+func (s *Server) handleConfigApplyConstraints(c *gin.Context) {
+	rep, err := schema.ApplyConstraints(c.Request.Context(), appOf(c).DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	status, msg := "success", "every relation the database can enforce is a constraint"
+	if rep.Skipped > 0 {
+		status, msg = "warning", "some constraints could not be added: see errors"
+	}
+	if !enforced(c) {
+		msg = notEnforcedMessage[schema.NotEnforcedEngine] + "; lookup fields' values are checked by the server when records are saved"
+	}
+	c.PureJSON(http.StatusOK, gin.H{"status": status, "code": "constraints_applied", "message": msg, "enforced": enforced(c),
+		"applied": rep.Applied, "already_enforced": rep.AlreadyEnforced, "skipped": rep.Skipped,
+		"errors": rep.Errors, "not_enforced": rep.NotEnforced})
 }
 
 // GET /config/table/{tb}/indexes — user-defined indexes (not the ones

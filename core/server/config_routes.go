@@ -32,6 +32,7 @@ func (s *Server) configRoutes() []Route {
 		{Scope: App, Method: http.MethodPost, Path: "/config/relations", Access: auth.SuperAdminOnly, Handler: s.handleConfigAddRelation},
 		{Scope: App, Method: http.MethodPut, Path: "/config/relations/:id", Access: auth.SuperAdminOnly, Handler: s.handleConfigUpdateRelation},
 		{Scope: App, Method: http.MethodDelete, Path: "/config/relations/:id", Access: auth.SuperAdminOnly, Handler: s.handleConfigDeleteRelation},
+		{Scope: App, Method: http.MethodPost, Path: "/config/apply-constraints", Access: auth.SuperAdminOnly, Handler: s.handleConfigApplyConstraints},
 		{Scope: App, Method: http.MethodGet, Path: "/config/table/:tb/indexes", Access: auth.SuperAdminOnly, Handler: s.handleConfigListIndexes},
 		{Scope: App, Method: http.MethodPost, Path: "/config/table/:tb/indexes", Access: auth.SuperAdminOnly, Handler: s.handleConfigCreateIndex},
 		{Scope: App, Method: http.MethodDelete, Path: "/config/table/:tb/indexes/:name", Access: auth.SuperAdminOnly, Handler: s.handleConfigDeleteIndex},

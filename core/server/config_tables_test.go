@@ -30,7 +30,7 @@ func newConfigEnv(t *testing.T, e store.Engine) *configEnv {
 		{"POST", "/config/table/finds/field", `{"name":"site_ref","db_type":"int"}`},
 		{"POST", "/config/tables", `{"name":"finds_radiocarbon","plugin_of":"finds"}`},
 		{"POST", "/config/table/finds_radiocarbon/field", `{"name":"lab"}`},
-		{"POST", "/config/relations", `{"from_tb":"finds","from_col":"site_ref","to_tb":"sites"}`},
+		{"POST", "/config/relations", `{"from_tb":"finds","from_col":"site_ref","to_tb":"sites","to_col":"id"}`},
 	} {
 		if status, body := env.do(t, env.superTok, step.method, step.path, step.body); status != http.StatusOK {
 			t.Fatalf("%s %s %s: %d %v", step.method, step.path, step.body, status, body)
@@ -125,6 +125,7 @@ var configRoutes = []struct{ method, path, body string }{
 	{"POST", "/config/relations", `{}`},
 	{"PUT", "/config/relations/1", `{}`},
 	{"DELETE", "/config/relations/1", ""},
+	{"POST", "/config/apply-constraints", ""},
 	{"GET", "/config/table/sites/indexes", ""},
 	{"POST", "/config/table/sites/indexes", `{"columns":["name"]}`},
 	{"DELETE", "/config/table/sites/indexes/ix_1_u1", ""},

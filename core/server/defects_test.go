@@ -61,7 +61,7 @@ func TestRelationActionsInSQLSpelling(t *testing.T) {
 		env.super(t, 200, "POST", "/config/tables", `{"name":"people"}`)
 		env.super(t, 200, "POST", "/config/table/people/field", `{"name":"site_code","db_type":"int"}`)
 		created := env.super(t, 200, "POST", "/config/relations",
-			`{"from_tb":"people","from_col":"site_code","to_tb":"sites","on_delete":"SET NULL","on_update":"CASCADE"}`)
+			`{"from_tb":"people","from_col":"site_code","to_tb":"sites","to_col":"id","on_delete":"SET NULL","on_update":"CASCADE"}`)
 		r := created["relation"].(map[string]any)
 		if r["on_delete"] != "SET NULL" || r["on_update"] != "CASCADE" {
 			t.Fatalf("POST: %v", created)
@@ -84,8 +84,8 @@ func TestRelationActionsInSQLSpelling(t *testing.T) {
 			}
 		}
 		env.refusals(t, []testenv.Scenario{
-			refusal("PUT", path, `{"on_delete":"SET DEFAULT"}`, 400, "invalid_relation", `"allowed":["RESTRICT","CASCADE","SET NULL","NO ACTION"]`),
-			refusal("PUT", path, `{"on_update":"drop"}`, 400, "invalid_relation", `"parameter":"on_update"`),
+			refusal("PUT", path, `{"on_delete":"SET DEFAULT"}`, 400, "invalid_on_delete", `"allowed":["RESTRICT","CASCADE","SET NULL","NO ACTION"]`),
+			refusal("PUT", path, `{"on_update":"drop"}`, 400, "invalid_on_update", `"parameter":"on_update"`),
 		})
 	})
 }

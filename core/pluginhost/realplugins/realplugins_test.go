@@ -381,7 +381,7 @@ func TestRealPluginChronologyTimelineAndRelated(t *testing.T) {
 		// With a density path (which needs a relation, not only a lookup)
 		// the entry is the path's last table and the filter lists ids.
 		f.json("PUT", "/config/table/sites", `{"chrono_density_path":["finds"]}`, f.super, 400)
-		f.json("POST", "/config/relations", `{"from_tb":"units","from_col":"site","to_tb":"sites"}`, f.super, 200)
+		f.json("POST", "/config/relations", `{"from_tb":"units","from_col":"site","to_tb":"sites","to_col":"id"}`, f.super, 200)
 		f.json("PUT", "/config/table/sites", `{"chrono_density_path":["units"]}`, f.super, 200)
 		if r := checkRelated("path"); fmt.Sprint(r["path"]) != "[units]" || obj(r, "filter", "id")["_in"] == nil {
 			t.Errorf("density path: path %v, filter %v", r["path"], r["filter"])
