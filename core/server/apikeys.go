@@ -46,12 +46,12 @@ func (s *Server) handleCreateAPIKey(c *gin.Context) {
 		return
 	}
 	var label string
-	var priv adminInt
+	priv := adminInt{names: true}
 	if _, err := decodeAdminField(raw, "label", "a string", &label); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if _, err := decodeAdminField(raw, "privilege", "an integer", &priv); err != nil {
+	if _, err := decodeAdminField(raw, "privilege", "a level (10, 20, 25, 30) or its name", &priv); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -38,6 +38,12 @@ func TestAPIKeyLifecycle(t *testing.T) {
 		if status != http.StatusOK || body["label"] != "importer" || body["privilege"] != float64(20) {
 			t.Fatalf("create: %d %v", status, body)
 		}
+		// A level may be given by name, as scripts written for BraDypUS do.
+		if st, b := env.do(t, env.adminTok, "POST", "/api-keys", `{"label":"viewer","privilege":"read"}`); st != http.StatusOK || b["privilege"] != float64(30) {
+			t.Fatalf("create by name: %d %v", st, b)
+		} else if st, _ := env.do(t, env.adminTok, "DELETE", fmt.Sprintf("/api-key/%v", b["id"]), ""); st != http.StatusOK {
+			t.Fatalf("delete the key made by name: %d", st)
+		}
 		plain, _ := body["key"].(string)
 		if !plainKeyShape.MatchString(plain) {
 			t.Fatalf("key %q is not svc_ + 43 url-safe characters", plain)
@@ -108,7 +114,7 @@ func TestAPIKeyRefusals(t *testing.T) {
 			{Name: "no privilege", Method: "POST", URL: "/api-keys", Body: `{"label":"x"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
 			{Name: "no label", Method: "POST", URL: "/api-keys", Body: `{"privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`, `"parameter":"label"`}},
 			{Name: "blank label", Method: "POST", URL: "/api-keys", Body: `{"label":"  ","privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`}},
-			{Name: "privilege not a number", Method: "POST", URL: "/api-keys", Body: `{"label":"x","privilege":"reader"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "privilege must be an integer"}},
+			{Name: "privilege not a number", Method: "POST", URL: "/api-keys", Body: `{"label":"x","privilege":"someone"}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "privilege must be a level"}},
 			{Name: "label not a string", Method: "POST", URL: "/api-keys", Body: `{"label":[7],"privilege":30}`, ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`, "label must be a string"}},
 			{Name: "empty body", Method: "POST", URL: "/api-keys", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_json"`}},
 			{Name: "revoke unknown", Method: "POST", URL: "/api-key/99999/revoke", ExpectedStatus: 404, ExpectedContent: []string{`"code":"not_found"`}},

@@ -30,10 +30,11 @@ func adminIDParam(c *gin.Context) (int64, error) {
 type adminInt struct {
 	Set   bool
 	Value int64
+	names bool // a privilege: its name ("reader") is read as its level
 }
 
 func (n *adminInt) UnmarshalJSON(b []byte) error {
-	*n = adminInt{}
+	*n = adminInt{names: n.names}
 	var v any
 	if err := wire.Decode(b, &v, wire.Options{ExactNumbers: true}); err != nil {
 		return err
@@ -42,6 +43,11 @@ func (n *adminInt) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	x, err := wire.Int(v)
+	if s, isText := v.(string); err != nil && isText && n.names {
+		if level, ok := auth.PrivilegeByName(s); ok {
+			x, err = int64(level), nil
+		}
+	}
 	if errors.Is(err, wire.ErrEmpty) {
 		return nil
 	}
@@ -100,8 +106,8 @@ func userInputFrom(raw map[string]json.RawMessage) (auth.UserInput, error) {
 		}
 		*f.dst = v
 	}
-	var priv adminInt
-	if _, err := decodeAdminField(raw, "privilege", "an integer", &priv); err != nil {
+	priv := adminInt{names: true}
+	if _, err := decodeAdminField(raw, "privilege", "a level (1, 10, 20, 25, 30, 40) or its name", &priv); err != nil {
 		return in, err
 	}
 	if priv.Set {
