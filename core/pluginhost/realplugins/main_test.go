@@ -289,7 +289,11 @@ func (f *fixture) activate(table, feature, plugin string) {
 func (f *fixture) deactivate(table, feature, plugin string) {
 	f.t.Helper()
 	body := f.json("DELETE", "/config/table/"+table+"/"+feature, "", f.super, 200)
-	if body["code"] != plugin+"_deactivated" {
+	code := plugin + "_deactivated"
+	if feature == "fuzzy-date" {
+		code = "fuzzy_date_deactivated"
+	}
+	if body["code"] != code {
 		f.t.Fatalf("deactivate %s on %s: %v", feature, table, body)
 	}
 }
