@@ -327,7 +327,7 @@ func TestCheckUnique(t *testing.T) {
 		for _, s := range []testenv.Scenario{
 			{Name: "field missing", URL: "/dig/api/record/sites/check-unique?value=x", ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`, `"parameter":"field"`}},
 			{Name: "value missing", URL: "/dig/api/record/sites/check-unique?field=name", ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`, `"parameter":"value"`}},
-			{Name: "unknown field", URL: "/dig/api/record/sites/check-unique?field=colour&value=x", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_field"`}},
+			{Name: "unknown field", URL: "/dig/api/record/sites/check-unique?field=colour&value=x", ExpectedStatus: 404, ExpectedContent: []string{`"code":"field_not_found"`}},
 			{Name: "value of the wrong type", URL: "/dig/api/record/finds/check-unique?field=weight&value=heavy", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_parameter"`, `"parameter":"value"`}},
 			{Name: "bad id", URL: "/dig/api/record/sites/check-unique?field=name&value=x&id=abc", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_id"`}},
 			{Name: "unknown table", URL: "/dig/api/record/nowhere/check-unique?field=name&value=x", ExpectedStatus: 404, ExpectedContent: []string{`"code":"table_not_found"`}},

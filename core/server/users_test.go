@@ -109,7 +109,7 @@ func TestUserAdministrationRefusals(t *testing.T) {
 			{withWant(post(`{"email":"not-an-email"}`), 400, "email_not_valid"), sup},
 			{withWant(post(`{"email":"n@example.org","password":"short"}`), 400, "password_too_short"), sup},
 			{withWant(post(`{"email":"n@example.org","privilege":7}`), 400, "invalid_privilege"), sup},
-			{withWant(post(`{"email":"n@example.org","privilege":"high"}`), 400, "invalid_json", "privilege must be an integer"), sup},
+			{withWant(post(`{"email":"n@example.org","privilege":"high"}`), 400, "invalid_json", "privilege must be a level"), sup},
 			{withWant(post(`{"email":"n@example.org","name":[5]}`), 400, "invalid_json", "name must be a string"), sup},
 			{withWant(post(`{"id":"abc","name":"x"}`), 400, "invalid_json", "id must be an integer"), sup},
 			{withWant(post(`{"id":-3,"name":"x"}`), 400, "invalid_id"), sup},
