@@ -26,6 +26,7 @@ test:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./core/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseWhere$$' -fuzztime $(FUZZTIME) ./core/filter/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./core/wire/
 
 test-short:
 	$(GO) test -short -count=1 ./...
