@@ -243,6 +243,21 @@ func ExportFormatOf(name string) (ExportFormat, error) {
 	return ExportFormat{}, ErrInvalidParameter.With("parameter", "format").With("allowed", allowed)
 }
 
+// spreadsheetSafe defuses text a spreadsheet program would run as a
+// formula (OWASP's CSV injection advice): text starting with =, +, -, @,
+// a tab or a carriage return gets a leading apostrophe, which spreadsheets
+// show as text and hide. Numbers are never touched: -5 stays a number.
+func spreadsheetSafe(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
+}
+
 // cellText is a value as text, written as the list's JSON writes it.
 func cellText(v any) string {
 	switch x := v.(type) {
@@ -293,6 +308,10 @@ func (c *csvWriter) Header(cols []FieldRef) error {
 
 func (c *csvWriter) Row(vals []any) error {
 	for i, v := range vals {
+		if s, isText := v.(string); isText {
+			c.rec[i] = spreadsheetSafe(s)
+			continue
+		}
 		c.rec[i] = cellText(v)
 	}
 	return c.w.Write(c.rec)
@@ -429,6 +448,11 @@ func (x *xlsxWriter) Row(vals []any) error {
 	cell, err := excelize.CoordinatesToCellName(1, x.row)
 	if err != nil {
 		return err
+	}
+	for i, v := range vals {
+		if s, isText := v.(string); isText {
+			vals[i] = spreadsheetSafe(s)
+		}
 	}
 	return x.sw.SetRow(cell, vals)
 }

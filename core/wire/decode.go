@@ -46,14 +46,18 @@ type Options struct {
 // field names case-insensitively as encoding/json does, and scalars are
 // read liberally (see Bool, Int, Float, Text) wherever the destination is a
 // bool, a number or a string; "" for a pointer to a number or bool is nil.
-// Text may not hold a NUL character, and the body must be valid UTF-8, so
-// that both engines store exactly what was sent.
+// Text may not hold a NUL character, and the body must be valid UTF-8
+// without lone surrogate escapes, so that both engines store exactly what
+// was sent.
 func Decode(body []byte, dst any, opt Options) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return &SyntaxError{"the body is empty"}
 	}
 	if !utf8.Valid(body) {
 		return &SyntaxError{"the body is not valid UTF-8"}
+	}
+	if loneSurrogate(body) {
+		return &SyntaxError{"the body escapes half of a UTF-16 surrogate pair (\\ud800 … without its other half)"}
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(body))

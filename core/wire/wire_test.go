@@ -165,6 +165,11 @@ func TestDecode(t *testing.T) {
 		{"trailing data", `{} {}`, sample{}, "unexpected data after the JSON value"},
 		{"empty body", `  `, sample{}, "the body is empty"},
 		{"invalid UTF-8", "{\"name\":\"\xff\"}", sample{}, "not valid UTF-8"},
+		{"lone high surrogate", `{"name":"a\ud800b"}`, sample{}, "surrogate"},
+		{"lone low surrogate", `{"name":"\udc00"}`, sample{}, "surrogate"},
+		{"high then not low", `{"name":"\ud800\u0041"}`, sample{}, "surrogate"},
+		{"surrogate pair", `{"name":"\ud83d\ude00"}`, sample{Name: "😀"}, ""},
+		{"escaped backslash before u", `{"name":"\\ud800"}`, sample{Name: `\ud800`}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
