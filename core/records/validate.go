@@ -95,6 +95,9 @@ func checkValue(f *schema.Field, v any) []FieldError {
 				out = append(out, fe(RuleMax, "not after "+hi))
 			}
 		}
+		if f.Type == schema.TypeLinkOut && !linkAllowed(s, f.LinkSchemes()) {
+			out = append(out, fe("link", "a link is a relative URL or uses one of: "+strings.Join(f.LinkSchemes(), ", ")))
+		}
 		if f.Pattern != "" {
 			if re, err := compiledPattern(f.Pattern); err == nil && !re.MatchString(s) {
 				out = append(out, fe(patternRule(f.Pattern), "does not match the required pattern"))
@@ -163,4 +166,29 @@ func defaultValue(f *schema.Field, s *Scope) (any, bool) {
 		return s.Actor.Name, true
 	}
 	return f.DefValue, true
+}
+
+// linkAllowed reports whether a link_out value is a relative URL or one
+// whose scheme is in schemes. A scheme is what precedes the first ":"
+// when no "/", "?" or "#" comes before it (RFC 3986); control characters
+// and spaces inside it (which browsers strip) do not hide one.
+func linkAllowed(v string, schemes []string) bool {
+	v = strings.TrimSpace(v)
+	cleaned := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == ' ' {
+			return -1
+		}
+		return r
+	}, v)
+	i := strings.IndexAny(cleaned, ":/?#")
+	if i < 0 || cleaned[i] != ':' {
+		return true // relative: no scheme
+	}
+	scheme := strings.ToLower(cleaned[:i])
+	for _, s := range schemes {
+		if scheme == s {
+			return true
+		}
+	}
+	return false
 }

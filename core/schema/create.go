@@ -128,6 +128,8 @@ type FieldDef struct {
 	// (legacy.go): read into the settings above, kept for reading back.
 	Check wire.List `json:"check"`
 	Dic   wire.List `json:"dic"`
+	// LinkSchemes replaces DefaultLinkSchemes for a link_out field.
+	LinkSchemes wire.List `json:"link_schemes"`
 	// DateMin and DateMax bound a date field (min and max sent as dates).
 	DateMin string `json:"-"`
 	DateMax string `json:"-"`
@@ -218,6 +220,9 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 	}
 	def.legacyExtra(extra)
 	if err := def.applyDateBounds(dbt, extra); err != nil {
+		return nil, err
+	}
+	if err := def.applyLinkSchemes(ft, extra); err != nil {
 		return nil, err
 	}
 	return &Field{

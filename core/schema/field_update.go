@@ -37,6 +37,7 @@ type FieldUpdate struct {
 	Disabled        Patch[bool]      `json:"disabled"`
 	Check           Patch[wire.List] `json:"check"`
 	Dic             Patch[wire.List] `json:"dic"`
+	LinkSchemes     Patch[wire.List] `json:"link_schemes"`
 	DateMin         Patch[string]    `json:"-"`
 	DateMax         Patch[string]    `json:"-"`
 }
@@ -50,6 +51,7 @@ func defOf(f *Field) FieldDef {
 		Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max, MaxLength: f.MaxLength,
 		Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
 		Check: stringsOf(f.Extra["check"]), Dic: f.Dic(), DateMin: f.DateBound("min"), DateMax: f.DateBound("max"),
+		LinkSchemes: stringsOf(f.Extra["link_schemes"]),
 	}
 }
 
@@ -81,6 +83,7 @@ func (in *FieldUpdate) applyTo(def *FieldDef) {
 	in.Disabled.apply(&def.Disabled)
 	in.Check.apply(&def.Check)
 	in.Dic.apply(&def.Dic)
+	in.LinkSchemes.apply(&def.LinkSchemes)
 	in.DateMin.apply(&def.DateMin)
 	in.DateMax.apply(&def.DateMax)
 	if in.Min.Set && !in.DateMin.Set {
@@ -133,6 +136,9 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 		nf.ID, nf.Sort, nf.Extra = f.ID, f.Sort, maps.Clone(f.Extra)
 		def.legacyExtra(nf.Extra)
 		if err := def.applyDateBounds(nf.DBType, nf.Extra); err != nil {
+			return err
+		}
+		if err := def.applyLinkSchemes(nf.Type, nf.Extra); err != nil {
 			return err
 		}
 		delete(nf.Extra, "disabled")

@@ -257,3 +257,39 @@ func (def *FieldDef) applyDateBounds(dbt DBType, extra map[string]any) error {
 	}
 	return nil
 }
+
+// DefaultLinkSchemes are the URL schemes a link_out field accepts unless
+// its "link_schemes" setting lists others: nothing a browser would run.
+var DefaultLinkSchemes = []string{"http", "https", "mailto"}
+
+// LinkSchemes is the list of schemes a link_out field accepts (relative
+// URLs, without a scheme, are always accepted).
+func (f *Field) LinkSchemes() []string {
+	if l := stringsOf(f.Extra["link_schemes"]); len(l) > 0 {
+		return l
+	}
+	return DefaultLinkSchemes
+}
+
+var schemeName = regexp.MustCompile(`^[a-z][a-z0-9+.-]{0,31}$`)
+
+// applyLinkSchemes records a link_out field's own scheme list.
+func (def *FieldDef) applyLinkSchemes(ft FieldType, extra map[string]any) error {
+	delete(extra, "link_schemes")
+	if len(def.LinkSchemes) == 0 {
+		return nil
+	}
+	if ft != TypeLinkOut {
+		return ErrInvalidParameter.With("parameter", "link_schemes").With("detail", "only link_out fields take link_schemes")
+	}
+	out := make([]string, 0, len(def.LinkSchemes))
+	for _, s := range def.LinkSchemes {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if !schemeName.MatchString(s) || s == "javascript" || s == "vbscript" || s == "data" {
+			return ErrInvalidParameter.With("parameter", "link_schemes").With("detail", "not a scheme a link may use: "+s)
+		}
+		out = append(out, s)
+	}
+	extra["link_schemes"] = out
+	return nil
+}

@@ -35,6 +35,7 @@ type fieldView struct {
 	OptionsSource   *schema.OptionsSource `json:"options_source"`
 	Check           []string              `json:"check"`
 	Dic             []string              `json:"dic"`
+	LinkSchemes     []string              `json:"link_schemes,omitempty"` // link_out fields
 }
 
 func viewField(f *schema.Field) fieldView {
@@ -44,6 +45,9 @@ func viewField(f *schema.Field) fieldView {
 		IDFromTb: f.IDFromTb, Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max,
 		MaxLength: f.MaxLength, Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
 		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic()}
+	if f.Type == schema.TypeLinkOut {
+		v.LinkSchemes = f.LinkSchemes()
+	}
 	if f.Min == nil {
 		v.Min = nil
 		if d := f.DateBound("min"); d != "" {

@@ -85,3 +85,53 @@ func TestRecordsBraDypUSForms(t *testing.T) {
 		}
 	})
 }
+
+// TestLinkOutSchemes: a link_out field takes relative URLs and http,
+// https and mailto links (or the schemes its link_schemes lists), never
+// javascript: however it is spelled.
+func TestLinkOutSchemes(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		for _, body := range []string{
+			`{"name":"site_url","type":"link_out"}`,
+			`{"name":"archive","type":"link_out","link_schemes":["ftp","HTTPS"]}`,
+		} {
+			if code, m := f.do(t, f.super, "POST", "/dig/api/config/table/finds/field", body); code != 200 {
+				t.Fatalf("field %s: %d %v", body, code, m)
+			}
+		}
+		for _, c := range []struct {
+			field, value string
+			ok           bool
+		}{
+			{"site_url", "https://example.org/a?b#c", true},
+			{"site_url", "HTTP://example.org", true},
+			{"site_url", "mailto:someone@example.org", true},
+			{"site_url", "/relative/path", true},
+			{"site_url", "notes/page.html", true},
+			{"site_url", "javascript:alert(1)", false},
+			{"site_url", " JavaScript:alert(1)", false},
+			{"site_url", "java\tscript:alert(1)", false},
+			{"site_url", "data:text/html,<script>alert(1)</script>", false},
+			{"site_url", "ftp://example.org/file", false},
+			{"archive", "ftp://example.org/file", true},
+			{"archive", "https://example.org", true},
+			{"archive", "http://example.org", false},
+		} {
+			body := fmt.Sprintf(`{"core":{"label":"x","%s":%q}}`, c.field, c.value)
+			code, m := f.do(t, f.writer, "POST", "/dig/api/record/finds", body)
+			if c.ok != (code == 200) || (!c.ok && !strings.Contains(fmt.Sprint(m), "rule:link")) {
+				t.Errorf("%s = %q: %d %v", c.field, c.value, code, m)
+			}
+		}
+		for _, body := range []string{
+			`{"name":"bad","type":"link_out","link_schemes":["javascript"]}`,
+			`{"name":"bad","type":"text","link_schemes":["https"]}`,
+		} {
+			if code, m := f.do(t, f.super, "POST", "/dig/api/config/table/finds/field", body); code != 400 || m["code"] != "invalid_field_parameter" {
+				t.Errorf("field %s: %d %v", body, code, m)
+			}
+		}
+	})
+}
