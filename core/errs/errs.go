@@ -24,6 +24,7 @@ const (
 	Locked                       // the resource is temporarily locked
 	BadGateway                   // an upstream service failed
 	Unavailable                  // a dependency is not configured or down
+	Timeout                      // a dependency did not answer in time
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

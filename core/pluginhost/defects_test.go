@@ -52,3 +52,18 @@ func TestPluginDownMessages(t *testing.T) {
 		}
 	})
 }
+
+// TestPluginFilterTimeout: a plugin filter operator that does not answer
+// in time is 504 plugin_timeout, as for a plugin route (and the docs).
+func TestPluginFilterTimeout(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newFixture(t, e, pluginDir(t, "testplug"), func(o *pluginhost.Options) { o.CallTimeout = 300 * time.Millisecond })
+		rec := f.do("GET", "/digs/api/records/finds?filter[id][_slow_ids]=1", "", f.reader)
+		var m map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &m)
+		if rec.Code != 504 || m["code"] != "plugin_timeout" {
+			t.Errorf("slow filter: %d %s, want 504 plugin_timeout", rec.Code, rec.Body)
+		}
+	})
+}

@@ -110,7 +110,7 @@ var (
 	// ErrUnavailable is records' refusal, so that a save, a route and a
 	// filter answer the same 503 when a plugin is down.
 	ErrUnavailable = records.ErrPluginUnavailable
-	ErrTimeout     = errs.New(errs.Unavailable, "plugin_timeout", "the plugin did not answer in time")
+	ErrTimeout     = errs.New(errs.Timeout, "plugin_timeout", "the plugin did not answer in time")
 	ErrNotFound    = errs.New(errs.NotFound, "plugin_not_found", "no such plugin is loaded")
 )
 

@@ -315,9 +315,7 @@ func (s *Server) pluginProxy(rt pluginhost.Route) gin.HandlerFunc {
 		})
 		if err != nil {
 			if e, ok := errs.As(err); ok && e.Code == pluginhost.ErrTimeout.Code {
-				c.Abort()
-				c.PureJSON(http.StatusGatewayTimeout, gin.H{"status": "error", "code": e.Code, "message": e.Message, "plugin": rt.Plugin})
-				return
+				err = e.With("plugin", rt.Plugin) // 504 (errs.Timeout)
 			}
 			s.fail(c, err)
 			return

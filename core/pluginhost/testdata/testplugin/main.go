@@ -109,6 +109,7 @@ func manifest() *pluginv1.Manifest {
 			{Name: "_label_len", Fields: []string{"label"}, Feature: "labels"},
 			{Name: "_label_pick", Fields: []string{"label"}, Feature: "labels"},
 			{Name: "_any_ids"},
+			{Name: "_slow_ids"}, // ignores its deadline
 		},
 		Sections:     []*pluginv1.RecordSection{{Name: "label_info", Feature: "labels"}},
 		SystemTables: []*pluginv1.SystemTable{{Name: "notes", Columns: []*pluginv1.Column{text("body", "text", "text"), text("n", "text", "int"), text("done", "boolean", "bool")}}},
@@ -296,6 +297,9 @@ func (s *server) ResolveFilter(ctx context.Context, req *pluginv1.FilterRequest)
 		return nil, clientError("invalid_filter", "the operand is not JSON")
 	}
 	switch req.GetOperator() {
+	case "_slow_ids":
+		time.Sleep(3 * time.Second)
+		return &pluginv1.FilterResponse{UseIds: true}, nil
 	case "_label_len":
 		n, err := strconv.Atoi(fmt.Sprint(v))
 		if err != nil {
