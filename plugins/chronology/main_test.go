@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/strata-archaeo/strata/plugins/chronology/chrono"
@@ -100,6 +102,27 @@ func TestBeforeSaveRefuses(t *testing.T) {
 		if len(errs) != 1 || errs[0].Field != c.field || errs[0].Rule != c.rule || errs[0].Message == "" {
 			t.Errorf("%v: errors %+v, want one %s error on %s", c.in, errs, c.rule, c.field)
 		}
+	}
+}
+
+// A huge value is never echoed back: messages repeat at most its start.
+func TestRefusalsDoNotEchoLargeInput(t *testing.T) {
+	h := plugintest.New(t, newPlugin())
+	huge := strings.Repeat("Roman ", 40_000) // 240 KB
+	for _, in := range []map[string]any{{colLabel: huge}, {colFrom: huge}, {colCertainty: huge}} {
+		res := save(t, h, pluginsdk.Row{Values: in})
+		for _, e := range res[0].Errors {
+			if len(e.Message) > 400 {
+				t.Errorf("a %d-byte message echoes the input", len(e.Message))
+			}
+		}
+		if len(res[0].Errors) == 0 {
+			t.Errorf("a 240 KB value was accepted")
+		}
+	}
+	resp, err := h.CallRoute("GET", "/chrono/parse?q="+url.QueryEscape(huge), nil, plugintest.Reader)
+	if err != nil || resp.Status != 400 || len(resp.Body) > 600 {
+		t.Errorf("parse of a huge label: %d, %d bytes, %v", resp.Status, len(resp.Body), err)
 	}
 }
 

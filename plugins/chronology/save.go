@@ -182,9 +182,9 @@ func yearValue(y *int) any {
 func show(raw any) string {
 	b, err := json.Marshal(raw)
 	if err != nil {
-		return fmt.Sprint(raw)
+		return chrono.Clip(fmt.Sprint(raw))
 	}
-	return string(b)
+	return chrono.Clip(string(b))
 }
 
 // oneBoundSent: an update sends a year for one bound and nothing for the

@@ -36,7 +36,22 @@ type ParseError struct {
 	Msg   string
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("chronology label %q: %s", e.Label, e.Msg) }
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("chronology label %q: %s", Clip(e.Label), e.Msg)
+}
+
+// clipRunes is how much of a client's input an error message repeats.
+const clipRunes = 60
+
+// Clip shortens input repeated in a message to its first characters: an
+// answer never echoes a large body back.
+func Clip(s string) string {
+	r := []rune(s)
+	if len(r) <= clipRunes {
+		return s
+	}
+	return string(r[:clipRunes]) + "…"
+}
 
 // Parse reads a chronology label (CONTRACT.md §8 "Chronology labels"):
 //
@@ -190,7 +205,7 @@ func ParseToken(tok string) (start, end int, err error) {
 		}
 		e, ok := era(rest)
 		if !ok {
-			return fail("unknown qualifier or era %q (qualifiers e, m, l, h1, h2, q1–q4; era BCE or CE)", strings.TrimSpace(rest))
+			return fail("unknown qualifier or era %q (qualifiers e, m, l, h1, h2, q1–q4; era BCE or CE)", Clip(strings.TrimSpace(rest)))
 		}
 		if e == 0 {
 			return fail("a century needs BCE or CE (c%d BCE, c%d CE)", n, n)
@@ -210,7 +225,7 @@ func ParseToken(tok string) (start, end int, err error) {
 	if m := reYear.FindStringSubmatch(s); m != nil {
 		e, ok := era(m[3])
 		if !ok {
-			return fail("unknown era %q (BCE or CE)", strings.TrimSpace(m[3]))
+			return fail("unknown era %q (BCE or CE)", Clip(strings.TrimSpace(m[3])))
 		}
 		if m[1] != "" && e != 0 {
 			return fail("a signed year cannot also have an era: write -250 or 250 BCE")
@@ -272,7 +287,7 @@ func ParseCertainty(s string) (int, error) {
 	case "3", "uncertain", "incerta", "incerto", "possible", "possibile":
 		return Uncertain, nil
 	}
-	return 0, fmt.Errorf("chronology certainty %q: use 1 (certain), 2 (probable) or 3 (uncertain)", s)
+	return 0, fmt.Errorf("chronology certainty %q: use 1 (certain), 2 (probable) or 3 (uncertain)", Clip(s))
 }
 
 // CertaintyName is the English word for a level, "" when out of range.
