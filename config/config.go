@@ -27,6 +27,10 @@ type Config struct {
 	LogFormat    string // text or json
 	// ShutdownTimeout bounds the wait for in-flight requests on SIGTERM.
 	ShutdownTimeout time.Duration
+	// BodyTimeout bounds the reading of an ordinary request's body, so a
+	// client sending it a byte at a time cannot hold a connection open
+	// (uploads set their own, longer deadline). STRATA_BODY_TIMEOUT.
+	BodyTimeout time.Duration
 }
 
 // Defaults used when neither env nor flags say otherwise.
@@ -49,6 +53,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: 15 * time.Second,
+		BodyTimeout:     30 * time.Second,
 	}
 }
 
@@ -78,6 +83,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_MAX_BODY_BYTES: %q is not a positive integer", v))
 		}
 		c.MaxBodyBytes = n
+	}
+	if v := getenv("STRATA_BODY_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errList = append(errList, fmt.Errorf("STRATA_BODY_TIMEOUT: %q is not a positive duration (e.g. 30s)", v))
+		}
+		c.BodyTimeout = d
 	}
 	if v := getenv("STRATA_BCRYPT_COST"); v != "" {
 		n, err := strconv.Atoi(v)

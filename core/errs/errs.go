@@ -25,6 +25,7 @@ const (
 	BadGateway                   // an upstream service failed
 	Unavailable                  // a dependency is not configured or down
 	Timeout                      // a dependency did not answer in time
+	ClientTimeout                // the client did not send its request in time
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 
 	"github.com/gin-gonic/gin"
 
@@ -12,6 +13,7 @@ import (
 )
 
 var (
+	errBodyTimeout = errs.New(errs.ClientTimeout, "body_timeout", "the request body was not sent in time")
 	errInvalidJSON = errs.New(errs.Invalid, "invalid_json", "the request body is not valid JSON")
 	errTooLarge    = errs.New(errs.TooLarge, "too_large", "the request body is larger than allowed")
 )
@@ -36,6 +38,9 @@ func readBody(c *gin.Context, dst any, opt wire.Options) error {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return errTooLarge.With("limit", tooBig.Limit)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return errBodyTimeout
 		}
 		return errInvalidJSON.Wrap(err)
 	}

@@ -63,6 +63,12 @@ func (s *Server) limitBody(limit int64) gin.HandlerFunc {
 		}
 		if c.Request.Body != nil {
 			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+			if s.cfg.BodyTimeout > 0 {
+				// A body trickling in a byte at a time fails its read
+				// (body_timeout) instead of holding the connection.
+				// Not every writer supports deadlines (tests' recorders).
+				_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+			}
 		}
 		c.Next()
 	}

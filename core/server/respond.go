@@ -35,6 +35,8 @@ func statusOf(k errs.Kind) int {
 		return http.StatusServiceUnavailable
 	case errs.Timeout:
 		return http.StatusGatewayTimeout
+	case errs.ClientTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
