@@ -24,7 +24,7 @@ type digFixture struct {
 	readerKey, writerKey        string
 }
 
-func newDig(t *testing.T, e store.Engine) *digFixture {
+func newDig(t testing.TB, e store.Engine) *digFixture {
 	t.Helper()
 	inst := testenv.NewInstance(t, e)
 	a := testenv.NewApp(t, inst.Apps, "dig")
