@@ -280,6 +280,21 @@ func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog
 		}
 		sc.Restrict = &records.Cond{SQL: sql, Args: args}
 	}
+	// Another table (a lookup's labels, a lookup's target on save) is
+	// reached with the actor's level and subset there, as on the server.
+	sc.Access = func(ctx context.Context, tt *schema.Table) (records.TableAccess, error) {
+		ta := records.TableAccess{Level: level(tt.Name)}
+		n, err := subset(tt)
+		if err != nil || n == nil || !ta.Readable() {
+			return ta, err
+		}
+		sql, args, err := filter.RenderWith(ctx, a.DB, cat, tt.Name, n, filter.Options{})
+		if err != nil {
+			return ta, errSubset.With("table", tt.Name).Wrap(err)
+		}
+		ta.Restrict = &records.Cond{SQL: sql, Args: args}
+		return ta, nil
+	}
 	opt := filter.Options{
 		Operators: h.m.ops,
 		Readable: func(tt *schema.Table, column string) bool {

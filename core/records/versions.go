@@ -27,9 +27,31 @@ type Version struct {
 
 var ErrVersionNotFound = errs.New(errs.NotFound, "version_not_found", "no such version")
 
-// Versions lists a record's versions, newest first (the record may have
-// been deleted: its history stays readable to those who may read the table).
+// visible reports whether the caller may see the history of record id:
+// always without a row subset (the record may have been deleted: its
+// history stays readable to those who may read the table); with one, only
+// while the record exists within it, since a deleted row can no longer be
+// matched against the subset.
+func (s *Scope) visible(ctx context.Context, id int64) (bool, error) {
+	if s.Restrict == nil || s.Restrict.SQL == "" {
+		return true, nil
+	}
+	where, args := s.where(&Cond{SQL: s.column(schema.ColID) + " = ?", Args: []any{id}})
+	var n int
+	if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where, args...).Scan(&n); err != nil {
+		return false, fmt.Errorf("read %s %d: %w", s.Table.Name, id, err)
+	}
+	return n > 0, nil
+}
+
+// Versions lists a record's versions, newest first (see visible).
 func Versions(ctx context.Context, s *Scope, id int64) ([]Version, error) {
+	if ok, err := s.visible(ctx, id); err != nil || !ok {
+		if err == nil {
+			err = ErrRecordNotFound
+		}
+		return nil, err
+	}
 	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation FROM `+s.DB.Sys("versions")+
 		` WHERE tb = ? AND record_id = ? ORDER BY id DESC`, s.Table.Name, id)
 	if err != nil {
@@ -68,6 +90,12 @@ func GetVersion(ctx context.Context, s *Scope, id int64) (*Version, *State, erro
 		return nil, nil, ErrVersionNotFound
 	}
 	if err != nil {
+		return nil, nil, err
+	}
+	if ok, err := s.visible(ctx, v.RecordID); err != nil || !ok {
+		if err == nil {
+			err = ErrVersionNotFound
+		}
 		return nil, nil, err
 	}
 	v.Content = &State{}

@@ -54,7 +54,8 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 	if err != nil {
 		return nil, err
 	}
-	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now}
+	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now,
+		Access: acc.tableAccess(a.DB, cat)}
 	s.addPluginScope(sc, a.Name) // plugin features, sections, schema flags (plugins.go)
 	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
 		return nil, err

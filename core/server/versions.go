@@ -7,7 +7,6 @@ import (
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/records"
-	"github.com/strata-archaeo/strata/core/schema"
 )
 
 // versionRoutes are record history and the caller's recent records.
@@ -126,8 +125,7 @@ func (s *Server) handleHistory(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	readable := func(t *schema.Table) bool { return auth.Read.Allows(acc.level(t.Name)) }
-	h, err := records.History(ctx, a.DB, cat, acc.actor.UserID, readable)
+	h, err := records.History(ctx, a.DB, cat, acc.actor.UserID, acc.tableAccess(a.DB, cat))
 	if err != nil {
 		s.fail(c, err)
 		return
