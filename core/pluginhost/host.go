@@ -171,13 +171,26 @@ func queryWindow(ctx context.Context, sc *records.Scope, q records.ListQuery, of
 		}
 		return out[:min(limit, len(out))], total, nil
 	}
+	// The ordered ids of the window, read in pages of records.MaxIDsPerPage
+	// from the one holding offset.
+	const idPage = records.MaxIDsPerPage
 	idq := q
-	idq.IDsOnly = true
-	res, err := records.List(ctx, sc, idq)
-	if err != nil {
-		return nil, 0, err
+	idq.IDsOnly, idq.PerPage, idq.Page = true, idPage, offset/idPage+1
+	skip := offset % idPage
+	var ids []int64
+	var res *records.ListResult
+	for {
+		var err error
+		if res, err = records.List(ctx, sc, idq); err != nil {
+			return nil, 0, err
+		}
+		ids = append(ids, res.IDs...)
+		if len(res.IDs) < idPage || len(ids) >= skip+limit {
+			break
+		}
+		idq.Page++
 	}
-	ids := res.IDs[min(offset, len(res.IDs)):min(offset+limit, len(res.IDs))]
+	ids = ids[min(skip, len(ids)):min(skip+limit, len(ids))]
 	for len(ids) > 0 {
 		chunk := ids[:min(page, len(ids))]
 		ids = ids[len(chunk):]

@@ -44,29 +44,40 @@ func (s *Scope) visible(ctx context.Context, id int64) (bool, error) {
 	return n > 0, nil
 }
 
-// Versions lists a record's versions, newest first (see visible).
-func Versions(ctx context.Context, s *Scope, id int64) ([]Version, error) {
+// Versions lists one page of a record's versions, newest first, with
+// their total (see visible for who may see them). The page is the list's:
+// DefaultPerPage versions by default, at most MaxPerPage.
+func Versions(ctx context.Context, s *Scope, id int64, page, perPage int) ([]Version, int64, error) {
+	pg, err := PageOf(page, perPage, DefaultPerPage, MaxPerPage)
+	if err != nil {
+		return nil, 0, err
+	}
 	if ok, err := s.visible(ctx, id); err != nil || !ok {
 		if err == nil {
 			err = ErrRecordNotFound
 		}
-		return nil, err
+		return nil, 0, err
+	}
+	var total int64
+	if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Sys("versions")+` WHERE tb = ? AND record_id = ?`,
+		s.Table.Name, id).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
 	}
 	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation FROM `+s.DB.Sys("versions")+
-		` WHERE tb = ? AND record_id = ? ORDER BY id DESC`, s.Table.Name, id)
+		` WHERE tb = ? AND record_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`, s.Table.Name, id, pg.Limit, pg.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
+		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
 	}
 	defer rows.Close()
 	out := []Version{}
 	for rows.Next() {
 		var v Version
 		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out = append(out, v)
 	}
-	return out, rows.Err()
+	return out, total, rows.Err()
 }
 
 // VersionTable returns the table a version belongs to.

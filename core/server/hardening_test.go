@@ -203,3 +203,108 @@ func TestLookupLabelsFollowPrivilege(t *testing.T) {
 		f.must(t, 404, f.writer, "GET", fmt.Sprintf("/dig/api/record/sites/%d/versions", f.herc), "")
 	})
 }
+
+// TestQueryStringRefusals: a page whose offset does not fit is refused
+// (no 500 on PostgreSQL, no first page on SQLite), and so is a query string
+// Go's parser would silently cut (a raw ";"), on every route.
+func TestQueryStringRefusals(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		f.create(t, f.writer, "finds", `{"label":"a","weight":2}`)
+		f.create(t, f.writer, "finds", `{"label":"b","weight":1}`)
+		for _, s := range []testenv.Scenario{
+			{Name: "page overflows", URL: "/dig/api/records/finds?page=9223372036854775807", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_parameter"`, `"parameter":"page"`}},
+			{Name: "page below 1", URL: "/dig/api/records/finds?page=-1", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_parameter"`, `"parameter":"page"`}},
+			{Name: "the last page that fits is empty", URL: "/dig/api/records/finds?page=2147483647&per_page=200", ExpectedStatus: 200,
+				ExpectedContent: []string{`"data":[]`, `"total":2`}},
+			{Name: "page overflows in the body", Method: "POST", URL: "/dig/api/records/finds", Body: `{"page":9223372036854775807}`, ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_parameter"`}},
+			{Name: "page overflows in an export", URL: "/dig/api/records/finds/export?format=json&page=9223372036854775807", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_parameter"`}},
+			{Name: "a far page is empty", URL: "/dig/api/records/finds?page=1000000&per_page=200", ExpectedStatus: 200,
+				ExpectedContent: []string{`"data":[]`, `"total":2`}},
+			{Name: "raw semicolon", URL: "/dig/api/records/finds?sort_field=weight;DROP%20TABLE%20finds", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_query"`}},
+			{Name: "raw semicolon between parameters", URL: "/dig/api/records/finds?sort_field=weight;sort_dir=desc", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_query"`}},
+			{Name: "raw semicolon on another route", URL: "/dig/api/tables?x=1;y=2", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_query"`}},
+			{Name: "raw semicolon on an unknown route", URL: "/dig/api/nowhere?x=1;y=2", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_query"`}},
+			{Name: "bad escape", URL: "/dig/api/records/finds?sort_field=%zz", ExpectedStatus: 400,
+				ExpectedContent: []string{`"code":"invalid_query"`}},
+			{Name: "encoded semicolon is a value", URL: "/dig/api/records/finds?search=a%3Bb", ExpectedStatus: 200,
+				ExpectedContent: []string{`"total":0`}},
+		} {
+			s.Headers = testenv.Bearer(f.reader)
+			t.Run(s.Name, func(t *testing.T) { s.Run(t, f.inst.Server) })
+		}
+	})
+}
+
+// TestVersionsAndIDsArePaged: a record's versions come a page at a time
+// (the list's sizes) with their total; ids_only lists are capped at
+// 10,000 ids a page and page the same way.
+func TestVersionsAndIDsArePaged(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		id := f.create(t, f.writer, "finds", `{"label":"a","weight":0}`)
+		for i := 1; i <= 32; i++ {
+			f.must(t, 200, f.writer, "POST", fmt.Sprintf("/dig/api/record/finds/%d", id), fmt.Sprintf(`{"core":{"weight":%d}}`, i))
+		}
+		versions := func(query string) ([]any, float64) {
+			t.Helper()
+			m := f.must(t, 200, f.reader, "GET", fmt.Sprintf("/dig/api/record/finds/%d/versions%s", id, query), "")
+			return m["versions"].([]any), m["total"].(float64)
+		}
+		all, total := versions("")
+		if len(all) != 30 || total != 32 {
+			t.Fatalf("default page: %d versions, total %v", len(all), total)
+		}
+		two, _ := versions("?page=2&per_page=2")
+		if len(two) != 2 || two[0].(map[string]any)["id"] != all[2].(map[string]any)["id"] {
+			t.Errorf("page 2 of 2: %v, want from %v", two, all[2])
+		}
+		if last, total := versions("?page=3&per_page=15"); len(last) != 2 || total != 32 {
+			t.Errorf("last page: %d versions, total %v", len(last), total)
+		}
+		if big, _ := versions("?per_page=100000"); len(big) != 32 {
+			t.Errorf("per_page beyond the cap clamps: %d", len(big))
+		}
+		if past, total := versions("?page=9"); len(past) != 0 || total != 32 {
+			t.Errorf("past the last page: %d, total %v", len(past), total)
+		}
+		f.must(t, 400, f.reader, "GET", fmt.Sprintf("/dig/api/record/finds/%d/versions?page=9223372036854775807", id), "")
+		f.must(t, 400, f.reader, "GET", fmt.Sprintf("/dig/api/record/finds/%d/versions?per_page=x", id), "")
+
+		// 10,001 more records: ids_only gives 10,000 a page.
+		if _, err := f.app.DB.Exec(t.Context(), `INSERT INTO `+f.app.DB.Qualify("finds")+` ("label") `+
+			`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10001) SELECT 'x' FROM n`); err != nil {
+			t.Fatal(err)
+		}
+		ids := func(query string) ([]any, float64) {
+			t.Helper()
+			m := f.must(t, 200, f.reader, "GET", "/dig/api/records/finds?ids_only=1"+query, "")
+			return m["ids"].([]any), m["total"].(float64)
+		}
+		if got, total := ids(""); len(got) != 10000 || total != 10002 || got[0] != float64(id) {
+			t.Errorf("first page of ids: %d ids, total %v", len(got), total)
+		}
+		if got, total := ids("&page=2"); len(got) != 2 || total != 10002 {
+			t.Errorf("second page of ids: %d ids, total %v", len(got), total)
+		}
+		if got, _ := ids("&per_page=20000"); len(got) != 10000 {
+			t.Errorf("per_page beyond the cap clamps: %d", len(got))
+		}
+		if got, total := ids("&page=3&per_page=2&sort_field=id"); len(got) != 2 || total != 10002 || got[0] != float64(id+4) {
+			t.Errorf("page 3 of 2: %v, total %v", got, total)
+		}
+		if got, total := ids("&page=6000"); len(got) != 0 || total != 10002 {
+			t.Errorf("past the last page: %d, total %v", len(got), total)
+		}
+	})
+}
