@@ -13,17 +13,18 @@ import (
 type Kind int
 
 const (
-	Internal         Kind = iota // a bug or an unexpected infrastructure failure
-	Invalid                      // the caller sent bad input
-	Unauthenticated              // missing, bad or expired credential
-	Forbidden                    // authenticated, but not allowed
-	NotFound                     // the named thing does not exist
-	MethodNotAllowed             // the path exists for other methods
-	Conflict                     // the request clashes with existing state
-	TooLarge                     // the body exceeds the configured cap
-	Locked                       // the resource is temporarily locked
-	BadGateway                   // an upstream service failed
-	Unavailable                  // a dependency is not configured or down
+	Internal           Kind = iota // a bug or an unexpected infrastructure failure
+	Invalid                        // the caller sent bad input
+	Unauthenticated                // missing, bad or expired credential
+	Forbidden                      // authenticated, but not allowed
+	NotFound                       // the named thing does not exist
+	MethodNotAllowed               // the path exists for other methods
+	Conflict                       // the request clashes with existing state
+	TooLarge                       // the body exceeds the configured cap
+	Locked                         // the resource is temporarily locked
+	BadGateway                     // an upstream service failed
+	Unavailable                    // a dependency is not configured or down
+	PreconditionFailed             // a condition of the request (If-Match) does not hold
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

@@ -21,11 +21,23 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
 	}
+	// The version is read before the state: a change committed in between
+	// makes it older than what is shown (a later If-Match is refused),
+	// never newer (which would let a stale edit through).
+	version, err := RecordVersion(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
 	st, err := s.readState(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, id, st)
+	out, err := s.assemble(ctx, id, st)
+	if err != nil {
+		return nil, err
+	}
+	out["metadata"].(obj)["version"] = version
+	return out, nil
 }
 
 // ReadNew returns the same shape for a record not yet created: empty

@@ -25,7 +25,26 @@ type Version struct {
 	Content   *State    `json:"content,omitempty"`
 }
 
-var ErrVersionNotFound = errs.New(errs.NotFound, "version_not_found", "no such version")
+var (
+	ErrVersionNotFound = errs.New(errs.NotFound, "version_not_found", "no such version")
+	ErrStale           = errs.New(errs.PreconditionFailed, "precondition_failed",
+		"the record has changed since you read it: read it again, then save")
+)
+
+// RecordVersion is the version of a record: the id of its latest stored
+// snapshot (0 before its first update). Every update, plugin-row delete,
+// restore and delete stores a snapshot first, in the same transaction, and
+// snapshot ids only grow, so the version changes with every change on both
+// engines (the ETag of the record).
+func RecordVersion(ctx context.Context, s *Scope, id int64) (int64, error) {
+	var v int64
+	err := s.DB.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM `+s.DB.Sys("versions")+` WHERE tb = ? AND record_id = ?`,
+		s.Table.Name, id).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("version of %s %d: %w", s.Table.Name, id, err)
+	}
+	return v, nil
+}
 
 // visible reports whether the caller may see the history of record id:
 // always without a row subset (the record may have been deleted: its

@@ -33,6 +33,8 @@ func statusOf(k errs.Kind) int {
 		return http.StatusBadGateway
 	case errs.Unavailable:
 		return http.StatusServiceUnavailable
+	case errs.PreconditionFailed:
+		return http.StatusPreconditionFailed
 	}
 	return http.StatusInternalServerError
 }
