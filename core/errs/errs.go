@@ -13,19 +13,20 @@ import (
 type Kind int
 
 const (
-	Internal         Kind = iota // a bug or an unexpected infrastructure failure
-	Invalid                      // the caller sent bad input
-	Unauthenticated              // missing, bad or expired credential
-	Forbidden                    // authenticated, but not allowed
-	NotFound                     // the named thing does not exist
-	MethodNotAllowed             // the path exists for other methods
-	Conflict                     // the request clashes with existing state
-	TooLarge                     // the body exceeds the configured cap
-	Locked                       // the resource is temporarily locked
-	BadGateway                   // an upstream service failed
-	Unavailable                  // a dependency is not configured or down
-	Timeout                      // a dependency did not answer in time
-	ClientTimeout                // the client did not send its request in time
+	Internal           Kind = iota // a bug or an unexpected infrastructure failure
+	Invalid                        // the caller sent bad input
+	Unauthenticated                // missing, bad or expired credential
+	Forbidden                      // authenticated, but not allowed
+	NotFound                       // the named thing does not exist
+	MethodNotAllowed               // the path exists for other methods
+	Conflict                       // the request clashes with existing state
+	TooLarge                       // the body exceeds the configured cap
+	Locked                         // the resource is temporarily locked
+	BadGateway                     // an upstream service failed
+	Unavailable                    // a dependency is not configured or down
+	Timeout                        // a dependency did not answer in time
+	ClientTimeout                  // the client did not send its request in time
+	PreconditionFailed             // a condition of the request (If-Match) does not hold
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

@@ -171,13 +171,26 @@ func queryWindow(ctx context.Context, sc *records.Scope, q records.ListQuery, of
 		}
 		return out[:min(limit, len(out))], total, nil
 	}
+	// The ordered ids of the window, read in pages of records.MaxIDsPerPage
+	// from the one holding offset.
+	const idPage = records.MaxIDsPerPage
 	idq := q
-	idq.IDsOnly = true
-	res, err := records.List(ctx, sc, idq)
-	if err != nil {
-		return nil, 0, err
+	idq.IDsOnly, idq.PerPage, idq.Page = true, idPage, offset/idPage+1
+	skip := offset % idPage
+	var ids []int64
+	var res *records.ListResult
+	for {
+		var err error
+		if res, err = records.List(ctx, sc, idq); err != nil {
+			return nil, 0, err
+		}
+		ids = append(ids, res.IDs...)
+		if len(res.IDs) < idPage || len(ids) >= skip+limit {
+			break
+		}
+		idq.Page++
 	}
-	ids := res.IDs[min(offset, len(res.IDs)):min(offset+limit, len(res.IDs))]
+	ids = ids[min(skip, len(ids)):min(skip+limit, len(ids))]
 	for len(ids) > 0 {
 		chunk := ids[:min(page, len(ids))]
 		ids = ids[len(chunk):]
@@ -279,6 +292,21 @@ func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog
 			return nil, filter.Options{}, nil, errSubset.With("table", t.Name).Wrap(err)
 		}
 		sc.Restrict = &records.Cond{SQL: sql, Args: args}
+	}
+	// Another table (a lookup's labels, a lookup's target on save) is
+	// reached with the actor's level and subset there, as on the server.
+	sc.Access = func(ctx context.Context, tt *schema.Table) (records.TableAccess, error) {
+		ta := records.TableAccess{Level: level(tt.Name)}
+		n, err := subset(tt)
+		if err != nil || n == nil || !ta.Readable() {
+			return ta, err
+		}
+		sql, args, err := filter.RenderWith(ctx, a.DB, cat, tt.Name, n, filter.Options{})
+		if err != nil {
+			return ta, errSubset.With("table", tt.Name).Wrap(err)
+		}
+		ta.Restrict = &records.Cond{SQL: sql, Args: args}
+		return ta, nil
 	}
 	opt := filter.Options{
 		Operators: h.m.ops,

@@ -41,9 +41,10 @@ type HistoryEntry struct {
 }
 
 // History returns the user's most recently created or changed records that
-// still exist and that the user may still read (readable decides per
-// table), newest first; labels cost one query per table.
-func History(ctx context.Context, db *store.DB, cat *schema.Catalog, userID int64, readable func(*schema.Table) bool) ([]HistoryEntry, error) {
+// still exist and that the user may still read (access gives the user's
+// level and row subset per table), newest first; labels cost one query per
+// table.
+func History(ctx context.Context, db *store.DB, cat *schema.Catalog, userID int64, access func(context.Context, *schema.Table) (TableAccess, error)) ([]HistoryEntry, error) {
 	out := []HistoryEntry{}
 	if userID == 0 {
 		return out, nil
@@ -72,10 +73,17 @@ func History(ctx context.Context, db *store.DB, cat *schema.Catalog, userID int6
 	labels := map[string]map[int64]string{}
 	for _, tb := range tables {
 		t, ok := cat.Table(tb)
-		if !ok || !readable(t) {
+		if !ok {
 			continue
 		}
-		sc := &Scope{DB: db, Catalog: cat, Table: t}
+		acc, err := access(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if !acc.Readable() {
+			continue
+		}
+		sc := &Scope{DB: db, Catalog: cat, Table: t, Level: acc.Level, Restrict: acc.Restrict, Access: access}
 		l, err := sc.labels(ctx, t, byTable[tb])
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/schema"
@@ -10,10 +11,42 @@ import (
 )
 
 // Page size rules (SPEC §8): default 30, at most 200 (larger asks clamp).
+// An ids_only list pages the same way with its own size, at most
+// MaxIDsPerPage ids per page (also its default).
 const (
 	DefaultPerPage = 30
 	MaxPerPage     = 200
+	MaxIDsPerPage  = 10000
 )
+
+// Page is a resolved page: LIMIT and OFFSET.
+type Page struct {
+	Limit, Offset int64
+}
+
+// PageOf resolves page and perPage (0: not given) into a window: page 1
+// and def rows by default, at most max rows (larger asks clamp). A page
+// below 0, or one whose offset would not fit a 64-bit integer, is
+// invalid_parameter (never a negative OFFSET, never a silent first page).
+func PageOf(page, perPage, def, max int) (Page, error) {
+	if page < 0 {
+		return Page{}, ErrInvalidParameter.With("parameter", "page").With("detail", "a positive integer")
+	}
+	if perPage < 0 {
+		return Page{}, ErrInvalidParameter.With("parameter", "per_page").With("detail", "a positive integer")
+	}
+	if page == 0 {
+		page = 1
+	}
+	if perPage == 0 {
+		perPage = def
+	}
+	perPage = min(perPage, max)
+	if int64(page-1) > math.MaxInt64/int64(perPage) {
+		return Page{}, ErrInvalidParameter.With("parameter", "page").With("detail", "too far: the page's first row does not exist")
+	}
+	return Page{Limit: int64(perPage), Offset: int64(page-1) * int64(perPage)}, nil
+}
 
 // ListQuery is what a list asks for.
 type ListQuery struct {
@@ -119,15 +152,16 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	where, args := s.where(q.Where)
 	from := s.DB.Qualify(s.Table.Name)
 	if q.IDsOnly {
-		return listIDs(ctx, s, from, where, args, order)
+		pg, err := PageOf(q.Page, q.PerPage, MaxIDsPerPage, MaxIDsPerPage)
+		if err != nil {
+			return nil, err
+		}
+		return listIDs(ctx, s, from, where, args, order, pg)
 	}
-	if q.Page < 1 {
-		q.Page = 1
+	pg, err := PageOf(q.Page, q.PerPage, DefaultPerPage, MaxPerPage)
+	if err != nil {
+		return nil, err
 	}
-	if q.PerPage < 1 {
-		q.PerPage = DefaultPerPage
-	}
-	q.PerPage = min(q.PerPage, MaxPerPage)
 
 	sel := make([]string, 0, len(cols)+1)
 	for _, c := range cols {
@@ -136,7 +170,7 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	sel = append(sel, "COUNT(*) OVER ()")
 	query := `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + from + ` WHERE ` + where +
 		` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
-	rows, err := s.DB.Query(ctx, query, append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
+	rows, err := s.DB.Query(ctx, query, append(args, pg.Limit, pg.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", s.Table.Name, err)
 	}
@@ -165,7 +199,7 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(res.Data) == 0 && q.Page > 1 {
+	if len(res.Data) == 0 && pg.Offset > 0 {
 		// Past the last page the window count has no row to ride on.
 		if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&res.Total); err != nil {
 			return nil, err
@@ -174,20 +208,31 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	return res, nil
 }
 
-func listIDs(ctx context.Context, s *Scope, from, where string, args []any, order string) (*ListResult, error) {
-	rows, err := s.DB.Query(ctx, `SELECT `+s.column(schema.ColID)+` FROM `+from+` WHERE `+where+` ORDER BY `+order, args...)
+// listIDs is one page of the matching ids, in the list's order, with the
+// total (in the same query, or a count past the last page).
+func listIDs(ctx context.Context, s *Scope, from, where string, args []any, order string, pg Page) (*ListResult, error) {
+	rows, err := s.DB.Query(ctx, `SELECT `+s.column(schema.ColID)+`, COUNT(*) OVER () FROM `+from+` WHERE `+where+
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, pg.Limit, pg.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list ids of %s: %w", s.Table.Name, err)
 	}
 	defer rows.Close()
 	res := &ListResult{IDs: []int64{}}
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var id, total int64
+		if err := rows.Scan(&id, &total); err != nil {
 			return nil, err
 		}
 		res.IDs = append(res.IDs, id)
+		res.Total = total
 	}
-	res.Total = int64(len(res.IDs))
-	return res, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(res.IDs) == 0 && pg.Offset > 0 {
+		if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&res.Total); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }

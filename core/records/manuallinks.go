@@ -82,7 +82,8 @@ func DeleteManualLink(ctx context.Context, db *store.DB, id int64) error {
 }
 
 // manualLinksSection lists the links of the record from either side, with
-// the other record's table and label (one query per linked table).
+// the other record's table and label (one query per linked table); the
+// label is null when the caller may not see that record.
 func (s *Scope) manualLinksSection(ctx context.Context, id int64) (obj, error) {
 	rows, err := s.DB.Query(ctx, `SELECT id, tb_one, id_one, tb_two, id_two, label, sort FROM `+s.DB.Sys("manual_links")+
 		` WHERE (tb_one = ? AND id_one = ?) OR (tb_two = ? AND id_two = ?) ORDER BY sort, id`, s.Table.Name, id, s.Table.Name, id)
@@ -139,7 +140,7 @@ func (s *Scope) manualLinksSection(ctx context.Context, id int64) (obj, error) {
 			lbl = *l.label
 		}
 		out[fmt.Sprint(l.id)] = obj{"key": l.id, "tb_id": l.refTb, "tb_label": tbLabel,
-			"ref_id": l.refID, "ref_label": labels[l.refTb][l.refID], "sort": l.sort, "label": lbl}
+			"ref_id": l.refID, "ref_label": labelOf(labels[l.refTb], l.refID), "sort": l.sort, "label": lbl}
 	}
 	return out, nil
 }

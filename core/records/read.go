@@ -21,11 +21,23 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
 	}
+	// The version is read before the state: a change committed in between
+	// makes it older than what is shown (a later If-Match is refused),
+	// never newer (which would let a stale edit through).
+	version, err := RecordVersion(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
 	st, err := s.readState(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, id, st)
+	out, err := s.assemble(ctx, id, st)
+	if err != nil {
+		return nil, err
+	}
+	out["metadata"].(obj)["version"] = version
+	return out, nil
 }
 
 // ReadNew returns the same shape for a record not yet created: empty
@@ -108,7 +120,8 @@ func (s *Scope) assemble(ctx context.Context, id int64, st *State) (obj, error) 
 }
 
 // coreSection gives every field {name, label, val}, plus val_label for
-// lookups (one query per referenced table) and html for Markdown.
+// lookups (one query per referenced table; null where the caller may not
+// read the referenced record) and html for Markdown.
 func (s *Scope) coreSection(ctx context.Context, t *schema.Table, vals map[string]any) (obj, error) {
 	byTable := map[string][]int64{}
 	for _, f := range t.Fields {
@@ -134,9 +147,7 @@ func (s *Scope) coreSection(ctx context.Context, t *schema.Table, vals map[strin
 		if f.IDFromTb != "" {
 			var vl any
 			if n, ok := vals[f.Name].(int64); ok {
-				if l, found := labels[f.IDFromTb][n]; found {
-					vl = l
-				}
+				vl = labelOf(labels[f.IDFromTb], n)
 			}
 			e["val_label"] = vl
 		}
@@ -213,19 +224,34 @@ func (s *Scope) referrers() [][2]string {
 	return out
 }
 
-// linksSection counts, per referring table, the rows that point at the
-// record, in one UNION ALL query, with the click-through filter.
+// linksSection counts, per referring table the caller may read, the rows
+// it may see that point at the record, in one UNION ALL query, with the
+// click-through filter.
 func (s *Scope) linksSection(ctx context.Context, id int64) (obj, error) {
-	refs := s.referrers()
 	out := obj{}
+	var refs [][2]string
+	var parts []string
+	var args []any
+	for _, r := range s.referrers() {
+		ref, _ := s.Catalog.Table(r[0])
+		acc, err := s.accessTo(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if !acc.Readable() {
+			continue
+		}
+		q := s.DB.Qualify(r[0])
+		part := `SELECT ? AS k, COUNT(*) FROM ` + q + ` WHERE ` + q + `.` + s.DB.Engine.Quote(r[1]) + ` = ?`
+		args = append(args, strconv.Itoa(len(refs)), id)
+		if acc.Restrict != nil && acc.Restrict.SQL != "" {
+			part += ` AND (` + acc.Restrict.SQL + `)`
+			args = append(args, acc.Restrict.Args...)
+		}
+		refs, parts = append(refs, r), append(parts, part)
+	}
 	if len(refs) == 0 {
 		return out, nil
-	}
-	parts := make([]string, len(refs))
-	args := make([]any, 0, 2*len(refs))
-	for i, r := range refs {
-		parts[i] = `SELECT ? AS k, COUNT(*) FROM ` + s.DB.Qualify(r[0]) + ` WHERE ` + s.DB.Engine.Quote(r[1]) + ` = ?`
-		args = append(args, strconv.Itoa(i), id)
 	}
 	rows, err := s.DB.Query(ctx, strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
@@ -255,7 +281,8 @@ func (s *Scope) linksSection(ctx context.Context, id int64) (obj, error) {
 }
 
 // backlinksSection lists, per configured backlink refTb:viaTb:fkCol, the
-// refTb records linked to this one through viaTb.fkCol (one query each).
+// refTb records linked to this one through viaTb.fkCol (one query each),
+// within the caller's privilege and row subsets on both tables.
 func (s *Scope) backlinksSection(ctx context.Context, id int64) (obj, error) {
 	out := obj{}
 	for _, bl := range s.Table.Backlinks {
@@ -276,10 +303,32 @@ func (s *Scope) backlinksSection(ctx context.Context, id int64) (obj, error) {
 		if via.IsPlugin && via.PluginOf == refTb {
 			link = schema.ColIDLink
 		}
+		refAcc, err := s.accessTo(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		viaAcc, err := s.accessTo(ctx, via)
+		if err != nil {
+			return nil, err
+		}
+		if !refAcc.Readable() || !viaAcc.Readable() {
+			continue // the caller may not read these tables: nothing of them shows
+		}
 		label := labelColumn(ref)
-		q := `SELECT r."id", r.` + s.DB.Engine.Quote(label) + ` FROM ` + s.DB.Qualify(refTb) + ` r WHERE r."id" IN (SELECT v.` +
-			s.DB.Engine.Quote(link) + ` FROM ` + s.DB.Qualify(viaTb) + ` v WHERE v.` + s.DB.Engine.Quote(fkCol) + ` = ?) ORDER BY r."id"`
-		rows, err := s.DB.Query(ctx, q, id)
+		qr, qv := s.DB.Qualify(refTb), s.DB.Qualify(viaTb)
+		args := []any{id}
+		inner := qv + `.` + s.DB.Engine.Quote(fkCol) + ` = ?`
+		if c := viaAcc.Restrict; c != nil && c.SQL != "" {
+			inner += ` AND (` + c.SQL + `)`
+			args = append(args, c.Args...)
+		}
+		outer := qr + `."id" IN (SELECT ` + qv + `.` + s.DB.Engine.Quote(link) + ` FROM ` + qv + ` WHERE ` + inner + `)`
+		if c := refAcc.Restrict; c != nil && c.SQL != "" {
+			outer += ` AND (` + c.SQL + `)`
+			args = append(args, c.Args...)
+		}
+		q := `SELECT ` + qr + `."id", ` + qr + `.` + s.DB.Engine.Quote(label) + ` FROM ` + qr + ` WHERE ` + outer + ` ORDER BY ` + qr + `."id"`
+		rows, err := s.DB.Query(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("backlink %s: %w", bl, err)
 		}

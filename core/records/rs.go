@@ -156,7 +156,7 @@ func (s *Scope) rsSection(ctx context.Context, id int64) (obj, error) {
 	}
 	for _, x := range rels {
 		out[fmt.Sprint(x.id)] = obj{"id": x.id, "first": x.first, "second": x.second, "relation": x.r,
-			"relation_label": RelationNames[int(x.r)], "first_label": labels[x.first], "second_label": labels[x.second]}
+			"relation_label": RelationNames[int(x.r)], "first_label": labelOf(labels, x.first), "second_label": labelOf(labels, x.second)}
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,12 @@ type SaveInput struct {
 	ID      int64
 	Core    map[string]any
 	Plugins map[string][]PluginRowInput
+	// IfVersion, on an update, is the versions the client read the record
+	// at (If-Match): the save goes on only if the record's version (see
+	// RecordVersion) is one of them, checked under the row lock in the
+	// save's transaction; else ErrStale and nothing is written. Empty: no
+	// condition.
+	IfVersion []int64
 
 	forced map[string]any // computed columns set by a plugin hook
 }
@@ -121,7 +128,7 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 	for i, c := range p.cols {
 		f, _ := t.Field(c)
 		fes = append(fes, checkValue(f, p.vals[i])...)
-		more, err := checkInDB(ctx, s.DB, t, f, p.vals[i], selfID)
+		more, err := s.checkInDB(ctx, t, f, p.vals[i], selfID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -168,17 +175,34 @@ func withoutCheckedByPlugin(fes, hookErrs []FieldError) []FieldError {
 // together; on any failure nothing is written. An update first stores a
 // version snapshot of the record as it was.
 func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, err error) {
+	res, err := SaveVersioned(ctx, s, in)
+	return res.ID, res.Created, err
+}
+
+// SaveResult is what a save did: the record, whether it was created, and
+// its version once saved (0 for a new record; see RecordVersion).
+type SaveResult struct {
+	ID      int64
+	Created bool
+	Version int64
+}
+
+// SaveVersioned is Save that also honours in.IfVersion and returns the
+// record's new version, read in the save's transaction.
+func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, error) {
+	var res SaveResult
 	if s.Table.IsPlugin {
-		return 0, false, ErrInvalidParameter.With("detail", "plugin rows are saved with their parent record")
+		return res, ErrInvalidParameter.With("detail", "plugin rows are saved with their parent record")
 	}
 	insert := in.ID == 0
 	if insert && !s.CanAdd() {
-		return 0, false, ErrNotEnough
+		return res, ErrNotEnough
 	}
 	hookErrs, err := s.runBeforeHooks(ctx, &in)
 	if err != nil {
-		return 0, false, err
+		return res, err
 	}
+	var id int64
 	err = s.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *s
 		ts.DB = tx
@@ -189,6 +213,17 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 			}
 			if !ts.CanEdit(creator) {
 				return ErrNotEnough.With("reason", "not_your_record")
+			}
+			if len(in.IfVersion) > 0 {
+				// Under the row lock (PostgreSQL) or the single writer
+				// (SQLite): no save can slip in between check and write.
+				cur, err := RecordVersion(ctx, &ts, in.ID)
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(in.IfVersion, cur) {
+					return ErrStale.With("version", cur)
+				}
 			}
 		}
 		core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, in.forced, insert, in.ID)
@@ -222,14 +257,17 @@ func Save(ctx context.Context, s *Scope, in SaveInput) (id int64, created bool, 
 		action := "update"
 		if insert {
 			action = "create"
+		} else if res.Version, err = RecordVersion(ctx, &ts, id); err != nil {
+			return err
 		}
 		return ts.touch(ctx, id, action)
 	})
 	if err != nil {
-		return 0, false, mapUniqueViolation(err)
+		return SaveResult{}, mapUniqueViolation(err)
 	}
 	s.runAfterHooks(ctx, id, in, s.HookLog)
-	return id, insert, nil
+	res.ID, res.Created = id, insert
+	return res, nil
 }
 
 // creatorValue is the caller's user id, or NULL for an API key.

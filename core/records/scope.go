@@ -1,6 +1,7 @@
 package records
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -30,7 +31,15 @@ type Scope struct {
 	// Restrict is the caller's row subset on Table (nil: every row). It is
 	// ANDed into every read and write.
 	Restrict *Cond
-	Now      func() time.Time
+	// Access resolves the caller's level and row subset on another table
+	// of the catalog: a record shows another table's values (lookup
+	// labels, links, manual links) and a save accepts its ids only as far
+	// as the caller may read them there. It must not query the database
+	// per call (the caller's overrides are loaded once per request). Nil:
+	// other tables are read at Level without a subset (internal callers
+	// acting for the whole application).
+	Access func(ctx context.Context, t *schema.Table) (TableAccess, error)
+	Now    func() time.Time
 
 	// App names the application (for plugin calls).
 	App string
@@ -42,6 +51,41 @@ type Scope struct {
 	SchemaFlags map[string]bool
 	// HookLog reports an AfterSave failure (the save itself succeeded).
 	HookLog func(feature string, err error)
+}
+
+// TableAccess is the caller's level and row subset on one table.
+type TableAccess struct {
+	Level    int
+	Restrict *Cond // nil: every row
+}
+
+// Readable reports whether the caller may read the table at all.
+func (a TableAccess) Readable() bool { return auth.Read.Allows(a.Level) }
+
+// accessTo is the caller's access to t: the scope's own for its table; a
+// plugin table's is its parent's, restricted to the parent's rows.
+func (s *Scope) accessTo(ctx context.Context, t *schema.Table) (TableAccess, error) {
+	if t.Name == s.Table.Name {
+		return TableAccess{Level: s.Level, Restrict: s.Restrict}, nil
+	}
+	if t.IsPlugin {
+		parent, ok := s.Catalog.Table(t.PluginOf)
+		if !ok {
+			return TableAccess{Level: auth.Pending}, nil
+		}
+		pa, err := s.accessTo(ctx, parent)
+		if err != nil || pa.Restrict == nil {
+			return pa, err
+		}
+		q := s.DB.Qualify(parent.Name)
+		pa.Restrict = &Cond{SQL: s.DB.Qualify(t.Name) + "." + s.DB.Engine.Quote(schema.ColIDLink) + ` IN (SELECT ` + q +
+			`."id" FROM ` + q + ` WHERE ` + pa.Restrict.SQL + `)`, Args: pa.Restrict.Args}
+		return pa, nil
+	}
+	if s.Access == nil {
+		return TableAccess{Level: s.Level}, nil
+	}
+	return s.Access(ctx, t)
 }
 
 func (s *Scope) now() time.Time {

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/strata-archaeo/strata/core/schema"
-	"github.com/strata-archaeo/strata/core/store"
 )
 
 // FieldError is one failed rule of one field (CONTRACT §5).
@@ -123,12 +122,20 @@ func checkValue(f *schema.Field, v any) []FieldError {
 	return out
 }
 
+// msgNotChoosable refuses a lookup id the caller may not pick: one
+// message whether the record does not exist or is out of the caller's
+// reach, so that a save tells nothing about rows it cannot read.
+const msgNotChoosable = "not a record you can choose"
+
 // checkInDB applies the rules that look at other rows: uniqueness and the
-// existence of a lookup's target. selfID excludes the row being updated.
-func checkInDB(ctx context.Context, db *store.DB, t *schema.Table, f *schema.Field, v any, selfID int64) ([]FieldError, error) {
+// lookup's target, which must be a record the caller may read (its
+// privilege and row subset on that table). selfID excludes the row being
+// updated; an update may keep the id the row already holds.
+func (s *Scope) checkInDB(ctx context.Context, t *schema.Table, f *schema.Field, v any, selfID int64) ([]FieldError, error) {
 	if v == nil || v == "" {
 		return nil, nil
 	}
+	db := s.DB
 	var out []FieldError
 	if f.Unique {
 		var n int
@@ -141,16 +148,59 @@ func checkInDB(ctx context.Context, db *store.DB, t *schema.Table, f *schema.Fie
 		}
 	}
 	if f.IDFromTb != "" {
-		var n int
-		err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Qualify(f.IDFromTb)+` WHERE "id" = ?`, v).Scan(&n)
+		ok, err := s.choosable(ctx, f.IDFromTb, v)
+		if err == nil && !ok && selfID > 0 {
+			ok, err = s.holds(ctx, t, f, selfID, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("check lookup %s: %w", f.Name, err)
 		}
-		if n == 0 {
-			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: "lookup", Message: "no record of " + f.IDFromTb + " has this id"})
+		if !ok {
+			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: "lookup", Message: msgNotChoosable})
 		}
 	}
 	return out, nil
+}
+
+// choosable reports whether id is a record of table the caller may read.
+func (s *Scope) choosable(ctx context.Context, table string, id any) (bool, error) {
+	ref, ok := s.Catalog.Table(table)
+	if !ok {
+		return false, nil
+	}
+	acc, err := s.accessTo(ctx, ref)
+	if err != nil || !acc.Readable() {
+		return false, err
+	}
+	q := s.DB.Qualify(ref.Name)
+	where, args := q+`."id" = ?`, []any{id}
+	if c := acc.Restrict; c != nil && c.SQL != "" {
+		where += ` AND (` + c.SQL + `)`
+		args = append(args, c.Args...)
+	}
+	var n int
+	if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+q+` WHERE `+where, args...).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// holds reports whether row id of t, one the caller may see, already has
+// value v in field f.
+func (s *Scope) holds(ctx context.Context, t *schema.Table, f *schema.Field, id int64, v any) (bool, error) {
+	acc, err := s.accessTo(ctx, t)
+	if err != nil {
+		return false, err
+	}
+	q := s.DB.Qualify(t.Name)
+	where, args := q+`."id" = ? AND `+q+`.`+s.DB.Engine.Quote(f.Name)+` = ?`, []any{id, v}
+	if c := acc.Restrict; c != nil && c.SQL != "" {
+		where += ` AND (` + c.SQL + `)`
+		args = append(args, c.Args...)
+	}
+	var n int
+	err = s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+q+` WHERE `+where, args...).Scan(&n)
+	return n > 0, err
 }
 
 // defaultValue resolves a field's def_value for an insert: %today% is the

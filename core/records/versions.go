@@ -25,26 +25,78 @@ type Version struct {
 	Content   *State    `json:"content,omitempty"`
 }
 
-var ErrVersionNotFound = errs.New(errs.NotFound, "version_not_found", "no such version")
+var (
+	ErrVersionNotFound = errs.New(errs.NotFound, "version_not_found", "no such version")
+	ErrStale           = errs.New(errs.PreconditionFailed, "precondition_failed",
+		"the record has changed since you read it: read it again, then save")
+)
 
-// Versions lists a record's versions, newest first (the record may have
-// been deleted: its history stays readable to those who may read the table).
-func Versions(ctx context.Context, s *Scope, id int64) ([]Version, error) {
-	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation FROM `+s.DB.Sys("versions")+
-		` WHERE tb = ? AND record_id = ? ORDER BY id DESC`, s.Table.Name, id)
+// RecordVersion is the version of a record: the id of its latest stored
+// snapshot (0 before its first update). Every update, plugin-row delete,
+// restore and delete stores a snapshot first, in the same transaction, and
+// snapshot ids only grow, so the version changes with every change on both
+// engines (the ETag of the record).
+func RecordVersion(ctx context.Context, s *Scope, id int64) (int64, error) {
+	var v int64
+	err := s.DB.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM `+s.DB.Sys("versions")+` WHERE tb = ? AND record_id = ?`,
+		s.Table.Name, id).Scan(&v)
 	if err != nil {
-		return nil, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
+		return 0, fmt.Errorf("version of %s %d: %w", s.Table.Name, id, err)
+	}
+	return v, nil
+}
+
+// visible reports whether the caller may see the history of record id:
+// always without a row subset (the record may have been deleted: its
+// history stays readable to those who may read the table); with one, only
+// while the record exists within it, since a deleted row can no longer be
+// matched against the subset.
+func (s *Scope) visible(ctx context.Context, id int64) (bool, error) {
+	if s.Restrict == nil || s.Restrict.SQL == "" {
+		return true, nil
+	}
+	where, args := s.where(&Cond{SQL: s.column(schema.ColID) + " = ?", Args: []any{id}})
+	var n int
+	if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where, args...).Scan(&n); err != nil {
+		return false, fmt.Errorf("read %s %d: %w", s.Table.Name, id, err)
+	}
+	return n > 0, nil
+}
+
+// Versions lists one page of a record's versions, newest first, with
+// their total (see visible for who may see them). The page is the list's:
+// DefaultPerPage versions by default, at most MaxPerPage.
+func Versions(ctx context.Context, s *Scope, id int64, page, perPage int) ([]Version, int64, error) {
+	pg, err := PageOf(page, perPage, DefaultPerPage, MaxPerPage)
+	if err != nil {
+		return nil, 0, err
+	}
+	if ok, err := s.visible(ctx, id); err != nil || !ok {
+		if err == nil {
+			err = ErrRecordNotFound
+		}
+		return nil, 0, err
+	}
+	var total int64
+	if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Sys("versions")+` WHERE tb = ? AND record_id = ?`,
+		s.Table.Name, id).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
+	}
+	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation FROM `+s.DB.Sys("versions")+
+		` WHERE tb = ? AND record_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`, s.Table.Name, id, pg.Limit, pg.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
 	}
 	defer rows.Close()
 	out := []Version{}
 	for rows.Next() {
 		var v Version
 		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out = append(out, v)
 	}
-	return out, rows.Err()
+	return out, total, rows.Err()
 }
 
 // VersionTable returns the table a version belongs to.
@@ -68,6 +120,12 @@ func GetVersion(ctx context.Context, s *Scope, id int64) (*Version, *State, erro
 		return nil, nil, ErrVersionNotFound
 	}
 	if err != nil {
+		return nil, nil, err
+	}
+	if ok, err := s.visible(ctx, v.RecordID); err != nil || !ok {
+		if err == nil {
+			err = ErrVersionNotFound
+		}
 		return nil, nil, err
 	}
 	v.Content = &State{}

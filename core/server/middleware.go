@@ -3,12 +3,15 @@ package server
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -48,6 +51,29 @@ func (s *Server) logRequests(c *gin.Context) {
 		attrs = append(attrs, "app", a.(*apps.App).Name)
 	}
 	s.log.Info("request", attrs...)
+}
+
+var errInvalidQuery = errs.New(errs.Invalid, "invalid_query", "the query string is malformed")
+
+// checkQuery refuses a query string that Go's parser would silently cut: a
+// raw ";" (the parameter holding it would vanish, and the request would
+// run without it) or a malformed %-escape. Every route answers 400
+// invalid_query rather than ignore part of its input.
+func (s *Server) checkQuery(c *gin.Context) {
+	raw := c.Request.URL.RawQuery
+	if raw == "" {
+		c.Next()
+		return
+	}
+	if _, err := url.ParseQuery(raw); err != nil {
+		detail := "a malformed %-escape: encode '%' as %25"
+		if strings.Contains(raw, ";") {
+			detail = "a raw ';': separate parameters with '&' and send ';' in a value as %3B"
+		}
+		s.fail(c, errInvalidQuery.With("detail", detail))
+		return
+	}
+	c.Next()
 }
 
 // limitBody caps the request body: an announced length over the cap is

@@ -56,7 +56,8 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 	if err != nil {
 		return nil, err
 	}
-	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now}
+	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now,
+		Access: acc.tableAccess(a.DB, cat)}
 	s.addPluginScope(sc, a.Name) // plugin features, sections, schema flags (plugins.go)
 	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
 		return nil, err
@@ -194,7 +195,47 @@ func (s *Server) handleRead(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if meta, ok := rec["metadata"].(map[string]any); ok {
+		if v, ok := meta["version"].(int64); ok {
+			c.Header("ETag", etag(v))
+		}
+	}
 	success(c, http.StatusOK, rec)
+}
+
+// etag is the ETag of a record at version v (records.RecordVersion).
+func etag(v int64) string { return `"` + strconv.FormatInt(v, 10) + `"` }
+
+var errBadIfMatch = records.ErrInvalidParameter.With("parameter", "If-Match").
+	With("detail", `the record's ETag as GET /record/{tb}/{id} gives it ("12"), a list of them, or *`)
+
+// ifMatch reads the If-Match header of an update: the versions the client
+// read the record at (nil: no condition, also for "*", as the record must
+// exist for an update anyway). Weak tags (W/"12") and unquoted numbers
+// are taken as the same version.
+func ifMatch(c *gin.Context) ([]int64, error) {
+	var out []int64
+	for _, h := range c.Request.Header.Values("If-Match") {
+		for _, part := range strings.Split(h, ",") {
+			tag := strings.TrimSpace(part)
+			if tag == "" {
+				continue
+			}
+			if tag == "*" {
+				return nil, nil
+			}
+			tag = strings.TrimPrefix(tag, "W/")
+			if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
+				tag = tag[1 : len(tag)-1]
+			}
+			n, err := strconv.ParseInt(tag, 10, 64)
+			if err != nil || n < 0 {
+				return nil, errBadIfMatch
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 type saveBody struct {
@@ -265,16 +306,29 @@ func (s *Server) handleSave(c *gin.Context) {
 			in.Plugins[tb] = append(in.Plugins[tb], records.PluginRowInput{ID: id, IsNew: r.IsNew, Delete: r.Delete, Fields: r.Fields})
 		}
 	}
-	id, created, err := records.Save(c.Request.Context(), sc, in)
+	if in.ID != 0 {
+		// If-Match guards updates (a create has no version to match).
+		if in.IfVersion, err = ifMatch(c); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	res, err := records.SaveVersioned(c.Request.Context(), sc, in)
 	if err != nil {
+		if e, ok := errs.As(err); ok && e.Code == records.ErrStale.Code {
+			if v, ok := e.Extra["version"].(int64); ok {
+				c.Header("ETag", etag(v))
+			}
+		}
 		s.fail(c, err)
 		return
 	}
-	if created {
-		success(c, http.StatusOK, gin.H{"code": "success_created", "id": id})
+	c.Header("ETag", etag(res.Version))
+	if res.Created {
+		success(c, http.StatusOK, gin.H{"code": "success_created", "id": res.ID, "version": res.Version})
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "success_saved", "id": id})
+	success(c, http.StatusOK, gin.H{"code": "success_saved", "id": res.ID, "version": res.Version})
 }
 
 var errNoRecordDeleted = errs.New(errs.NotFound, "no_record_deleted", "no record was deleted")

@@ -49,16 +49,11 @@ func (s *Server) listParams(c *gin.Context, sc *records.Scope) (records.ListQuer
 		if key == "per_page" {
 			src = body.PerPage
 		}
-		if v := pick(key, src); v != "" {
-			n, err := wire.Int(v)
-			if errors.Is(err, wire.ErrEmpty) {
-				continue
-			}
-			if err != nil || n < 0 || n > math.MaxInt32 {
-				return records.ListQuery{}, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer")
-			}
-			*dst = int(n)
+		n, err := pageParam(key, pick(key, src))
+		if err != nil {
+			return records.ListQuery{}, err
 		}
+		*dst = n
 	}
 	if v := pick("ids_only", body.IDsOnly); v != "" {
 		b, err := wire.Bool(v)
@@ -74,4 +69,20 @@ func (s *Server) listParams(c *gin.Context, sc *records.Scope) (records.ListQuer
 	}
 	q.Where = where
 	return q, nil
+}
+
+// pageParam reads page or per_page: a positive integer up to 2^31-1 (0
+// when absent or empty, for the default).
+func pageParam(key, v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := wire.Int(v)
+	if errors.Is(err, wire.ErrEmpty) {
+		return 0, nil
+	}
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return 0, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer")
+	}
+	return int(n), nil
 }

@@ -37,6 +37,8 @@ func statusOf(k errs.Kind) int {
 		return http.StatusGatewayTimeout
 	case errs.ClientTimeout:
 		return http.StatusRequestTimeout
+	case errs.PreconditionFailed:
+		return http.StatusPreconditionFailed
 	}
 	return http.StatusInternalServerError
 }

@@ -123,7 +123,7 @@ func New(d Deps) (*Server, error) {
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = false // fallback() answers 405 with "allowed"
 	e.ContextWithFallback = true
-	e.Use(s.recoverPanics, s.logRequests)
+	e.Use(s.recoverPanics, s.logRequests, s.checkQuery)
 	e.NoRoute(s.fallback)
 	s.engine = e
 	routes := append(s.routeTable(), s.adminRoutes()...)

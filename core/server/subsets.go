@@ -11,6 +11,7 @@ import (
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // ctxAccess caches the caller's per-table overrides for one request.
@@ -21,6 +22,7 @@ const ctxAccess = "strata.access"
 type access struct {
 	actor     *auth.Actor
 	overrides map[string]auth.TablePrivilege
+	rendered  map[string]*records.Cond // restriction per table, rendered once
 }
 
 // callerAccess loads the caller's overrides once per request (one query).
@@ -29,7 +31,7 @@ func (s *Server) callerAccess(c *gin.Context) (*access, error) {
 		return v.(*access), nil
 	}
 	actor := actorOf(c)
-	acc := &access{actor: actor, overrides: map[string]auth.TablePrivilege{}}
+	acc := &access{actor: actor, overrides: map[string]auth.TablePrivilege{}, rendered: map[string]*records.Cond{}}
 	if actor.UserID != 0 {
 		list, err := auth.ListTablePrivileges(c.Request.Context(), appOf(c).DB, actor.UserID)
 		if err != nil {
@@ -82,15 +84,40 @@ func (a *access) options(cat *schema.Catalog) filter.Options {
 
 // restriction renders the caller's subset of the root table.
 func (a *access) restriction(ctx context.Context, sc *records.Scope) (*records.Cond, error) {
-	n, err := a.subset(sc.Catalog, sc.Table)
+	return a.restrictionOn(ctx, sc.DB, sc.Catalog, sc.Table)
+}
+
+// restrictionOn renders the caller's subset of table t (nil: every row),
+// once per request and table.
+func (a *access) restrictionOn(ctx context.Context, db *store.DB, cat *schema.Catalog, t *schema.Table) (*records.Cond, error) {
+	if c, ok := a.rendered[t.Name]; ok {
+		return c, nil
+	}
+	n, err := a.subset(cat, t)
 	if err != nil || n == nil {
 		return nil, err
 	}
-	sql, args, err := filter.RenderWith(ctx, sc.DB, sc.Catalog, sc.Table.Name, n, filter.Options{})
+	sql, args, err := filter.RenderWith(ctx, db, cat, t.Name, n, filter.Options{})
 	if err != nil {
-		return nil, errSubsetBroken.With("table", sc.Table.Name).Wrap(err)
+		return nil, errSubsetBroken.With("table", t.Name).Wrap(err)
 	}
-	return &records.Cond{SQL: sql, Args: args}, nil
+	c := &records.Cond{SQL: sql, Args: args}
+	a.rendered[t.Name] = c
+	return c, nil
+}
+
+// tableAccess gives records the caller's level and row subset on any
+// table of cat, from the overrides loaded once for the request.
+func (a *access) tableAccess(db *store.DB, cat *schema.Catalog) func(context.Context, *schema.Table) (records.TableAccess, error) {
+	return func(ctx context.Context, t *schema.Table) (records.TableAccess, error) {
+		ta := records.TableAccess{Level: a.level(t.Name)}
+		if !auth.Read.Allows(ta.Level) {
+			return ta, nil
+		}
+		var err error
+		ta.Restrict, err = a.restrictionOn(ctx, db, cat, t)
+		return ta, err
+	}
 }
 
 // recordCatalog is the catalog as records see it: the columns and child

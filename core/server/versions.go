@@ -26,18 +26,27 @@ func (s *Server) versionRoutes() []Route {
 	}
 }
 
-// GET /record/{tb}/{id}/versions — newest first.
+// GET /record/{tb}/{id}/versions?page=&per_page= — one page, newest
+// first, with the total.
 func (s *Server) handleVersions(c *gin.Context) {
 	sc, id, ok := s.recordTarget(c)
 	if !ok {
 		return
 	}
-	vs, err := records.Versions(c.Request.Context(), sc, id)
+	var err error
+	var page [2]int
+	for i, key := range []string{"page", "per_page"} {
+		if page[i], err = pageParam(key, c.Query(key)); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	vs, total, err := records.Versions(c.Request.Context(), sc, id, page[0], page[1])
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"versions": vs})
+	success(c, http.StatusOK, gin.H{"versions": vs, "total": total})
 }
 
 // GET /record/{tb}/deleted — deleted records that can be restored.
@@ -155,7 +164,7 @@ func (s *Server) handleHistory(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	h, err := records.History(ctx, a.DB, cat, acc.actor.UserID, readable)
+	h, err := records.History(ctx, a.DB, cat, acc.actor.UserID, acc.tableAccess(a.DB, cat))
 	if err != nil {
 		s.fail(c, err)
 		return
