@@ -111,6 +111,11 @@ func New(d Deps) (*Server, error) {
 	}
 	s.authn = authn
 	s.catalogs = schema.NewCache()
+	if d.Config.PublicURL == "" {
+		// Without it the service's own origin is whatever Host a request
+		// names (oauth.AllowedOrigins), and a client can forge that.
+		s.log.Warn("SERVICE_PUBLIC_URL is not set: reset links and OAuth redirect addresses will use the Host of each request, which a client can forge; set it in production")
+	}
 	// App properties read each app's optional configuration file under the
 	// data folder (apps.ConfigFilePath): tell the registry where that is.
 	if s.apps != nil && s.cfg.DataDir != "" {
