@@ -66,6 +66,15 @@ var (
 	}
 )
 
+// envRate lists the rate limits (CONTRACT §10) and the trusted proxies.
+var envRate = func() []envVar {
+	var out []envVar
+	for _, r := range config.RateEnv() {
+		out = append(out, envVar{r[0], r[2], r[3] + ", 0: no limit (as --" + r[1] + "); counted per node, in memory"})
+	}
+	return append(out, envVar{"STRATA_TRUSTED_PROXIES", "none", "reverse proxies (IP addresses, CIDR prefixes) whose X-Forwarded-For names the client address of the rate limits (as --trusted-proxies)"})
+}()
+
 func join(groups ...[]envVar) []envVar {
 	var out []envVar
 	for _, g := range groups {
@@ -94,7 +103,7 @@ var commands = []command{
 			"lets running requests finish (up to 15 s) and stops the plugins. Pending migrations are\n" +
 			"applied at start. Plugins are the executables of the plugin folder.",
 		flags: (*config.Config).RegisterFlags,
-		env:   join(envServer, envStorage, []envVar{envBcrypt}, envMail, envOAuth),
+		env:   join(envServer, envRate, envStorage, []envVar{envBcrypt}, envMail, envOAuth),
 	},
 	{
 		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list)",
@@ -155,6 +164,11 @@ func (c *command) flagSet() *flag.FlagSet {
 func flagWithValue(f *flag.Flag) string {
 	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 		return "--" + f.Name
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isInt := g.Get().(int); isInt {
+			return "--" + f.Name + " N"
+		}
 	}
 	words := strings.Split(f.Name, "-")
 	return "--" + f.Name + " " + strings.ToUpper(words[len(words)-1])
@@ -246,7 +260,7 @@ func writeUsage(w io.Writer) {
 		"and environment.\n\nFlags of serve:\n")
 	findCommand("serve").writeFlags(w)
 	fmt.Fprint(w, "\nEnvironment (flags override it; it overrides the defaults):\n")
-	writeEnv(w, join(envServer, envStorage, []envVar{envBcrypt, envAdminPwd}, envMail, envOAuth))
+	writeEnv(w, join(envServer, envRate, envStorage, []envVar{envBcrypt, envAdminPwd}, envMail, envOAuth))
 	fmt.Fprint(w, "\nREADME.md (Configuration) has the details; docs/api.md is the API reference.\n")
 }
 
