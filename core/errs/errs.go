@@ -24,6 +24,7 @@ const (
 	Locked                       // the resource is temporarily locked
 	BadGateway                   // an upstream service failed
 	Unavailable                  // a dependency is not configured or down
+	TooManyRequests              // a rate limit was reached; retry later
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

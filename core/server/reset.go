@@ -40,6 +40,10 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 		s.fail(c, mail.ErrNotConfigured)
 		return
 	}
+	if err := s.allowResetRequest(c); err != nil {
+		s.fail(c, err)
+		return
+	}
 	var req resetRequest
 	if err := bindJSON(c, &req); err != nil {
 		s.fail(c, err)
@@ -48,6 +52,14 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 	email := auth.NormalizeEmail(req.Email)
 	if email == "" {
 		s.fail(c, errResetEmailMissing)
+		return
+	}
+	if !s.allowResetMail(email) {
+		// The address had its mails for the hour: the same answer as for
+		// an unknown account, no mail, and any link already sent stays
+		// valid (no new token replaces it).
+		s.mailer.Imitate(ctx)
+		success(c, http.StatusOK, gin.H{"code": "ok_reset_requested", "message": resetRequestedMessage})
 		return
 	}
 	u, token, err := auth.StartPasswordReset(ctx, a.DB, email, s.now().UTC())

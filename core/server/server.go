@@ -82,6 +82,7 @@ type Server struct {
 	getenv   func(string) string
 	mailer   *mail.Client
 	plugins  *pluginhost.Manager // nil-safe: no plugins
+	limits   *limits
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -110,6 +111,9 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.authn = authn
+	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now); err != nil {
+		return nil, err
+	}
 	s.catalogs = schema.NewCache()
 	if d.Config.PublicURL == "" {
 		// Without it the service's own origin is whatever Host a request

@@ -43,6 +43,9 @@ func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...fun
 	cfg := config.Default()
 	cfg.AllowNewApp = true
 	cfg.PasswordCost = 4
+	// Tests sign in as often as they need; the rate-limit tests turn the
+	// limits on.
+	cfg.RateLimits = config.RateLimits{}
 	for _, o := range opts {
 		o(&cfg)
 	}
