@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,51 @@ type Config struct {
 	// client sending it a byte at a time cannot hold a connection open
 	// (uploads set their own, longer deadline). STRATA_BODY_TIMEOUT.
 	BodyTimeout time.Duration
+	// RateLimits slow repeated sign-in, reset and API-key attempts.
+	RateLimits RateLimits
+	// TrustedProxies lists the reverse proxies (IP addresses or CIDR
+	// prefixes) whose X-Forwarded-For names the client address.
+	TrustedProxies []string
+}
+
+// RateLimits are the per-node limits of CONTRACT §10 (0 disables one).
+type RateLimits struct {
+	SignInPerAddr      int // sign-in attempts a minute per client address
+	SignInPerAccount   int // sign-in attempts a minute per account (email)
+	ResetPerAddr       int // reset requests a minute per client address
+	ResetMailsPerHour  int // reset mails an hour per address mailed
+	APIKeyFailsPerAddr int // failed API-key authentications a minute per client address
+}
+
+// DefaultRateLimits are the limits of CONTRACT §10.
+var DefaultRateLimits = RateLimits{SignInPerAddr: 20, SignInPerAccount: 10, ResetPerAddr: 5, ResetMailsPerHour: 3, APIKeyFailsPerAddr: 30}
+
+// rateSettings names each limit for env and flags.
+func (r *RateLimits) settings() []struct {
+	env, flag, usage string
+	dst              *int
+} {
+	return []struct {
+		env, flag, usage string
+		dst              *int
+	}{
+		{"STRATA_RATE_SIGNIN_PER_ADDR", "rate-signin-per-addr", "sign-in attempts a minute per client address", &r.SignInPerAddr},
+		{"STRATA_RATE_SIGNIN_PER_ACCOUNT", "rate-signin-per-account", "sign-in attempts a minute per account", &r.SignInPerAccount},
+		{"STRATA_RATE_RESET_PER_ADDR", "rate-reset-per-addr", "password-reset requests a minute per client address", &r.ResetPerAddr},
+		{"STRATA_RATE_RESET_MAILS_PER_HOUR", "rate-reset-mails-per-hour", "password-reset mails an hour per address mailed", &r.ResetMailsPerHour},
+		{"STRATA_RATE_APIKEY_FAILS_PER_ADDR", "rate-apikey-fails-per-addr", "failed API-key authentications a minute per client address", &r.APIKeyFailsPerAddr},
+	}
+}
+
+// RateEnv lists the rate-limit environment variables with their flag, the
+// default and the meaning (for the help text).
+func RateEnv() [][4]string {
+	d := DefaultRateLimits
+	var out [][4]string
+	for _, s := range d.settings() {
+		out = append(out, [4]string{s.env, s.flag, strconv.Itoa(*s.dst), s.usage})
+	}
+	return out
 }
 
 // Defaults used when neither env nor flags say otherwise.
@@ -54,6 +100,7 @@ func Default() Config {
 		LogFormat:       "text",
 		ShutdownTimeout: 15 * time.Second,
 		BodyTimeout:     30 * time.Second,
+		RateLimits:      DefaultRateLimits,
 	}
 }
 
@@ -98,6 +145,19 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.PasswordCost = n
 	}
+	for _, r := range c.RateLimits.settings() {
+		if v := strings.TrimSpace(getenv(r.env)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errList = append(errList, fmt.Errorf("%s: %q is not a whole number (0 disables the limit)", r.env, v))
+				continue
+			}
+			*r.dst = n
+		}
+	}
+	if v := strings.TrimSpace(getenv("STRATA_TRUSTED_PROXIES")); v != "" {
+		c.TrustedProxies = splitList(v)
+	}
 	if err := errors.Join(errList...); err != nil {
 		return c, err
 	}
@@ -111,6 +171,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data folder: SQLite apps and files (env STRATA_DATA_DIR)")
 	fs.StringVar(&c.PluginDir, "plugin-dir", c.PluginDir, "plugin binaries folder (env STRATA_PLUGIN_DIR)")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "when no application exists, create a demo application with generated data (env STRATA_DEMO=1)")
+	for _, r := range c.RateLimits.settings() {
+		fs.IntVar(r.dst, r.flag, *r.dst, r.usage+", 0: no limit (env "+r.env+")")
+	}
+	fs.Func("trusted-proxies", "comma-separated IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client address (env STRATA_TRUSTED_PROXIES; default none)",
+		func(v string) error { c.TrustedProxies = splitList(v); return nil })
+}
+
+// splitList reads a list separated by commas or spaces.
+func splitList(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 }
 
 // RegisterStorageFlags binds only the storage flags (for admin commands).
@@ -145,6 +215,18 @@ func (c Config) Validate() error {
 	}
 	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		errList = append(errList, fmt.Errorf("SERVICE_PUBLIC_URL %q must start with http:// or https://", c.PublicURL))
+	}
+	for _, r := range c.RateLimits.settings() {
+		if *r.dst < 0 {
+			errList = append(errList, fmt.Errorf("%s must not be negative", r.flag))
+		}
+	}
+	for _, p := range c.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				errList = append(errList, fmt.Errorf("trusted proxy %q: not an IP address or CIDR prefix", p))
+			}
+		}
 	}
 	return errors.Join(errList...)
 }

@@ -58,3 +58,33 @@ func TestInvalidSettingsAreAllReported(t *testing.T) {
 		t.Errorf("defaults invalid: %v", err)
 	}
 }
+
+func TestRateLimitSettings(t *testing.T) {
+	if d := Default().RateLimits; d != (RateLimits{20, 10, 5, 3, 30}) {
+		t.Fatalf("defaults of CONTRACT §10: %+v", d)
+	}
+	c, err := FromEnv(envOf(map[string]string{"STRATA_RATE_SIGNIN_PER_ADDR": "50", "STRATA_RATE_RESET_MAILS_PER_HOUR": "0",
+		"STRATA_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RateLimits.SignInPerAddr != 50 || c.RateLimits.ResetMailsPerHour != 0 || c.RateLimits.SignInPerAccount != 10 ||
+		strings.Join(c.TrustedProxies, "|") != "10.0.0.0/8|127.0.0.1" {
+		t.Fatalf("env not applied: %+v %v", c.RateLimits, c.TrustedProxies)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--rate-apikey-fails-per-addr", "7", "--trusted-proxies", "192.0.2.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.RateLimits.APIKeyFailsPerAddr != 7 || c.RateLimits.SignInPerAddr != 50 || strings.Join(c.TrustedProxies, "|") != "192.0.2.1" {
+		t.Fatalf("flags: %+v %v", c.RateLimits, c.TrustedProxies)
+	}
+	if _, err := FromEnv(envOf(map[string]string{"STRATA_RATE_RESET_PER_ADDR": "-1"})); err == nil {
+		t.Error("a negative limit is refused")
+	}
+	c.TrustedProxies = []string{"proxy.example"}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "trusted proxy") {
+		t.Errorf("a host name as trusted proxy: %v", err)
+	}
+}

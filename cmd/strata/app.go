@@ -58,7 +58,7 @@ func cmdAppCreate(ctx context.Context, args []string, e env) error {
 		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 		p.Password = strings.TrimRight(line, "\r\n")
 	}
-	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
+	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func cmdAppList(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "app list"}
 	}
-	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
+	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func cmdMigrate(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "migrate"}
 	}
-	reg, err := openRegistry(ctx, cfg, newLogger(cfg, e.stderr))
+	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
 	}

@@ -38,8 +38,9 @@ var (
 		{"STRATA_LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"STRATA_LOG_FORMAT", "text", "text or json"},
 	}
-	envBcrypt   = envVar{"STRATA_BCRYPT_COST", fmt.Sprint(config.DefaultPasswordCost), "bcrypt work factor of new passwords (4..31)"}
-	envAdminPwd = envVar{"STRATA_ADMIN_PASSWORD", "", "password of the first super_admin when --password is not given (else the first line of stdin)"}
+	envSecretKey = envVar{"STRATA_SECRET_KEY", "<data-dir>/secret.key", "instance key(s) encrypting the applications' secrets: base64 of 32 bytes, comma-separated, the first encrypts; without it the key file of the data folder (made at first start, mode 0600)"}
+	envBcrypt    = envVar{"STRATA_BCRYPT_COST", fmt.Sprint(config.DefaultPasswordCost), "bcrypt work factor of new passwords (4..31)"}
+	envAdminPwd  = envVar{"STRATA_ADMIN_PASSWORD", "", "password of the first super_admin when --password is not given (else the first line of stdin)"}
 	// The server's own settings.
 	envServer = []envVar{
 		{"STRATA_ADDR", config.DefaultAddr, "listen address"},
@@ -66,6 +67,15 @@ var (
 		{oauth.EnvIdpBTokenURL, oauth.DefaultIdpBTokenURL, "OAuth provider idp_b: token endpoint"},
 	}
 )
+
+// envRate lists the rate limits (CONTRACT §10) and the trusted proxies.
+var envRate = func() []envVar {
+	var out []envVar
+	for _, r := range config.RateEnv() {
+		out = append(out, envVar{r[0], r[2], r[3] + ", 0: no limit (as --" + r[1] + "); counted per node, in memory"})
+	}
+	return append(out, envVar{"STRATA_TRUSTED_PROXIES", "none", "reverse proxies (IP addresses, CIDR prefixes) whose X-Forwarded-For names the client address of the rate limits (as --trusted-proxies)"})
+}()
 
 func join(groups ...[]envVar) []envVar {
 	var out []envVar
@@ -95,7 +105,7 @@ var commands = []command{
 			"lets running requests finish (up to 15 s) and stops the plugins. Pending migrations are\n" +
 			"applied at start. Plugins are the executables of the plugin folder.",
 		flags: (*config.Config).RegisterFlags,
-		env:   join(envServer, envStorage, []envVar{envBcrypt}, envMail, envOAuth),
+		env:   join(envServer, envRate, envStorage, []envVar{envSecretKey, envBcrypt}, envMail, envOAuth),
 	},
 	{
 		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list)",
@@ -122,6 +132,28 @@ var commands = []command{
 		text:  "serve does it at start too; migrate lets you do it beforehand, e.g. in a deployment step.",
 		flags: storageFlags,
 		env:   envStorage,
+	},
+	{
+		name: "secrets", args: "SUBCOMMAND", summary: "manage the instance secret key (rotate)",
+		text: "Subcommands:\n  rotate   re-encrypt every application's secrets with a new instance key",
+	},
+	{
+		name: "secrets rotate", summary: "re-encrypt every application's secrets with a new instance key",
+		text: "Secret settings (JWT signing secrets, OAuth client secrets, provider API keys, plugin\n" +
+			"secrets) are stored encrypted (AES-256-GCM) with the instance key. rotate re-encrypts\n" +
+			"every application's secrets, and encrypts any still stored in clear by older versions.\n" +
+			"\n" +
+			"Key file (STRATA_SECRET_KEY not set): a new key is generated and written first in\n" +
+			"<data-dir>/secret.key (mode 0600) with the old keys kept after it; when every\n" +
+			"application is done the file keeps the new key alone. An interrupted run leaves every\n" +
+			"value readable: run it again. Restart running servers afterwards.\n" +
+			"\n" +
+			"STRATA_SECRET_KEY (comma-separated base64 keys of 32 bytes, the first encrypts, the\n" +
+			"others only decrypt): generate a key (head -c 32 /dev/urandom | base64), give every\n" +
+			"server OLD,NEW and restart them, run STRATA_SECRET_KEY=NEW,OLD strata secrets rotate,\n" +
+			"then give every server NEW alone. Losing the key loses the secrets: back it up.",
+		flags: storageFlags,
+		env:   join(envStorage, []envVar{envSecretKey}),
 	},
 	{name: "version", summary: "print the version", text: "Prints the version of Strata and of Go it was built with."},
 	{name: "help", args: "[COMMAND [SUBCOMMAND]]", summary: "show this help, or a command's",
@@ -156,6 +188,11 @@ func (c *command) flagSet() *flag.FlagSet {
 func flagWithValue(f *flag.Flag) string {
 	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 		return "--" + f.Name
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isInt := g.Get().(int); isInt {
+			return "--" + f.Name + " N"
+		}
 	}
 	words := strings.Split(f.Name, "-")
 	return "--" + f.Name + " " + strings.ToUpper(words[len(words)-1])
@@ -204,8 +241,8 @@ func (c *command) writeHelp(w io.Writer) {
 	if c.text != "" {
 		fmt.Fprintf(w, "\n%s\n", c.text)
 	}
-	if c.name == "app" {
-		for _, sub := range []string{"app create", "app list"} {
+	if subs := map[string][]string{"app": {"app create", "app list"}, "secrets": {"secrets rotate"}}[c.name]; subs != nil {
+		for _, sub := range subs {
 			fmt.Fprintln(w)
 			findCommand(strings.Fields(sub)...).writeHelp(w)
 		}
@@ -247,7 +284,7 @@ func writeUsage(w io.Writer) {
 		"and environment.\n\nFlags of serve:\n")
 	findCommand("serve").writeFlags(w)
 	fmt.Fprint(w, "\nEnvironment (flags override it; it overrides the defaults):\n")
-	writeEnv(w, join(envServer, envStorage, []envVar{envBcrypt, envAdminPwd}, envMail, envOAuth))
+	writeEnv(w, join(envServer, envRate, envStorage, []envVar{envSecretKey, envBcrypt, envAdminPwd}, envMail, envOAuth))
 	fmt.Fprint(w, "\nREADME.md (Configuration) has the details; docs/api.md is the API reference.\n")
 }
 

@@ -41,15 +41,18 @@ func TestHelpOfEveryCommand(t *testing.T) {
 			c.name + " -help":  append(append([]string{}, words...), "-help"),
 		}
 		if len(words) == 2 { // strata app help create
-			forms["app help "+words[1]] = []string{"app", "help", words[1]}
+			forms[words[0]+" help "+words[1]] = []string{words[0], "help", words[1]}
 		}
 		if c.name == "app create" { // the name before the flags
 			forms["app create NAME --help"] = []string{"app", "create", "dig", "--help"}
 		}
 		want := []string{"Usage:", "strata " + c.name}
 		subs := []command{c}
-		if c.name == "app" {
+		switch c.name {
+		case "app":
 			subs = []command{*findCommand("app", "create"), *findCommand("app", "list")}
+		case "secrets":
+			subs = []command{*findCommand("secrets", "rotate")}
 		}
 		for _, sub := range subs {
 			sub.flagSet().VisitAll(func(f *flag.Flag) {

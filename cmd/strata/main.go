@@ -4,6 +4,7 @@
 //	strata app create NAME --email E [--password P] [--definition D] [--admin-name N] [--data-dir ./data]
 //	strata app list [--data-dir ./data]
 //	strata migrate [--data-dir ./data]
+//	strata secrets rotate [--data-dir ./data]
 //	strata version
 //	strata help [COMMAND [SUBCOMMAND]]
 //
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = cmdApp(ctx, args[1:], e)
 	case "migrate":
 		err = cmdMigrate(ctx, args[1:], e)
+	case "secrets":
+		err = cmdSecrets(ctx, args[1:], e)
 	case "version", "--version", "-v":
 		err = cmdVersion(args[1:], e)
 	case "help", "--help", "-help", "-h":

@@ -27,7 +27,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest), "serve"}
 	}
 	log := newLogger(cfg, e.stderr)
-	reg, err := openRegistry(ctx, cfg, log)
+	reg, err := openRegistry(ctx, cfg, e, log)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/secrets"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -49,8 +50,17 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 }
 
 // openRegistry opens the configured engine: PostgreSQL when DATABASE_URL
-// is set, else SQLite files under the data folder.
-func openRegistry(ctx context.Context, cfg config.Config, log *slog.Logger) (*apps.Registry, error) {
+// is set, else SQLite files under the data folder; secret settings are
+// sealed with the instance key (loadKeyring).
+func openRegistry(ctx context.Context, cfg config.Config, e env, log *slog.Logger) (*apps.Registry, error) {
+	keys, err := loadKeyring(cfg, e, log)
+	if err != nil {
+		return nil, err
+	}
+	return openRegistryWith(ctx, cfg, keys, log)
+}
+
+func openRegistryWith(ctx context.Context, cfg config.Config, keys *secrets.Keyring, log *slog.Logger) (*apps.Registry, error) {
 	var backend store.Backend
 	var err error
 	if cfg.DatabaseURL != "" {
@@ -61,5 +71,22 @@ func openRegistry(ctx context.Context, cfg config.Config, log *slog.Logger) (*ap
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	return apps.NewRegistry(backend, apps.Options{PasswordCost: cfg.PasswordCost, Logger: log}), nil
+	return apps.NewRegistry(backend, apps.Options{PasswordCost: cfg.PasswordCost, Logger: log, Secrets: keys}), nil
+}
+
+// loadKeyring reads the instance key: STRATA_SECRET_KEY, else the key file
+// of the data folder, made at first start.
+func loadKeyring(cfg config.Config, e env, log *slog.Logger) (*secrets.Keyring, error) {
+	keys, src, err := secrets.Load(cfg.DataDir, e.getenv)
+	if err != nil {
+		return nil, fmt.Errorf("instance secret key: %w", err)
+	}
+	if src.Made {
+		log.Warn("created the instance secret key; back it up: the applications' secrets cannot be read without it",
+			"file", src.File, "key_id", keys.CurrentID())
+		if cfg.DatabaseURL != "" {
+			log.Warn("with PostgreSQL, every node must use the same key: set " + secrets.EnvKey + " on each (see README, Security)")
+		}
+	}
+	return keys, nil
 }

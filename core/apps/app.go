@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/strata-archaeo/strata/core/secrets"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -23,6 +24,8 @@ type App struct {
 	secret   []byte // cached JWT secret; it never changes after creation
 
 	configFile atomic.Value // string: path of the optional config file (SetConfigDir)
+
+	keys *secrets.Keyring // seals secret settings at rest (nil: stored in clear)
 }
 
 // Setting keys stored in sys_settings.
@@ -41,8 +44,8 @@ type Setting struct {
 	Value string
 }
 
-// Settings returns all settings of the app. Secrets are included: callers
-// decide what leaves the process.
+// Settings returns all settings of the app, secret ones opened. Secrets
+// are included: callers decide what leaves the process.
 func (a *App) Settings(ctx context.Context) (map[string]string, error) {
 	var rows []Setting
 	if err := a.DB.Gorm.WithContext(ctx).Find(&rows).Error; err != nil {
@@ -50,12 +53,16 @@ func (a *App) Settings(ctx context.Context) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(rows))
 	for _, r := range rows {
-		out[r.Key] = r.Value
+		v, err := openSetting(a.keys, a.Name, r.Key, r.Value)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Key] = v
 	}
 	return out, nil
 }
 
-// Setting returns one setting and whether it is set.
+// Setting returns one setting (opened when secret) and whether it is set.
 func (a *App) Setting(ctx context.Context, key string) (string, bool, error) {
 	var row Setting
 	err := a.DB.Gorm.WithContext(ctx).Where("key = ?", key).Take(&row).Error
@@ -65,20 +72,26 @@ func (a *App) Setting(ctx context.Context, key string) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("read setting %s of %s: %w", key, a.Name, err)
 	}
-	return row.Value, true, nil
+	v, err := openSetting(a.keys, a.Name, key, row.Value)
+	return v, true, err
 }
 
-// SetSettings writes the given settings in one transaction.
+// SetSettings writes the given settings in one transaction, secret ones
+// sealed.
 func (a *App) SetSettings(ctx context.Context, kv map[string]string) error {
-	return a.DB.Tx(ctx, func(tx *store.DB) error { return setSettings(ctx, tx, kv) })
+	return a.DB.Tx(ctx, func(tx *store.DB) error { return setSettings(ctx, tx, a.keys, a.Name, kv) })
 }
 
-func setSettings(ctx context.Context, db *store.DB, kv map[string]string) error {
+func setSettings(ctx context.Context, db *store.DB, keys *secrets.Keyring, app string, kv map[string]string) error {
 	for k, v := range kv {
-		err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
+		stored, err := sealSetting(keys, app, k, v)
+		if err != nil {
+			return err
+		}
+		err = db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "key"}},
 			DoUpdates: clause.AssignmentColumns([]string{"value"}),
-		}).Create(&Setting{Key: k, Value: v}).Error
+		}).Create(&Setting{Key: k, Value: stored}).Error
 		if err != nil {
 			return fmt.Errorf("write setting %s: %w", k, err)
 		}

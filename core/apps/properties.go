@@ -291,6 +291,6 @@ func (a *App) UpdateSettings(ctx context.Context, set map[string]string, unset [
 				return fmt.Errorf("remove settings of %s: %w", a.Name, err)
 			}
 		}
-		return setSettings(ctx, tx, set)
+		return setSettings(ctx, tx, a.keys, a.Name, set)
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/secrets"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/version"
 )
@@ -27,6 +28,9 @@ type Options struct {
 	// Now is the clock (UTC is applied by the registry).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Secrets seals the secret settings at rest (IsSecretSetting); nil
+	// stores them in clear, as before encryption existed.
+	Secrets *secrets.Keyring
 }
 
 // Registry opens applications on demand and keeps them open.
@@ -76,7 +80,7 @@ func (r *Registry) Get(ctx context.Context, name string) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Name: name, DB: db}
+	a := &App{Name: name, DB: db, keys: r.opts.Secrets}
 	if r.configDir != "" {
 		a.configFile.Store(ConfigFilePath(r.configDir, name))
 	}
@@ -162,7 +166,7 @@ func (r *Registry) Create(ctx context.Context, p CreateParams) (*App, error) {
 				SettingCreatedAt:   now.Format(time.RFC3339),
 				SettingCreatedWith: version.Version,
 			}
-			if err := setSettings(ctx, tx, settings); err != nil {
+			if err := setSettings(ctx, tx, r.opts.Secrets, p.Name, settings); err != nil {
 				return err
 			}
 			admin := auth.User{

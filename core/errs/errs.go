@@ -27,6 +27,7 @@ const (
 	Timeout                        // a dependency did not answer in time
 	ClientTimeout                  // the client did not send its request in time
 	PreconditionFailed             // a condition of the request (If-Match) does not hold
+	TooManyRequests                // a rate limit was reached; retry later
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

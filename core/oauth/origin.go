@@ -86,12 +86,15 @@ func RedirectURL(base, app, provider string) string {
 	return base + "/" + url.PathEscape(app) + "/api/auth/oauth/" + url.PathEscape(provider) + "/callback"
 }
 
-// AllowedOrigins is the set a client origin must belong to (CONTRACT §8):
-// the scheme and host of the request itself, SERVICE_PUBLIC_URL when set,
-// and the app's own list. Entries are normalised; malformed ones dropped.
+// AllowedOrigins is the set a client origin must belong to (CONTRACT §8,
+// issue 11): the service's own origin and the app's own list. The own
+// origin is SERVICE_PUBLIC_URL when it is set — then the request's Host and
+// X-Forwarded-* headers, which any client can forge, never make an origin
+// trusted — and only without it the scheme and host the request came to.
+// Entries are normalised; malformed ones dropped.
 func AllowedOrigins(r *http.Request, publicURL string, appOrigins []string) map[string]bool {
 	set := map[string]bool{}
-	for _, raw := range append([]string{RequestOrigin(r), publicURL}, appOrigins...) {
+	for _, raw := range append([]string{ServiceBase(r, publicURL)}, appOrigins...) {
 		if o, ok := NormalizeOrigin(raw); ok {
 			set[o] = true
 		}

@@ -62,14 +62,24 @@ func TestRequestSchemeAndBase(t *testing.T) {
 
 func TestAllowedOrigins(t *testing.T) {
 	r := httptest.NewRequest("GET", "http://svc.example.org/x", nil)
-	set := AllowedOrigins(r, "https://public.example.org/", []string{"https://Client.example.org/", "not an origin", ""})
-	for _, o := range []string{"http://svc.example.org", "https://public.example.org", "https://client.example.org"} {
-		if !set[o] {
-			t.Errorf("%s should be allowed: %v", o, set)
+	list := []string{"https://Client.example.org/", "not an origin", ""}
+	for _, tc := range []struct {
+		name, public string
+		want         []string
+	}{
+		// With a public URL, it alone is the own origin: the request's host is not.
+		{"public URL", "https://public.example.org/", []string{"https://public.example.org", "https://client.example.org"}},
+		{"no public URL", "", []string{"http://svc.example.org", "https://client.example.org"}},
+	} {
+		set := AllowedOrigins(r, tc.public, list)
+		for _, o := range tc.want {
+			if !set[o] {
+				t.Errorf("%s: %s should be allowed: %v", tc.name, o, set)
+			}
 		}
-	}
-	if len(set) != 3 {
-		t.Errorf("only three origins expected: %v", set)
+		if len(set) != len(tc.want) {
+			t.Errorf("%s: only %v expected: %v", tc.name, tc.want, set)
+		}
 	}
 }
 

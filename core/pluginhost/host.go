@@ -369,13 +369,8 @@ func (h *hostServer) systemTable(ctx context.Context, app, name string) (*system
 	return st, a, nil
 }
 
-// secretSetting reports settings a plugin never sees: the token signing
-// key, OAuth client secrets and anything else named like a credential.
-func secretSetting(key string) bool {
-	k := strings.ToLower(key)
-	return key == apps.SettingJWTSecret || strings.Contains(k, "secret") || strings.Contains(k, "password") ||
-		strings.Contains(k, "token") || strings.Contains(k, "private") || strings.HasSuffix(k, "_key") || strings.HasSuffix(k, ".key")
-}
+// secretSetting reports settings a plugin never sees (apps.IsSecretSetting).
+func secretSetting(key string) bool { return apps.IsSecretSetting(key) }
 
 // AppSettings returns an application's settings without the secrets.
 func (h *hostServer) AppSettings(ctx context.Context, req *pluginv1.AppSettingsRequest) (*pluginv1.AppSettingsResponse, error) {

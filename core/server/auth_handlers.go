@@ -43,6 +43,10 @@ func (s *Server) handleLogin(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := s.allowSignIn(c, appOf(c).Name, req.Email); err != nil {
+		s.fail(c, err)
+		return
+	}
 	u, err := s.authn.Login(c.Request.Context(), appOf(c).DB, req.Email, req.Password)
 	if err != nil {
 		s.fail(c, err)
@@ -86,6 +90,10 @@ func (s *Server) handleCheckPassword(c *gin.Context) {
 	}
 	if req.Password == "" {
 		req.Password = req.Pwd
+	}
+	if err := s.allowSignIn(c, appOf(c).Name, actorOf(c).Email); err != nil {
+		s.fail(c, err)
+		return
 	}
 	if _, err := s.authn.Login(c.Request.Context(), appOf(c).DB, actorOf(c).Email, req.Password); err != nil {
 		s.fail(c, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
 )
 
 // Context keys of the authenticated request.
@@ -50,7 +51,14 @@ func (s *Server) authenticate(c *gin.Context) {
 	var actor *auth.Actor
 	var err error
 	if auth.IsAPIKey(cred) {
+		if err := s.checkKeyFailures(c); err != nil {
+			s.fail(c, err)
+			return
+		}
 		actor, err = s.actorFromKey(ctx, a, cred)
+		if err != nil && errs.CodeOf(err) == "unauthenticated" {
+			s.keyFailed(c)
+		}
 	} else {
 		actor, err = s.actorFromToken(ctx, a, cred)
 	}

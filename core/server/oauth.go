@@ -278,6 +278,10 @@ func (s *Server) handleOAuthLink(c *gin.Context) {
 		s.failOK(c, err)
 		return
 	}
+	if err := s.allowSignIn(c, a.Name, req.Email); err != nil {
+		s.failOK(c, err)
+		return
+	}
 	u, err := s.authn.Login(ctx, a.DB, req.Email, req.Password)
 	if err != nil {
 		s.failOK(c, err)

@@ -40,6 +40,10 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 		s.fail(c, mail.ErrNotConfigured)
 		return
 	}
+	if err := s.allowResetRequest(c); err != nil {
+		s.fail(c, err)
+		return
+	}
 	var req resetRequest
 	if err := bindJSON(c, &req); err != nil {
 		s.fail(c, err)
@@ -48,6 +52,14 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 	email := auth.NormalizeEmail(req.Email)
 	if email == "" {
 		s.fail(c, errResetEmailMissing)
+		return
+	}
+	if !s.allowResetMail(email) {
+		// The address had its mails for the hour: the same answer as for
+		// an unknown account, no mail, and any link already sent stays
+		// valid (no new token replaces it).
+		s.mailer.Imitate(ctx)
+		success(c, http.StatusOK, gin.H{"code": "ok_reset_requested", "message": resetRequestedMessage})
 		return
 	}
 	u, token, err := auth.StartPasswordReset(ctx, a.DB, email, s.now().UTC())
@@ -89,19 +101,21 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 	success(c, http.StatusOK, gin.H{"code": "ok_reset_requested", "message": resetRequestedMessage})
 }
 
-// resetLinkBase is the origin the reset link points at (CONTRACT §3): the
-// request's Origin header when it is an allowed origin of the app (the
-// same set the OAuth flow trusts: the scheme and host the request came to,
-// SERVICE_PUBLIC_URL, the app's oauth_allowed_origins), else
-// SERVICE_PUBLIC_URL, else the scheme and host the request came to.
+// resetLinkBase is the origin the reset link points at (CONTRACT §3, §8,
+// issue 11): the request's Origin header when it is in the app's allow-list
+// (oauth_allowed_origins), else the service's own origin —
+// SERVICE_PUBLIC_URL when set, else the scheme and host the request came
+// to. The request's Host never makes an Origin trusted: a reset request
+// sent with a forged Host would otherwise mail a link to the forger. It is
+// the rule of the OAuth flow (oauth.AllowedOrigins).
 func (s *Server) resetLinkBase(c *gin.Context, a *apps.App) (string, error) {
 	if raw := c.GetHeader("Origin"); raw != "" {
 		if origin, ok := oauth.NormalizeOrigin(raw); ok {
-			list, err := a.AllowedOrigins(c.Request.Context())
+			allowed, err := s.allowedOrigins(c, a)
 			if err != nil {
 				return "", err
 			}
-			if oauth.AllowedOrigins(c.Request, s.cfg.PublicURL, list)[origin] {
+			if allowed[origin] {
 				return origin, nil
 			}
 		}

@@ -297,7 +297,8 @@ func TestPasswordResetLinkOrigin(t *testing.T) {
 			{"forwarded proto, first token", noPublic, map[string]string{"X-Forwarded-Proto": "https, http"}, "https://example.com"},
 			{"the request's own origin with a forwarded proto", noPublic,
 				map[string]string{"X-Forwarded-Proto": "https", "Origin": "https://example.com"}, "https://example.com"},
-			{"the request's own origin is allowed", withPublic, map[string]string{"Origin": "http://example.com"}, "http://example.com"},
+			{"the request's own origin is not the server's when a public URL is set", withPublic, map[string]string{"Origin": "http://example.com"}, "https://strata.example.org"},
+			{"the public URL as origin", withPublic, map[string]string{"Origin": "https://strata.example.org"}, "https://strata.example.org"},
 		}
 		for _, c := range cases {
 			link, _ := c.env.resetLink("ann@example.org", c.headers)

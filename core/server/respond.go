@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -39,6 +40,8 @@ func statusOf(k errs.Kind) int {
 		return http.StatusRequestTimeout
 	case errs.PreconditionFailed:
 		return http.StatusPreconditionFailed
+	case errs.TooManyRequests:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }
@@ -72,6 +75,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 	body := gin.H{"status": "error", "code": e.Code, "message": e.Message}
 	for k, v := range e.Extra {
 		body[k] = v
+	}
+	if secs, ok := e.Extra["retry_after"].(int); ok && e.Kind == errs.TooManyRequests {
+		c.Header("Retry-After", strconv.Itoa(secs))
 	}
 	c.Abort()
 	c.PureJSON(statusOf(e.Kind), body)

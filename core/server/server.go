@@ -82,6 +82,7 @@ type Server struct {
 	getenv   func(string) string
 	mailer   *mail.Client
 	plugins  *pluginhost.Manager // nil-safe: no plugins
+	limits   *limits
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -110,7 +111,15 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.authn = authn
+	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now); err != nil {
+		return nil, err
+	}
 	s.catalogs = schema.NewCache()
+	if d.Config.PublicURL == "" {
+		// Without it the service's own origin is whatever Host a request
+		// names (oauth.AllowedOrigins), and a client can forge that.
+		s.log.Warn("SERVICE_PUBLIC_URL is not set: reset links and OAuth redirect addresses will use the Host of each request, which a client can forge; set it in production")
+	}
 	// App properties read each app's optional configuration file under the
 	// data folder (apps.ConfigFilePath): tell the registry where that is.
 	if s.apps != nil && s.cfg.DataDir != "" {

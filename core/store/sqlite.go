@@ -36,8 +36,16 @@ type SQLiteBackend struct {
 // left by creations that crashed half way.
 func OpenSQLite(dataDir string) (*SQLiteBackend, error) {
 	appsDir := filepath.Join(dataDir, "apps")
-	if err := os.MkdirAll(appsDir, 0o750); err != nil {
-		return nil, fmt.Errorf("create apps dir: %w", err)
+	// The data folder holds every app's secrets and users: only the
+	// service's own account may enter it (0700), and folders made before
+	// this rule are tightened.
+	for _, dir := range []string{dataDir, appsDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("restrict %s: %w", dir, err)
+		}
 	}
 	entries, err := os.ReadDir(appsDir)
 	if err != nil {
@@ -95,6 +103,9 @@ func (b *SQLiteBackend) Open(ctx context.Context, name string) (*DB, error) {
 	if !ok {
 		return nil, ErrAppNotFound
 	}
+	if err := os.Chmod(b.AppDir(name), 0o700); err != nil { // made 0750 by older versions
+		return nil, fmt.Errorf("restrict app folder %s: %w", name, err)
+	}
 	return openSQLiteFile(filepath.Join(b.AppDir(name), sqliteDBFile))
 }
 
@@ -114,7 +125,7 @@ func (b *SQLiteBackend) Create(ctx context.Context, name string, init func(conte
 		return ErrAppExists // a folder of that name is in the way
 	}
 	tmp := filepath.Join(b.appsDir, creatingPrefix+name+"-"+randomHex(6))
-	if err := os.Mkdir(tmp, 0o750); err != nil {
+	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return fmt.Errorf("create app dir: %w", err)
 	}
 	defer func() {
@@ -176,6 +187,9 @@ func sqliteDSN(path string) string {
 }
 
 func openSQLiteFile(path string) (*DB, error) {
+	if err := restrictFile(path); err != nil {
+		return nil, err
+	}
 	pool, err := sql.Open("sqlite", sqliteDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -201,4 +215,20 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return hex.EncodeToString(b)
+}
+
+// restrictFile makes the database file readable by the service's account
+// only (0600) before SQLite opens it: created so when new (SQLite gives its
+// -wal and -shm files the database file's mode), tightened when an older
+// version left it 0644.
+func restrictFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("restrict sqlite %s: %w", path, err)
+	}
+	return nil
 }

@@ -43,6 +43,9 @@ func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...fun
 	cfg := config.Default()
 	cfg.AllowNewApp = true
 	cfg.PasswordCost = 4
+	// Tests sign in as often as they need; the rate-limit tests turn the
+	// limits on.
+	cfg.RateLimits = config.RateLimits{}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -87,9 +90,7 @@ func (s Scenario) Run(t *testing.T, h http.Handler) *httptest.ResponseRecorder {
 	if s.Body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for k, v := range s.Headers {
-		req.Header.Set(k, v)
-	}
+	setHeaders(req, s.Headers)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	got := rec.Body.String()
@@ -142,10 +143,20 @@ func Do(t *testing.T, h http.Handler, method, url, body string, headers map[stri
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, url, r)
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
+	setHeaders(req, headers)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec.Code, CheckEnvelope(t, rec)
+}
+
+// setHeaders sets headers on req; the key "Host" sets the host the request
+// came to (req.Host), as a client that forges it would.
+func setHeaders(req *http.Request, headers map[string]string) {
+	for k, v := range headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/secrets"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -24,7 +25,7 @@ func Logger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil
 // fast bcrypt cost, closed at cleanup.
 func NewRegistry(t testing.TB, e store.Engine) *apps.Registry {
 	t.Helper()
-	r := apps.NewRegistry(NewBackend(t, e), apps.Options{PasswordCost: bcrypt.MinCost, Logger: Logger()})
+	r := apps.NewRegistry(NewBackend(t, e), apps.Options{PasswordCost: bcrypt.MinCost, Logger: Logger(), Secrets: Keyring(t)})
 	// Registered after the backend's cleanup, so it runs first.
 	t.Cleanup(func() { _ = closeApps(r) })
 	return r
@@ -43,6 +44,20 @@ func closeApps(r *apps.Registry) error {
 		}
 	}
 	return nil
+}
+
+// Keyring returns an instance keyring with one fresh key.
+func Keyring(t testing.TB) *secrets.Keyring {
+	t.Helper()
+	k, err := secrets.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := secrets.New(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
 }
 
 // NewApp creates an application named name with a super_admin
