@@ -3,14 +3,14 @@ package filter
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // namePattern is the shape of every table and field name (store.ValidIdent);
@@ -54,14 +54,12 @@ func decodeJSON(raw []byte) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // numbers keep their literal text: ids never go through float64
+	// The API's one decoding layer: numbers keep their literal text (ids
+	// never go through float64); NUL, invalid UTF-8 and lone surrogates
+	// are refused, the same on both engines.
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := wire.Decode(raw, &v, wire.Options{ExactNumbers: true}); err != nil {
 		return nil, invalidf("the filter is not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, invalidf("the filter is not valid JSON: data after the object")
 	}
 	return v, nil
 }

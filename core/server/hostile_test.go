@@ -47,6 +47,12 @@ func TestHostileBodiesOnEveryRoute(t *testing.T) {
 			bodies := hostileBodies
 			if r[0] == "GET" {
 				bodies = []string{""}
+				// Hostile text in the query string too.
+				for _, q := range []string{"value=%00", "value=%ff", "q=%ed%a0%80", "q=a%00b", "id=%00", "%00=1"} {
+					if msg := probe(f, "GET", r[1]+"&"+q, ""); msg != "" {
+						t.Error(msg)
+					}
+				}
 			}
 			for _, body := range bodies {
 				if msg := probe(f, r[0], r[1], body); msg != "" {
@@ -72,7 +78,7 @@ func routesToProbe(t testing.TB, f *digFixture) [][2]string {
 			continue // would drop the table the other routes read
 		}
 		if method == "GET" {
-			path += "?page=99999999999999999999&per_page=-1&id=%00&fld=%ff&q=%ed%a0%80&limit=1e400&filter=%7B%22label%22%3A%7B%22_eq%22%3A%22%00%22%7D%7D"
+			path += "?page=99999999999999999999&per_page=-1&limit=1e400&field=label&fld=label&id=1&q=x&filter=%7B%22label%22%3A%7B%22_eq%22%3A%22%5Cu0000%22%7D%7D"
 		}
 		out = append(out, [2]string{method, path})
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -65,13 +66,24 @@ func (s *Server) checkQuery(c *gin.Context) {
 		c.Next()
 		return
 	}
-	if _, err := url.ParseQuery(raw); err != nil {
+	values, err := url.ParseQuery(raw)
+	if err != nil {
 		detail := "a malformed %-escape: encode '%' as %25"
 		if strings.Contains(raw, ";") {
 			detail = "a raw ';': separate parameters with '&' and send ';' in a value as %3B"
 		}
 		s.fail(c, errInvalidQuery.With("detail", detail))
 		return
+	}
+	// Text that an engine would refuse or alter (NUL, invalid UTF-8) is
+	// refused here, the same on both engines, naming the parameter.
+	for k, vs := range values {
+		for _, v := range append([]string{k}, vs...) {
+			if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+				s.fail(c, errInvalidQuery.With("parameter", clipParam(k)).With("detail", "a NUL character or invalid UTF-8"))
+				return
+			}
+		}
 	}
 	c.Next()
 }
@@ -116,3 +128,11 @@ func (s *Server) resolveApp(c *gin.Context) {
 
 // appOf returns the application resolved for this request.
 func appOf(c *gin.Context) *apps.App { return c.MustGet(ctxApp).(*apps.App) }
+
+// clipParam shortens a parameter name repeated in an answer.
+func clipParam(k string) string {
+	if r := []rune(k); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return k
+}

@@ -68,12 +68,43 @@ func Decode(body []byte, dst any, opt Options) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return &SyntaxError{"unexpected data after the JSON value"}
 	}
+	if err := noNUL("", v); err != nil {
+		return err
+	}
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("wire.Decode needs a non-nil pointer")
 	}
 	d := decoder{opt: opt}
 	return d.value("", v, rv.Elem())
+}
+
+// noNUL refuses a NUL character anywhere in the decoded value, keys
+// included, whatever the destination (an interface or a raw message
+// keeps text as it came): PostgreSQL cannot store it, SQLite would.
+func noNUL(path string, v any) error {
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return &FieldError{Path: path, Want: "text without NUL characters", Got: "text with a NUL character"}
+		}
+	case []any:
+		for i, e := range x {
+			if err := noNUL(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 {
+				return &FieldError{Path: path, Want: "keys without NUL characters", Got: "a key with a NUL character"}
+			}
+			if err := noNUL(join(path, k), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Assign converts an already decoded JSON value (numbers as json.Number or
