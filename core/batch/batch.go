@@ -92,18 +92,19 @@ func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		tx, done := cached(ctx, tx)
 		defer done()
+		w := records.NewBatch(tx)
 		var invalid []FieldError
 		for i := range ops {
 			op := &ops[i]
 			sc := scopes[op.Table]
 			if op.Kind == Delete {
-				if err := records.DeleteTx(ctx, tx, sc, op.ID); err != nil {
+				if err := w.Delete(ctx, sc, op.ID); err != nil {
 					return withIndex(err, op.Index)
 				}
 				ids[i], results[i] = op.ID, Result{Status: "success", Code: "success_deleted", ID: op.ID}
 				continue
 			}
-			id, fes, err := records.SaveTx(ctx, tx, sc, &op.Input, hookErrs[i])
+			id, fes, err := w.Save(ctx, sc, &op.Input, hookErrs[i])
 			if err != nil {
 				return withIndex(err, op.Index)
 			}
@@ -119,7 +120,7 @@ func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result
 		if len(invalid) > 0 {
 			return records.ErrValidation.With("errors", invalid).With("indexes", indexes(invalid))
 		}
-		return nil
+		return w.Finish(ctx)
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,9 @@ package records
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
@@ -118,11 +121,49 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 	return fes, 0, nil
 }
 
-// SaveTx is Save inside the caller's transaction tx, without hooks:
-// hookErrs are the field errors BeforeSaveMany gave for in. Validation
-// failures come back as fes with a nil error, so a batch can report every
-// failing row; the row is then not written (the caller rolls back).
-func SaveTx(ctx context.Context, tx *store.DB, s *Scope, in *SaveInput, hookErrs []FieldError) (id int64, fes []FieldError, err error) {
+// Batch writes the records of one batch inside the caller's transaction,
+// with Save's and Delete's rules but without hooks (see BeforeSaveMany and
+// AfterSaveMany). What the rows share is done once: a lookup target found
+// for one row is not looked up again (until a delete in the batch), and
+// the history entries are written together by Finish.
+type Batch struct {
+	tx      *store.DB
+	found   map[lookupKey]bool
+	history map[historyKey]historyEntry
+	order   []historyKey
+}
+
+type lookupKey struct{ table, id string }
+
+type historyKey struct {
+	user  int64
+	table string
+	id    int64
+}
+
+type historyEntry struct {
+	action string
+	at     time.Time
+}
+
+// NewBatch starts the writes of a batch in tx, a transaction the caller
+// commits after Finish, or rolls back.
+func NewBatch(tx *store.DB) *Batch {
+	return &Batch{tx: tx, found: map[lookupKey]bool{}, history: map[historyKey]historyEntry{}}
+}
+
+// scope is s bound to the batch's transaction.
+func (b *Batch) scope(s *Scope) *Scope {
+	ts := *s
+	ts.DB, ts.batch = b.tx, b
+	return &ts
+}
+
+// Save creates or updates one record: hookErrs are the field errors
+// BeforeSaveMany gave for in. Validation failures come back as fes with a
+// nil error, so a batch can report every failing row; the row is then not
+// written (and the caller rolls back).
+func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []FieldError) (id int64, fes []FieldError, err error) {
 	if s.Table.IsPlugin {
 		return 0, nil, ErrInvalidParameter.With("detail", "plugin rows are saved with their parent record")
 	}
@@ -133,8 +174,7 @@ func SaveTx(ctx context.Context, tx *store.DB, s *Scope, in *SaveInput, hookErrs
 	if !insert && !auth.Edit.Allows(s.Level) {
 		return 0, nil, ErrNotEnough.With("required", auth.Edit.String())
 	}
-	ts := *s
-	ts.DB = tx
+	ts := b.scope(s)
 	if !insert {
 		creator, err := ts.lockRow(ctx, in.ID)
 		if err != nil {
@@ -144,7 +184,7 @@ func SaveTx(ctx context.Context, tx *store.DB, s *Scope, in *SaveInput, hookErrs
 			return 0, nil, ErrNotEnough.With("reason", "not_your_record")
 		}
 	}
-	core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, in.forced, insert, in.ID)
+	core, fes, err := prepareRow(ctx, ts, ts.Table, in.Core, in.forced, insert, in.ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -174,23 +214,22 @@ func SaveTx(ctx context.Context, tx *store.DB, s *Scope, in *SaveInput, hookErrs
 	if err := ts.applyPlugins(ctx, id, children); err != nil {
 		return 0, nil, mapUniqueViolation(err)
 	}
-	return id, nil, ts.touch(ctx, id, action)
+	b.touch(ts, id, action)
+	return id, nil, nil
 }
 
-// DeleteTx deletes one record inside the caller's transaction tx, with
-// Delete's rules: its version snapshot first, its plugin rows with it;
-// absent or outside the caller's rows → ErrRecordNotFound, another's
-// record for a self_writer → not_your_record, protected by a relation →
-// record_in_use.
-func DeleteTx(ctx context.Context, tx *store.DB, s *Scope, id int64) error {
+// Delete deletes one record with Delete's rules: its version snapshot
+// first, its plugin rows with it; absent or outside the caller's rows →
+// ErrRecordNotFound, another's record for a self_writer →
+// not_your_record, protected by a relation → record_in_use.
+func (b *Batch) Delete(ctx context.Context, s *Scope, id int64) error {
 	if s.Table.IsPlugin {
 		return ErrInvalidParameter.With("detail", "plugin rows are deleted through their parent record")
 	}
 	if !auth.Edit.Allows(s.Level) {
 		return ErrNotEnough.With("required", auth.Edit.String())
 	}
-	ts := *s
-	ts.DB = tx
+	ts := b.scope(s)
 	creator, err := ts.lockRow(ctx, id)
 	if err != nil {
 		return err
@@ -201,10 +240,64 @@ func DeleteTx(ctx context.Context, tx *store.DB, s *Scope, id int64) error {
 	if err := ts.snapshot(ctx, id, "delete"); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Qualify(s.Table.Name)+` WHERE "id" = ?`, id); err != nil {
+	if _, err := b.tx.Exec(ctx, `DELETE FROM `+b.tx.Qualify(s.Table.Name)+` WHERE "id" = ?`, id); err != nil {
 		return mapForeignKeyViolation(err)
 	}
+	clear(b.found) // a lookup target may be gone
 	return nil
+}
+
+// touch notes a history entry (the last action on a record wins, as with
+// single saves); Finish writes them.
+func (b *Batch) touch(s *Scope, id int64, action string) {
+	if s.Actor.UserID == 0 {
+		return
+	}
+	k := historyKey{user: s.Actor.UserID, table: s.Table.Name, id: id}
+	if _, ok := b.history[k]; !ok {
+		b.order = append(b.order, k)
+	}
+	b.history[k] = historyEntry{action: action, at: s.now().Truncate(time.Microsecond)}
+}
+
+// historyChunk bounds the rows of one history statement (5 values each).
+const historyChunk = 500
+
+// Finish writes the batch's history entries, a few hundred per statement.
+func (b *Batch) Finish(ctx context.Context) error {
+	for start := 0; start < len(b.order); start += historyChunk {
+		keys := b.order[start:min(start+historyChunk, len(b.order))]
+		marks := make([]string, len(keys))
+		args := make([]any, 0, 5*len(keys))
+		for i, k := range keys {
+			e := b.history[k]
+			marks[i] = "(?, ?, ?, ?, ?)"
+			args = append(args, k.user, k.table, k.id, e.action, e.at)
+		}
+		_, err := b.tx.Exec(ctx, `INSERT INTO `+b.tx.Sys("history")+` (user_id, tb, record_id, action, at) VALUES `+
+			strings.Join(marks, ", ")+` ON CONFLICT (user_id, tb, record_id) DO UPDATE SET action = excluded.action, at = excluded.at`, args...)
+		if err != nil {
+			return fmt.Errorf("record history: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkInDB is the package's checkInDB, except that within a Batch a
+// lookup target already found is not looked up again.
+func (s *Scope) checkInDB(ctx context.Context, t *schema.Table, f *schema.Field, v any, selfID int64) ([]FieldError, error) {
+	if s.batch == nil || f.IDFromTb == "" || f.Unique || v == nil || v == "" {
+		return checkInDB(ctx, s.DB, t, f, v, selfID)
+	}
+	k := lookupKey{table: f.IDFromTb, id: fmt.Sprint(v)}
+	if s.batch.found[k] {
+		return nil, nil
+	}
+	fes, err := checkInDB(ctx, s.DB, t, f, v, selfID)
+	if err == nil && len(fes) == 0 {
+		s.batch.found[k] = true
+	}
+	return fes, err
 }
 
 // AfterSaveMany tells plugins about records written by a committed batch,

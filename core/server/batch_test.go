@@ -67,6 +67,20 @@ func TestBatchApplies(t *testing.T) {
 			t.Errorf("delete version: %v", d)
 		}
 
+		// The history lists what the batch created and changed.
+		_, h := f.do(t, f.writer, "GET", "/dig/api/history", "")
+		actions := map[string]string{}
+		for _, e := range h["history"].([]any) {
+			e := e.(map[string]any)
+			actions[fmt.Sprint(e["tb"], "/", e["id"])] = fmt.Sprint(e["action"])
+		}
+		if a := actions[fmt.Sprint("finds/", res[1].(map[string]any)["id"])]; a != "create" {
+			t.Errorf("history of the created find: %q in %v", a, actions)
+		}
+		if a := actions[fmt.Sprint("finds/", old)]; a != "update" {
+			t.Errorf("history of the updated find: %q in %v", a, actions)
+		}
+
 		// The compact form: creations, updates, deletions.
 		code, m = f.do(t, f.writer, "POST", batchURL, fmt.Sprintf(`{"create":{"finds":[{"label":"c1"},{"core":{"label":"c2"}}],"sites":[{"name":"Paestum"}]},
 			"update":{"finds":[{"id":%d,"weight":4}]},"delete":{"finds":[%d]}}`, old, old))
