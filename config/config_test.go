@@ -58,3 +58,17 @@ func TestInvalidSettingsAreAllReported(t *testing.T) {
 		t.Errorf("defaults invalid: %v", err)
 	}
 }
+
+func TestMaxBatchRequests(t *testing.T) {
+	if c, _ := FromEnv(envOf(nil)); c.MaxBatchRequests != DefaultMaxBatchRequests {
+		t.Fatalf("default: %d", c.MaxBatchRequests)
+	}
+	if c, err := FromEnv(envOf(map[string]string{"STRATA_MAX_BATCH_REQUESTS": "50"})); err != nil || c.MaxBatchRequests != 50 {
+		t.Fatalf("env: %d %v", c.MaxBatchRequests, err)
+	}
+	for _, v := range []string{"0", "-1", "many"} {
+		if _, err := FromEnv(envOf(map[string]string{"STRATA_MAX_BATCH_REQUESTS": v})); err == nil || !strings.Contains(err.Error(), "STRATA_MAX_BATCH_REQUESTS") {
+			t.Errorf("%q accepted: %v", v, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -295,5 +296,20 @@ func TestBatchMalformed(t *testing.T) {
 		if n := f.total(t, "finds"); n != 0 {
 			t.Errorf("malformed batches wrote %d finds", n)
 		}
+	})
+}
+
+// The cap on requests is the instance's setting.
+func TestBatchCapIsConfigurable(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		inst := testenv.NewInstance(t, e, func(c *config.Config) { c.MaxBatchRequests = 2 })
+		testenv.NewApp(t, inst.Apps, "dig")
+		token := testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
+		del := `{"method":"DELETE","url":"/record/finds/1"}`
+		testenv.Scenario{Method: "POST", URL: batchURL, Headers: testenv.Bearer(token), Body: `{"requests":[` + del + "," + del + "," + del + `]}`,
+			ExpectedStatus: 413, ExpectedContent: []string{`"code":"batch_too_large"`, `"max_requests":2`, `"requests":3`}}.Run(t, inst.Server)
+		testenv.Scenario{Method: "POST", URL: batchURL, Headers: testenv.Bearer(token), Body: `{"delete":{"a":[1,2],"b":[3]}}`,
+			ExpectedStatus: 413, ExpectedContent: []string{`"code":"batch_too_large"`}}.Run(t, inst.Server)
 	})
 }
