@@ -23,9 +23,11 @@ type Config struct {
 	Demo         bool   // create and fill a demo app when no app exists
 	PublicURL    string // external base URL, used for links and trusted redirects
 	MaxBodyBytes int64  // cap of a request body (JSON routes)
-	PasswordCost int    // bcrypt cost
-	LogLevel     string // debug, info, warn, error
-	LogFormat    string // text or json
+	// MaxBatchRequests caps the requests of one POST /<app>/api/batch.
+	MaxBatchRequests int
+	PasswordCost     int    // bcrypt cost
+	LogLevel         string // debug, info, warn, error
+	LogFormat        string // text or json
 	// ShutdownTimeout bounds the wait for in-flight requests on SIGTERM.
 	ShutdownTimeout time.Duration
 	// BodyTimeout bounds the reading of an ordinary request's body, so a
@@ -85,22 +87,25 @@ const (
 	DefaultDataDir      = "./data"
 	DefaultPluginDir    = "./bin/plugins"
 	DefaultMaxBodyBytes = 8 << 20
-	DefaultPasswordCost = 12
+	// DefaultMaxBatchRequests is the default cap of a batch's requests.
+	DefaultMaxBatchRequests = 1000
+	DefaultPasswordCost     = 12
 )
 
 // Default returns the built-in configuration.
 func Default() Config {
 	return Config{
-		Addr:            DefaultAddr,
-		DataDir:         DefaultDataDir,
-		PluginDir:       DefaultPluginDir,
-		MaxBodyBytes:    DefaultMaxBodyBytes,
-		PasswordCost:    DefaultPasswordCost,
-		LogLevel:        "info",
-		LogFormat:       "text",
-		ShutdownTimeout: 15 * time.Second,
-		BodyTimeout:     30 * time.Second,
-		RateLimits:      DefaultRateLimits,
+		Addr:             DefaultAddr,
+		DataDir:          DefaultDataDir,
+		PluginDir:        DefaultPluginDir,
+		MaxBodyBytes:     DefaultMaxBodyBytes,
+		MaxBatchRequests: DefaultMaxBatchRequests,
+		PasswordCost:     DefaultPasswordCost,
+		LogLevel:         "info",
+		LogFormat:        "text",
+		ShutdownTimeout:  15 * time.Second,
+		BodyTimeout:      30 * time.Second,
+		RateLimits:       DefaultRateLimits,
 	}
 }
 
@@ -137,6 +142,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_BODY_TIMEOUT: %q is not a positive duration (e.g. 30s)", v))
 		}
 		c.BodyTimeout = d
+	}
+	if v := getenv("STRATA_MAX_BATCH_REQUESTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errList = append(errList, fmt.Errorf("STRATA_MAX_BATCH_REQUESTS: %q is not a positive integer", v))
+		}
+		c.MaxBatchRequests = n
 	}
 	if v := getenv("STRATA_BCRYPT_COST"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -199,6 +211,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		errList = append(errList, errors.New("max body bytes must be positive"))
+	}
+	if c.MaxBatchRequests <= 0 {
+		errList = append(errList, errors.New("max batch requests must be positive"))
 	}
 	if c.PasswordCost < 4 || c.PasswordCost > 31 {
 		errList = append(errList, fmt.Errorf("bcrypt cost %d outside 4..31", c.PasswordCost))

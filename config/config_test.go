@@ -88,3 +88,17 @@ func TestRateLimitSettings(t *testing.T) {
 		t.Errorf("a host name as trusted proxy: %v", err)
 	}
 }
+
+func TestMaxBatchRequests(t *testing.T) {
+	if c, _ := FromEnv(envOf(nil)); c.MaxBatchRequests != DefaultMaxBatchRequests {
+		t.Fatalf("default: %d", c.MaxBatchRequests)
+	}
+	if c, err := FromEnv(envOf(map[string]string{"STRATA_MAX_BATCH_REQUESTS": "50"})); err != nil || c.MaxBatchRequests != 50 {
+		t.Fatalf("env: %d %v", c.MaxBatchRequests, err)
+	}
+	for _, v := range []string{"0", "-1", "many"} {
+		if _, err := FromEnv(envOf(map[string]string{"STRATA_MAX_BATCH_REQUESTS": v})); err == nil || !strings.Contains(err.Error(), "STRATA_MAX_BATCH_REQUESTS") {
+			t.Errorf("%q accepted: %v", v, err)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 	for i, c := range p.cols {
 		f, _ := t.Field(c)
 		fes = append(fes, checkValue(f, p.vals[i])...)
-		more, err := s.checkInDB(ctx, t, f, p.vals[i], selfID)
+		more, err := s.checkRefs(ctx, t, f, p.vals[i], selfID)
 		if err != nil {
 			return nil, nil, err
 		}

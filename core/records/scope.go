@@ -51,6 +51,8 @@ type Scope struct {
 	SchemaFlags map[string]bool
 	// HookLog reports an AfterSave failure (the save itself succeeded).
 	HookLog func(feature string, err error)
+
+	batch *Batch // set while a Batch writes (batch.go)
 }
 
 // TableAccess is the caller's level and row subset on one table.

@@ -184,5 +184,6 @@ func (s *Server) routeTable() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/info/app", Access: auth.Enter, Handler: s.handleAppInfo},
 		{Scope: App, Method: http.MethodGet, Path: "/migrations", Access: auth.AdminOnly, Handler: s.handleMigrations},
 	}
-	return append(core, s.recordRoutes()...)
+	core = append(core, s.recordRoutes()...)
+	return append(core, s.batchRoutes()...)
 }
