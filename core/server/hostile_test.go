@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -26,10 +25,6 @@ var hostileBodies = []string{
 	strings.Repeat(`{"a":`, 500) + `1` + strings.Repeat(`}`, 500),
 	`[1,2,3]`, `"text"`, `12`, `null`, `true`, ``, `{`, `{"core":[],"plugins":"x","fields":{},"sort":{"a":1}}`,
 }
-
-// goInternals matches what must never reach an answer: Go type names and
-// parser internals.
-var goInternals = regexp.MustCompile(`map\[string\]|interface \{|\[\]interface|json: cannot|strconv\.|server\.[a-z]+[A-Z]|records\.[A-Z]|\bstruct \{|runtime error|goroutine`)
 
 // unavailable are the 5xx answers that say a dependency is missing, not
 // that the server failed (CONTRACT §1).
@@ -99,7 +94,7 @@ func probe(f *digFixture, method, path, body string) string {
 	f.inst.Server.ServeHTTP(rec, req)
 	var m map[string]any
 	_ = json.Unmarshal(rec.Body.Bytes(), &m)
-	if (rec.Code >= 500 && !unavailable[fmt.Sprint(m["code"])]) || goInternals.Match(rec.Body.Bytes()) {
+	if (rec.Code >= 500 && !unavailable[fmt.Sprint(m["code"])]) || testenv.GoInternals.Match(rec.Body.Bytes()) {
 		return fmt.Sprintf("%s %s %.60q: %d %.300s", method, path, body, rec.Code, rec.Body)
 	}
 	return ""

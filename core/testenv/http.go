@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,8 +112,14 @@ func (s Scenario) Run(t *testing.T, h http.Handler) *httptest.ResponseRecorder {
 	return rec
 }
 
+// GoInternals matches what must never reach an answer: Go type names and
+// parser or runtime internals. Every error body any test reads through
+// CheckEnvelope (Do, Scenario.Run) is checked against it.
+var GoInternals = regexp.MustCompile(`map\[string\]|interface \{|\[\]interface|json: cannot|strconv\.|server\.[a-z]+[A-Z]|records\.[A-Z]|\bstruct \{|runtime error|goroutine \d`)
+
 // CheckEnvelope asserts a JSON body whose "status" matches the HTTP status
-// class, and a "code" on every error.
+// class, a "code" on every error, and no Go internals in an error.
+
 func CheckEnvelope(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
 	t.Helper()
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -124,6 +131,9 @@ func CheckEnvelope(t *testing.T, rec *httptest.ResponseRecorder) map[string]any 
 		return nil
 	}
 	status, _ := m["status"].(string)
+	if status == "error" && GoInternals.Match(rec.Body.Bytes()) {
+		t.Errorf("an error answer names Go internals: %s", rec.Body.String())
+	}
 	switch {
 	case rec.Code >= 400 && status != "error":
 		t.Errorf("HTTP %d with status %q", rec.Code, status)
