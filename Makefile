@@ -27,6 +27,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./core/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseWhere$$' -fuzztime $(FUZZTIME) ./core/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./core/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzRouteBodies$$' -fuzztime $(FUZZTIME) ./core/server/
 
 test-short:
 	$(GO) test -short -count=1 ./...
