@@ -19,6 +19,10 @@ const (
 	MaxIDsPerPage  = 10000
 )
 
+// deepPage is the offset from which a page's ids are chosen before its
+// rows are read (List).
+const deepPage = 300
+
 // Page is a resolved page: LIMIT and OFFSET.
 type Page struct {
 	Limit, Offset int64
@@ -57,6 +61,7 @@ type ListQuery struct {
 	Columns   []string
 	Where     *Cond // filter and quick search, rendered by the filter language
 	IDsOnly   bool
+	NoTotal   bool // total=false: skip the count (CONTRACT §10)
 }
 
 // FieldRef names a column of a list answer.
@@ -67,7 +72,8 @@ type FieldRef struct {
 
 // ListResult is a page of records (SPEC §2.1).
 type ListResult struct {
-	Total  int64            `json:"total"`
+	Total   int64            `json:"total"`
+	NoTotal bool             `json:"-"` // not counted: answered as null
 	Fields []FieldRef       `json:"fields"`
 	Data   []map[string]any `json:"data"`
 	IDs    []int64          `json:"ids,omitempty"`
@@ -127,19 +133,23 @@ func (s *Scope) orderBy(field, dir string) (string, error) {
 		return "", ErrInvalidField.With("field", field)
 	}
 	col := s.column(field)
-	key := col
-	if t == schema.DBText && s.DB.Engine == store.Postgres {
-		key = col + ` COLLATE "C"`
+	if s.DB.Engine == store.Postgres {
+		// PostgreSQL puts NULLs last ascending and first descending by
+		// itself, so the plain order is the one wanted and an index on
+		// the column can serve it.
+		key := col
+		if t == schema.DBText {
+			key = col + ` COLLATE "C"`
+		}
+		return key + " " + dir + ", " + idCol + " " + dir, nil
 	}
-	nulls := "CASE WHEN " + col + " IS NULL THEN 1 ELSE 0 END"
-	if dir == "DESC" {
-		nulls += " DESC"
-	}
-	return nulls + ", " + key + " " + dir + ", " + idCol + " " + dir, nil
+	// SQLite puts NULLs first ascending: "col IS NULL" (0 or 1) first
+	// moves them after the values, and reverses with the direction.
+	return col + " IS NULL " + dir + ", " + col + " " + dir + ", " + idCol + " " + dir, nil
 }
 
 // List returns one page of the table's rows matching q and the caller's
-// row restriction, with the total, in one query.
+// row restriction, with the total (count.go).
 func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	cols, err := listColumns(s.Table, q.Columns)
 	if err != nil {
@@ -156,7 +166,7 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		return listIDs(ctx, s, from, where, args, order, pg)
+		return listIDs(ctx, s, q, from, where, args, order, pg)
 	}
 	pg, err := PageOf(q.Page, q.PerPage, DefaultPerPage, MaxPerPage)
 	if err != nil {
@@ -167,9 +177,16 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	for _, c := range cols {
 		sel = append(sel, s.column(c.Name))
 	}
-	sel = append(sel, "COUNT(*) OVER ()")
 	query := `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + from + ` WHERE ` + where +
 		` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	if pg.Offset >= deepPage {
+		// A deep page: its ids are chosen first, sorting only the sort
+		// key and the id, and only those rows are read whole, instead of
+		// sorting whole rows to throw most of them away.
+		query = `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + from + ` WHERE ` + s.column(schema.ColID) +
+			` IN (SELECT ` + s.column(schema.ColID) + ` FROM ` + from + ` WHERE ` + where +
+			` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order
+	}
 	rows, err := s.DB.Query(ctx, query, append(args, pg.Limit, pg.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", s.Table.Name, err)
@@ -180,7 +197,7 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	for i, c := range cols {
 		types[i], _ = dbTypeOf(s.Table, c.Name)
 	}
-	vals := make([]any, len(cols)+1)
+	vals := make([]any, len(cols))
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -194,24 +211,35 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 			rec[c.Name] = fromDB(types[i], vals[i])
 		}
 		res.Data = append(res.Data, rec)
-		res.Total = fromDB(schema.DBInt, vals[len(cols)]).(int64)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(res.Data) == 0 && pg.Offset > 0 {
-		// Past the last page the window count has no row to ride on.
-		if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&res.Total); err != nil {
-			return nil, err
-		}
+	rows.Close() // free the connection before counting
+	return res, s.total(ctx, res, q, pg, len(res.Data), from, where, args)
+}
+
+// total fills res.Total: none with total=false; without a count when the
+// page shows it all (a first page not full is the whole result); else
+// counted (count).
+func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page, got int, from, where string, args []any) error {
+	switch {
+	case q.NoTotal:
+		res.NoTotal = true
+		return nil
+	case pg.Offset == 0 && int64(got) < pg.Limit:
+		res.Total = int64(got)
+		return nil
 	}
-	return res, nil
+	n, err := s.count(ctx, from, where, args)
+	res.Total = n
+	return err
 }
 
 // listIDs is one page of the matching ids, in the list's order, with the
-// total (in the same query, or a count past the last page).
-func listIDs(ctx context.Context, s *Scope, from, where string, args []any, order string, pg Page) (*ListResult, error) {
-	rows, err := s.DB.Query(ctx, `SELECT `+s.column(schema.ColID)+`, COUNT(*) OVER () FROM `+from+` WHERE `+where+
+// total.
+func listIDs(ctx context.Context, s *Scope, q ListQuery, from, where string, args []any, order string, pg Page) (*ListResult, error) {
+	rows, err := s.DB.Query(ctx, `SELECT `+s.column(schema.ColID)+` FROM `+from+` WHERE `+where+
 		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, pg.Limit, pg.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list ids of %s: %w", s.Table.Name, err)
@@ -219,20 +247,15 @@ func listIDs(ctx context.Context, s *Scope, from, where string, args []any, orde
 	defer rows.Close()
 	res := &ListResult{IDs: []int64{}}
 	for rows.Next() {
-		var id, total int64
-		if err := rows.Scan(&id, &total); err != nil {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
 		res.IDs = append(res.IDs, id)
-		res.Total = total
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(res.IDs) == 0 && pg.Offset > 0 {
-		if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&res.Total); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	rows.Close()
+	return res, s.total(ctx, res, q, pg, len(res.IDs), from, where, args)
 }

@@ -115,6 +115,7 @@ type listBody struct {
 	Columns   any             `json:"columns"`
 	Search    *string         `json:"search"`
 	IDsOnly   any             `json:"ids_only"`
+	Total     any             `json:"total"`
 	Filter    json.RawMessage `json:"filter"`
 }
 
@@ -137,10 +138,10 @@ func (s *Server) handleList(c *gin.Context) {
 		return
 	}
 	if q.IDsOnly {
-		success(c, http.StatusOK, gin.H{"total": res.Total, "ids": res.IDs})
+		success(c, http.StatusOK, gin.H{"total": totalOf(res), "ids": res.IDs})
 		return
 	}
-	success(c, http.StatusOK, gin.H{"total": res.Total, "fields": res.Fields, "data": res.Data, "can_add": sc.CanAdd()})
+	success(c, http.StatusOK, gin.H{"total": totalOf(res), "fields": res.Fields, "data": res.Data, "can_add": sc.CanAdd()})
 }
 
 // columnsParam accepts columns as a JSON list, a CSV string, or repeated
@@ -445,4 +446,12 @@ func (s *Server) handleRecordTemplates(c *gin.Context) {
 		return
 	}
 	success(c, http.StatusOK, gin.H{"templates": names})
+}
+
+// totalOf is a list's total, or null when total=false skipped the count.
+func totalOf(res *records.ListResult) any {
+	if res.NoTotal {
+		return nil
+	}
+	return res.Total
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/demo"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -70,6 +71,11 @@ func BenchmarkRecords(b *testing.B) {
 			if err := demo.Seed(context.Background(), a, demo.Bench, 1, time.Now().UTC()); err != nil {
 				b.Fatal(err)
 			}
+			// As in the comparison with PocketBase (docs/performance.md):
+			// material is indexed.
+			if _, err := schema.CreateIndex(context.Background(), a.DB, "finds", schema.IndexInput{Columns: []string{"material"}}, time.Now().UTC()); err != nil {
+				b.Fatal(err)
+			}
 			b.Logf("%s: seeded 100,000 finds in %s; %d cores", e, time.Since(start).Round(time.Millisecond), runtime.NumCPU())
 			token := testenv.Login(b, inst.Server, "bench", "admin@example.org", testenv.Password)
 			units, finds := 2000, 100000
@@ -83,6 +89,12 @@ func BenchmarkRecords(b *testing.B) {
 			}{
 				{"list_eq_indexed", "GET", func(r *rand.Rand) string {
 					return fmt.Sprintf("/bench/api/records/finds?filter[unit][_eq]=%d", 1+r.IntN(units))
+				}, nil},
+				{"list_material_eq", "GET", func(r *rand.Rand) string {
+					return "/bench/api/records/finds?filter[material][_eq]=" + url.QueryEscape(demo.Materials[r.IntN(len(demo.Materials))])
+				}, nil},
+				{"list_sorted_deep", "GET", func(r *rand.Rand) string {
+					return fmt.Sprintf("/bench/api/records/finds?sort_field=weight&sort_dir=desc&page=%d", 40+r.IntN(20))
 				}, nil},
 				{"list_icontains", "GET", func(r *rand.Rand) string {
 					return "/bench/api/records/finds?filter[description][_icontains]=" + url.QueryEscape(fmt.Sprintf("unit %d", 1+r.IntN(units)))

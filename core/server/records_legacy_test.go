@@ -135,3 +135,61 @@ func TestLinkOutSchemes(t *testing.T) {
 		}
 	})
 }
+
+// TestListPagesAndTotals: a deep page (its ids chosen first) holds the
+// same rows, in the same order, as the ids list; totals are counted apart
+// and follow every write at once (the cached count is dropped); total=false
+// answers null.
+func TestListPagesAndTotals(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		var rows []string
+		for i := range 420 {
+			w := fmt.Sprint(i % 7) // ties
+			if i%11 == 0 {
+				w = "null" // NULLs among them
+			}
+			rows = append(rows, fmt.Sprintf(`{"method":"POST","url":"/record/finds","body":{"core":{"label":"f%d","weight":%s}}}`, i%50, w))
+		}
+		if code, m := f.do(t, f.super, "POST", "/dig/api/batch", `{"requests":[`+strings.Join(rows, ",")+`]}`); code != 200 {
+			t.Fatalf("seed: %d %v", code, m)
+		}
+		for _, sort := range []string{"sort_field=weight&sort_dir=desc", "sort_field=weight", "sort_field=label&sort_dir=desc", ""} {
+			_, all := f.do(t, f.reader, "GET", "/dig/api/records/finds?ids_only=1&"+sort, "")
+			ids := all["ids"].([]any)
+			if len(ids) != 420 || all["total"] != float64(420) {
+				t.Fatalf("%s: ids %d, total %v", sort, len(ids), all["total"])
+			}
+			for _, page := range []int{1, 2, 11, 14, 15} { // offsets 0, 30, 300 (deep), 390, 420 (past the end)
+				_, m := f.do(t, f.reader, "GET", fmt.Sprintf("/dig/api/records/finds?per_page=30&page=%d&%s", page, sort), "")
+				data := m["data"].([]any)
+				want := ids[min((page-1)*30, len(ids)):min(page*30, len(ids))]
+				if len(data) != len(want) || m["total"] != float64(420) {
+					t.Fatalf("%s page %d: %d rows, total %v; want %d rows", sort, page, len(data), m["total"], len(want))
+				}
+				for i, r := range data {
+					if r.(map[string]any)["id"] != want[i] {
+						t.Fatalf("%s page %d row %d: id %v, want %v", sort, page, i, r.(map[string]any)["id"], want[i])
+					}
+				}
+			}
+		}
+		// The count follows writes at once, and total=false skips it.
+		total := func() any {
+			_, m := f.do(t, f.reader, "GET", "/dig/api/records/finds?filter[label][_eq]=f3&page=2&per_page=2", "")
+			return m["total"]
+		}
+		before := total()
+		f.create(t, f.writer, "finds", `{"label":"f3"}`)
+		if after := total(); after != before.(float64)+1 {
+			t.Errorf("total %v after a create, was %v", after, before)
+		}
+		if _, m := f.do(t, f.reader, "GET", "/dig/api/records/finds?total=false", ""); m["total"] != nil || len(m["data"].([]any)) != 30 {
+			t.Errorf("total=false: total %v, %d rows", m["total"], len(m["data"].([]any)))
+		}
+		if _, m := f.do(t, f.reader, "GET", "/dig/api/records/finds?ids_only=1&total=0", ""); m["total"] != nil {
+			t.Errorf("ids_only with total=0: %v", m["total"])
+		}
+	})
+}

@@ -62,6 +62,13 @@ func (s *Server) listParams(c *gin.Context, sc *records.Scope) (records.ListQuer
 		}
 		q.IDsOnly = b
 	}
+	if v := pick("total", body.Total); v != "" {
+		b, err := wire.Bool(v)
+		if err != nil && !errors.Is(err, wire.ErrEmpty) {
+			return records.ListQuery{}, records.ErrInvalidParameter.With("parameter", "total").With("detail", "a boolean")
+		}
+		q.NoTotal = err == nil && !b
+	}
 	q.Columns = columnsParam(body.Columns, qv["columns"])
 	where, err := s.listWhere(c, sc, body.Filter, pick("search", body.Search))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -29,6 +30,20 @@ type DB struct {
 	pool   *sql.DB // the pool, closed by Close when owned
 	owned  bool    // whether Close closes pool (SQLite: one pool per app)
 	tx     bool    // true inside Tx
+	// gen counts the write transactions committed through this app's DB
+	// in this process (shared with its transactions' copies): caches of
+	// derived values (list totals) are keyed by it.
+	gen *atomic.Uint64
+}
+
+// Generation identifies the app's data as this process last changed it:
+// it moves on every committed write transaction. Writes by other nodes do
+// not move it, so what is cached by it must also expire.
+func (db *DB) Generation() (id *atomic.Uint64, n uint64) {
+	if db.gen == nil {
+		return nil, 0
+	}
+	return db.gen, db.gen.Load()
 }
 
 // SystemTablePrefix marks tables that belong to Strata, not to users.
@@ -90,9 +105,13 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 	if db.Engine == SQLite {
 		return db.immediateTx(ctx, fn)
 	}
-	return db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+	err := db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
 		return fn(db.bindTx(gtx, gtx.Statement.ConnPool))
 	})
+	if err == nil && db.gen != nil {
+		db.gen.Add(1)
+	}
+	return err
 }
 
 // immediateTx runs fn on one dedicated connection between BEGIN IMMEDIATE
@@ -122,6 +141,9 @@ func (db *DB) immediateTx(ctx context.Context, fn func(tx *DB) error) (err error
 		return fmt.Errorf("commit: %w", err)
 	}
 	done = true
+	if db.gen != nil {
+		db.gen.Add(1)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -174,7 +175,7 @@ func (b *PostgresBackend) Open(ctx context.Context, name string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gorm on postgres: %w", err)
 	}
-	return &DB{Engine: Postgres, Gorm: g, SQL: b.pool, schema: schemaName, pool: b.pool}, nil
+	return &DB{Engine: Postgres, Gorm: g, SQL: b.pool, schema: schemaName, pool: b.pool, gen: new(atomic.Uint64)}, nil
 }
 
 // Create registers the app, creates its schema and runs init, all in one
@@ -186,7 +187,7 @@ func (b *PostgresBackend) Create(ctx context.Context, name string, init func(con
 	if err != nil {
 		return fmt.Errorf("gorm on postgres: %w", err)
 	}
-	base := &DB{Engine: Postgres, Gorm: g, SQL: b.pool, schema: schemaName, pool: b.pool}
+	base := &DB{Engine: Postgres, Gorm: g, SQL: b.pool, schema: schemaName, pool: b.pool, gen: new(atomic.Uint64)}
 	return base.Tx(ctx, func(tx *DB) error {
 		_, err := tx.SQL.ExecContext(ctx, `INSERT INTO `+b.registry()+` (name, schema_name) VALUES ($1, $2)`, name, schemaName)
 		if isUniqueViolation(err) {

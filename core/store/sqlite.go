@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	_ "github.com/glebarez/go-sqlite" // registers the pure-Go "sqlite" driver
 	gormsqlite "github.com/glebarez/sqlite"
@@ -206,7 +207,7 @@ func openSQLiteFile(path string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("gorm on sqlite: %w", err)
 	}
-	return &DB{Engine: SQLite, Gorm: g, SQL: pool, pool: pool, owned: true}, nil
+	return &DB{Engine: SQLite, Gorm: g, SQL: pool, pool: pool, owned: true, gen: new(atomic.Uint64)}, nil
 }
 
 func randomHex(n int) string {

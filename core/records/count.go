@@ -1,0 +1,78 @@
+package records
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Totals of lists are counted apart from the page (a window count over
+// the page query makes the engine read and sort every matching row before
+// LIMIT) and kept briefly, so that paging through a result does not count
+// it again. A cached total is used only while the app's data generation
+// is the one it was counted at (every write transaction of this process
+// moves it) and at most countTTL after counting (writes by other nodes
+// do not move it).
+const (
+	countTTL        = 5 * time.Second
+	countCacheLimit = 4096 // entries; the cache is emptied when full
+)
+
+type countKey struct {
+	gen   *atomic.Uint64 // the app's DB
+	at    uint64         // its generation when counted
+	query string         // the count query with its arguments
+}
+
+type countEntry struct {
+	total   int64
+	counted time.Time
+}
+
+var counts = struct {
+	sync.Mutex
+	m map[countKey]countEntry
+}{m: map[countKey]countEntry{}}
+
+// count is SELECT COUNT(*) over from and where, from the cache when fresh.
+func (s *Scope) count(ctx context.Context, from, where string, args []any) (int64, error) {
+	query := `SELECT COUNT(*) FROM ` + from + ` WHERE ` + where
+	gen, at := s.DB.Generation()
+	var key countKey
+	if gen != nil {
+		key = countKey{gen: gen, at: at, query: cacheText(query, args)}
+		counts.Lock()
+		e, ok := counts.m[key]
+		counts.Unlock()
+		if ok && time.Since(e.counted) < countTTL {
+			return e.total, nil
+		}
+	}
+	var n int64
+	if err := s.DB.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s: %w", s.Table.Name, err)
+	}
+	if gen != nil {
+		counts.Lock()
+		if len(counts.m) >= countCacheLimit {
+			clear(counts.m)
+		}
+		counts.m[key] = countEntry{total: n, counted: time.Now()}
+		counts.Unlock()
+	}
+	return n, nil
+}
+
+// cacheText is the query and its bound values as one key (values typed,
+// so 1 and "1" differ).
+func cacheText(query string, args []any) string {
+	var b strings.Builder
+	b.WriteString(query)
+	for _, a := range args {
+		fmt.Fprintf(&b, "\x00%T:%v", a, a)
+	}
+	return b.String()
+}
