@@ -74,9 +74,9 @@ type FieldRef struct {
 type ListResult struct {
 	Total   int64            `json:"total"`
 	NoTotal bool             `json:"-"` // not counted: answered as null
-	Fields []FieldRef       `json:"fields"`
-	Data   []map[string]any `json:"data"`
-	IDs    []int64          `json:"ids,omitempty"`
+	Fields  []FieldRef       `json:"fields"`
+	Data    []map[string]any `json:"data"`
+	IDs     []int64          `json:"ids,omitempty"`
 }
 
 // listColumns resolves the requested columns: the table's preview fields
