@@ -34,6 +34,9 @@ type DB struct {
 	// in this process (shared with its transactions' copies): caches of
 	// derived values (list totals) are keyed by it.
 	gen *atomic.Uint64
+	// stmts prepares the pool's queries once (SQLite; nil otherwise and
+	// inside a transaction, which runs on its own connection).
+	stmts *stmtCache
 }
 
 // Generation identifies the app's data as this process last changed it:
@@ -83,12 +86,28 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, 
 
 // Query runs a query written with '?' markers.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return db.SQL.QueryContext(ctx, db.Engine.Rebind(query), args...)
+	query = db.Engine.Rebind(query)
+	if st := db.prepared(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.SQL.QueryContext(ctx, query, args...)
 }
 
 // QueryRow runs a single-row query written with '?' markers.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return db.SQL.QueryRowContext(ctx, db.Engine.Rebind(query), args...)
+	query = db.Engine.Rebind(query)
+	if st := db.prepared(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return db.SQL.QueryRowContext(ctx, query, args...)
+}
+
+// prepared is the cached statement of a read outside a transaction.
+func (db *DB) prepared(ctx context.Context, query string) *sql.Stmt {
+	if db.stmts == nil || db.tx {
+		return nil
+	}
+	return db.stmts.get(ctx, query)
 }
 
 // Tx runs fn in one transaction: committed when fn returns nil, rolled back
@@ -160,6 +179,7 @@ func (db *DB) bindTx(g *gorm.DB, conn gorm.ConnPool) *DB {
 	c.SQL = ex
 	c.tx = true
 	c.owned = false
+	c.stmts = nil
 	return &c
 }
 
@@ -169,6 +189,9 @@ func (db *DB) InTx() bool { return db.tx }
 // Close releases the app's pool when it owns one (SQLite). PostgreSQL apps
 // share the instance pool, which the backend closes.
 func (db *DB) Close() error {
+	if db.stmts != nil && db.owned {
+		db.stmts.close()
+	}
 	if db.owned && db.pool != nil {
 		return db.pool.Close()
 	}
@@ -189,5 +212,9 @@ func newGorm(dialector gorm.Dialector, schemaName string) (*gorm.DB, error) {
 		QueryFields:            true, // explicit column lists, never SELECT *
 		NamingStrategy:         schema.NamingStrategy{TablePrefix: prefix},
 		TranslateError:         true,
+		// SQLite's pure Go driver parses every query anew: gorm keeps the
+		// system tables' statements prepared (PostgreSQL's driver caches
+		// statements itself).
+		PrepareStmt: schemaName == "",
 	})
 }

@@ -207,7 +207,7 @@ func openSQLiteFile(path string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("gorm on sqlite: %w", err)
 	}
-	return &DB{Engine: SQLite, Gorm: g, SQL: pool, pool: pool, owned: true, gen: new(atomic.Uint64)}, nil
+	return &DB{Engine: SQLite, Gorm: g, SQL: pool, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: newStmtCache(pool)}, nil
 }
 
 func randomHex(n int) string {
