@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/wire"
 )
@@ -154,6 +155,11 @@ func PutTable(ctx context.Context, db *store.DB, table string, in TableConfig, n
 		}
 		if err := saveTableSettings(ctx, tx, &nt, now); err != nil {
 			return err
+		}
+		if in.Links.Set {
+			if err := syncLinkRelations(ctx, tx, st, &nt, now); err != nil {
+				return err
+			}
 		}
 		if in.PluginOf.Set && strings.TrimSpace(in.PluginOf.Value) != "" && nt.IsPlugin && nt.PluginOf == "" {
 			if err := attachPlugin(ctx, tx, st, &nt, strings.TrimSpace(in.PluginOf.Value), now); err != nil {
@@ -445,3 +451,84 @@ func RSOn(on bool) Patch[RSSetting] { return Set(RSSetting{On: on}) }
 
 // Position is the Patch that moves a table to position n.
 func Position(n int) Patch[OrderSetting] { return Set(OrderSetting{Position: &n}) }
+
+// syncLinkRelations makes the relations recorded from t those its links
+// declare, as BraDypUS does (its "link" is the list of relations from the
+// table): a relation from a column the links no longer name, or to
+// another target, is removed (its constraint with it; no data changes),
+// and each declared pair not recorded yet is recorded, RESTRICT / CASCADE,
+// checked and enforced as POST /config/relations would.
+func syncLinkRelations(ctx context.Context, tx *store.DB, st *state, t *Table, now time.Time) error {
+	type target struct{ tb, col string }
+	want := map[string]target{}
+	var order []string
+	for _, l := range t.Links {
+		for _, p := range l.Fld {
+			my, other := strings.TrimSpace(p.My), strings.TrimSpace(p.Other)
+			if my == "" {
+				continue
+			}
+			if other == "" {
+				other = ColID
+			}
+			if _, dup := want[my]; !dup {
+				order = append(order, my)
+			}
+			want[my] = target{l.OtherTb, other}
+		}
+	}
+	kept := st.relations[:0:0]
+	for _, r := range st.relations {
+		if r.FromTb != t.Name {
+			kept = append(kept, r)
+			continue
+		}
+		if w, ok := want[r.FromCol]; ok && w == (target{r.ToTb, r.ToCol}) {
+			delete(want, r.FromCol)
+			kept = append(kept, r)
+			continue
+		}
+		if err := removeRelation(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	st.relations = kept
+	for _, col := range order {
+		w, ok := want[col]
+		if !ok {
+			continue
+		}
+		r := &Relation{FromTb: t.Name, FromCol: col, ToTb: w.tb, ToCol: w.col, OnDelete: "RESTRICT", OnUpdate: "CASCADE"}
+		if err := checkRelation(st, r, false); err != nil {
+			if e, isErr := errs.As(err); isErr {
+				return ErrInvalidTableConfig.With("parameter", "link").With("detail", fmt.Sprintf("%s → %s.%s: %s", col, w.tb, w.col, e.Message)).With("reason", e.Code)
+			}
+			return err
+		}
+		if err := saveRelation(ctx, tx, st, r, now); err != nil {
+			return err
+		}
+		st.relations = append(st.relations, r)
+	}
+	return nil
+}
+
+// LinksOf groups the relations from table by target, in BraDypUS's
+// "link" form: [{other_tb, fld:[{my, other}]}].
+func LinksOf(rels []*Relation, table string) []TableLink {
+	out := []TableLink{}
+	at := map[string]int{}
+	for _, r := range rels {
+		if r.FromTb != table {
+			continue
+		}
+		i, ok := at[r.ToTb]
+		if !ok {
+			i = len(out)
+			at[r.ToTb] = i
+			out = append(out, TableLink{OtherTb: r.ToTb})
+		}
+		out[i].Fld = append(out[i].Fld, TableLinkPair{My: r.FromCol, Other: r.ToCol})
+	}
+	return out
+}

@@ -38,14 +38,31 @@ func TestConfigBraDypUSForms(t *testing.T) {
 		// A plugin table created detached is attached by its PUT.
 		env.super(t, 200, "PUT", "/config/table/misure", `{"name":"misure","label":"Misure","is_plugin":"1","plugin_of":"siti","id_field":"id"}`)
 		env.super(t, 200, "PUT", "/config/table/siti", `{"name":"siti","label":"Siti","is_plugin":"0","order":"nome",
-			"id_field":"nome","preview":["nome","anno"],"rs":"nome","geodata":1,"zotero":"1",
-			"link":[{"other_tb":"misure","fld":[{"my":"id","other":"valore"}]}]}`)
+			"id_field":"nome","preview":["nome","anno"],"rs":"nome","geodata":1,"zotero":"1"}`)
+		// "link" is BraDypUS's list of the relations from a table: saving it
+		// records them, and the table's answer lists the relations.
+		env.super(t, 200, "POST", "/config/tables", `{"name":"saggi","label":"Saggi"}`)
+		env.super(t, 200, "POST", "/config/table/saggi/field", `{"name":"sito_nome","type":"text","db_type":"TEXT"}`)
+		env.super(t, 200, "POST", "/config/table/saggi/field", `{"name":"anno_sito","type":"text","db_type":"INTEGER"}`)
+		env.super(t, 200, "PUT", "/config/table/saggi", `{"link":[{"other_tb":"siti","fld":[{"my":"sito_nome","other":"nome"},{"my":"anno_sito","other":"anno"}]}]}`)
+		saggi := env.super(t, 200, "GET", "/config/table/saggi", "")["table"].(map[string]any)
+		if got, _ := json.Marshal(saggi["link"]); string(got) != `[{"fld":[{"my":"sito_nome","other":"nome"},{"my":"anno_sito","other":"anno"}],"other_tb":"siti"}]` {
+			t.Errorf("saggi link %s", got)
+		}
+		rels := env.super(t, 200, "GET", "/config/relations", "")["data"].([]any)
+		if len(rels) != 2 {
+			t.Errorf("relations after a link: %v", rels)
+		}
+		env.super(t, 200, "PUT", "/config/table/saggi", `{"link":[{"other_tb":"siti","fld":[{"my":"sito_nome","other":"nome"}]}]}`)
+		if rels := env.super(t, 200, "GET", "/config/relations", "")["data"].([]any); len(rels) != 1 || rels[0].(map[string]any)["from_col"] != "sito_nome" {
+			t.Errorf("relations after dropping a link pair: %v", rels)
+		}
 
 		one := env.super(t, 200, "GET", "/config/table/siti", "")
 		tbl := one["table"].(map[string]any)
 		for k, want := range map[string]string{
 			"order": `"nome"`, "rs": `"nome"`, "geodata": "true", "refmgr": "true", "plugin": `["misure"]`,
-			"id_field": `"nome"`, "link": `[{"fld":[{"my":"id","other":"valore"}],"other_tb":"misure"}]`,
+			"id_field": `"nome"`, "link": `[]`,
 		} {
 			if got, _ := json.Marshal(tbl[k]); string(got) != want {
 				t.Errorf("table %s = %s, want %s", k, got, want)
@@ -103,6 +120,7 @@ func TestConfigBraDypUSForms(t *testing.T) {
 			refusal("PUT", "/config/table/siti", `{"order":"nowhere"}`, 400, "invalid_table_config"),
 			refusal("PUT", "/config/table/siti", `{"rs":"nowhere"}`, 400, "invalid_table_config"),
 			refusal("PUT", "/config/table/siti", `{"link":[{"other_tb":"nowhere","fld":[]}]}`, 400, "invalid_table_config"),
+			refusal("PUT", "/config/table/saggi", `{"link":[{"other_tb":"siti","fld":[{"my":"anno_sito","other":"nome"}]}]}`, 400, "invalid_table_config", `"parameter":"link"`),
 			refusal("PUT", "/config/table/misure", `{"plugin_of":"misure"}`, 400, "invalid_table_config"),
 			refusal("PUT", "/config/table/siti", `{"order":"abc","geodata":"maybe"}`, 400, "invalid_json", "geodata must be a boolean"),
 		})

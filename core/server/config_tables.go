@@ -63,16 +63,13 @@ func nonNilList(s []string) []string {
 	return s
 }
 
-func viewTable(cat *schema.Catalog, t *schema.Table) tableView {
+func viewTable(cat *schema.Catalog, rels []*schema.Relation, t *schema.Table) tableView {
 	v := tableView{Name: t.Name, Label: t.Label, Order: t.SortField, Sort: t.Sort, IDField: t.IDField, Preview: nonNilList(t.Preview),
 		RS: t.RS, Geodata: t.Geodata, RefMgr: t.RefMgr, ChronoDensityPath: nonNilList(t.ChronoDensityPath),
-		Backlinks: nonNilList(t.Backlinks), Link: t.Links, Plugin: []string{}, IsPlugin: t.IsPlugin, PluginOf: pluginOf(t),
+		Backlinks: nonNilList(t.Backlinks), Link: schema.LinksOf(rels, t.Name), Plugin: []string{}, IsPlugin: t.IsPlugin, PluginOf: pluginOf(t),
 		Features: map[string]bool{}, Fields: make(map[string]fieldView, len(t.Fields))}
 	if t.RS && t.RSField != "" {
 		v.RS = t.RSField
-	}
-	if v.Link == nil {
-		v.Link = []schema.TableLink{}
 	}
 	if cat != nil {
 		for _, p := range cat.PluginTables(t.Name) {
@@ -122,7 +119,8 @@ func reloadView(c *gin.Context, name string) tableView {
 	if t == nil {
 		return tableView{Name: name}
 	}
-	return viewTable(cat, t)
+	rels, _ := schema.ListAllRelations(c.Request.Context(), appOf(c).DB)
+	return viewTable(cat, rels, t)
 }
 
 // cascadeParam reads ?cascade=1 (also true, yes).
@@ -202,7 +200,12 @@ func (s *Server) handleConfigGetTable(c *gin.Context) {
 			chrono = append(chrono, o.Name)
 		}
 	}
-	success(c, http.StatusOK, gin.H{"table": viewTable(cat, t), "fields": viewFields(t.Fields),
+	rels, err := schema.ListAllRelations(c.Request.Context(), appOf(c).DB)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"table": viewTable(cat, rels, t), "fields": viewFields(t.Fields),
 		"field_labels": fieldLabels(t), "chronology_tables": chrono, "fuzzy_date_tables": chrono})
 }
 
