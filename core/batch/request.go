@@ -162,63 +162,14 @@ func opOf(i int, r request, app string) (Op, error) {
 	return op, nil
 }
 
-// saveBody is a record body as POST /record/{tb} takes it.
-type saveBody struct {
-	ID      any                    `json:"id"`
-	Core    map[string]any         `json:"core"`
-	Plugins map[string][]pluginRow `json:"plugins"`
-}
-
-type pluginRow struct {
-	ID     any            `json:"id"`
-	IsNew  bool           `json:"_isNew"`
-	Delete bool           `json:"_delete"`
-	Fields map[string]any `json:"fields"`
-}
-
 // saveInput reads a record body; pathID (0: none) is the url's id, which
 // a body id must match.
 func saveInput(raw map[string]any, pathID int64) (records.SaveInput, error) {
-	var b saveBody
-	if err := wire.Assign(raw, &b, wire.Options{ExactNumbers: true}); err != nil {
-		return records.SaveInput{}, shapeError(err, "body")
+	in, err := records.SaveInputOf(raw, pathID)
+	if fe, ok := err.(*wire.FieldError); ok {
+		return records.SaveInput{}, shapeError(fe, "body")
 	}
-	in := records.SaveInput{Core: b.Core, Plugins: map[string][]records.PluginRowInput{}}
-	if _, wrapped := raw["core"]; !wrapped {
-		// The fields at the top level, as BraDypUS scripts send them.
-		for k, v := range raw {
-			if k != "id" && k != "plugins" {
-				if in.Core == nil {
-					in.Core = map[string]any{}
-				}
-				in.Core[k] = v
-			}
-		}
-	}
-	if in.Core == nil {
-		in.Core = map[string]any{}
-	}
-	id, err := parseID(b.ID)
-	if err != nil {
-		return records.SaveInput{}, err
-	}
-	if pathID != 0 {
-		if id != 0 && id != pathID {
-			return records.SaveInput{}, records.ErrInvalidID.With("detail", "the url id and the body id differ")
-		}
-		id = pathID
-	}
-	in.ID = id
-	for tb, rows := range b.Plugins {
-		for _, r := range rows {
-			rid, err := parseID(r.ID)
-			if err != nil {
-				return records.SaveInput{}, err
-			}
-			in.Plugins[tb] = append(in.Plugins[tb], records.PluginRowInput{ID: rid, IsNew: r.IsNew, Delete: r.Delete, Fields: r.Fields})
-		}
-	}
-	return in, nil
+	return in, err
 }
 
 // parseID reads an optional id given as a number or a numeric string.

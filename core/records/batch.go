@@ -88,6 +88,10 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 			t := targets[k]
 			in := ins[t.in]
 			for _, fe := range res.Errors {
+				// Reported like the server's own errors: with the field's
+				// label (CONTRACT §5), and table/row only for child rows
+				// (docs/api.md), so a client does not look for a child row
+				// where the record's own field is meant.
 				rowTable := s.Table
 				if t.row != nil {
 					fe.Table = call.RowTable

@@ -106,106 +106,13 @@ func pickValues(m map[string]any, keys, skip []string) map[string]any {
 // the client sent for it, before any transaction opens (a plugin call must
 // never hold a write lock). Patched values replace the client's, computed
 // columns included; field errors are returned for the validation answer.
+// A single save is a batch of one (BeforeSaveMany).
 func (s *Scope) runBeforeHooks(ctx context.Context, in *SaveInput) ([]FieldError, error) {
-	var fes []FieldError
-	for _, f := range s.Features {
-		if !f.Before && !f.Required {
-			continue
-		}
-		call := HookCall{Feature: f.Name, Table: s.Table.Name, Actor: s.hookActor()}
-		// Which input rows the call covers, so results can be put back.
-		type target struct {
-			core bool
-			row  *PluginRowInput
-			idx  int
-		}
-		var targets []target
-		if len(f.Columns) > 0 {
-			vals := pickValues(in.Core, f.Columns, f.Computed)
-			// Only a save that touches the feature's columns needs the plugin:
-			// with it down, records that leave them empty can still be made.
-			if len(vals) > 0 {
-				call.RowTable = s.Table.Name
-				call.Rows = append(call.Rows, HookRow{ID: in.ID, Values: vals})
-				targets = append(targets, target{core: true})
-			}
-		}
-		if f.ChildTable != "" {
-			for i := range in.Plugins[f.ChildTable] {
-				r := &in.Plugins[f.ChildTable][i]
-				if r.Delete {
-					continue
-				}
-				call.RowTable = f.ChildTable
-				call.Rows = append(call.Rows, HookRow{ID: r.ID, ParentID: in.ID, Values: withoutKeys(r.Fields, f.Computed)})
-				targets = append(targets, target{row: r, idx: i})
-			}
-		}
-		if len(call.Rows) == 0 {
-			continue
-		}
-		if f.Hook == nil {
-			if f.Required {
-				return nil, errSaveNeedsPlugin.With("feature", f.Name)
-			}
-			continue
-		}
-		if !f.Before {
-			continue
-		}
-		if len(f.Columns) > 0 && f.ChildTable != "" {
-			// One call per row table keeps RowTable meaningful.
-			return nil, errs.New(errs.Internal, "internal_error", "a feature with both columns and a child table hooks one of them")
-		}
-		results, err := f.Hook.BeforeSave(ctx, call)
-		if err != nil {
-			if f.Required {
-				return nil, errSaveNeedsPlugin.With("feature", f.Name).Wrap(err)
-			}
-			continue
-		}
-		if len(results) != len(call.Rows) {
-			return nil, errs.New(errs.Internal, "internal_error", "a plugin answered for a different number of rows").With("feature", f.Name)
-		}
-		for i, res := range results {
-			t := targets[i]
-			for _, fe := range res.Errors {
-				// Reported like the server's own errors: with the field's
-				// label (CONTRACT §5), and table/row only for child rows
-				// (docs/api.md), so a client does not look for a child row
-				// where the record's own field is meant.
-				rowTable := s.Table
-				if !t.core {
-					fe.Table = call.RowTable
-					idx := t.idx
-					fe.Row = &idx
-					rowTable, _ = s.Catalog.Table(call.RowTable)
-				}
-				if rowTable != nil && fe.Label == "" {
-					if fld, ok := rowTable.Field(fe.Field); ok {
-						fe.Label = fld.Label
-					}
-				}
-				fes = append(fes, fe)
-			}
-			allowed := append(append([]string{}, f.Columns...), f.Computed...)
-			if t.core {
-				for k, v := range pickValues(res.Values, allowed, nil) {
-					in.Core[k] = v
-				}
-				in.forced = mergeForced(in.forced, res.Values, f.Computed)
-				continue
-			}
-			if t.row.Fields == nil {
-				t.row.Fields = map[string]any{}
-			}
-			for k, v := range res.Values {
-				t.row.Fields[k] = v
-			}
-			t.row.forced = mergeForced(t.row.forced, res.Values, f.Computed)
-		}
+	fes, _, err := BeforeSaveMany(ctx, s, []*SaveInput{in})
+	if err != nil {
+		return nil, err
 	}
-	return fes, nil
+	return fes[0], nil
 }
 
 func withoutKeys(m map[string]any, skip []string) map[string]any {

@@ -64,5 +64,8 @@ func decodeErr(err error) error {
 	if errors.As(err, &se) {
 		return errInvalidJSON.With("detail", se.Detail)
 	}
+	if _, ok := errs.As(err); ok {
+		return err // already an API error (an invalid id, ...)
+	}
 	return errInvalidJSON.Wrap(err)
 }

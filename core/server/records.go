@@ -239,19 +239,6 @@ func ifMatch(c *gin.Context) ([]int64, error) {
 	return out, nil
 }
 
-type saveBody struct {
-	ID      any                          `json:"id"`
-	Core    map[string]any               `json:"core"`
-	Plugins map[string][]pluginRowChange `json:"plugins"`
-}
-
-type pluginRowChange struct {
-	ID     any            `json:"id"`
-	IsNew  bool           `json:"_isNew"`
-	Delete bool           `json:"_delete"`
-	Fields map[string]any `json:"fields"`
-}
-
 // POST /record/{tb}[/{id}] — create (no id) or update the fields sent.
 func (s *Server) handleSave(c *gin.Context) {
 	sc, err := s.recordScope(c, c.Param("tb"))
@@ -264,48 +251,17 @@ func (s *Server) handleSave(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var body saveBody
-	if err := decodeErr(wire.Assign(raw, &body, wire.Options{ExactNumbers: true})); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if _, wrapped := raw["core"]; !wrapped {
-		// Scripts written for BraDypUS may send the fields at the top
-		// level: {"sigla":"W999"} for {"core":{"sigla":"W999"}}.
-		for k, v := range raw {
-			if k != "id" && k != "plugins" {
-				if body.Core == nil {
-					body.Core = map[string]any{}
-				}
-				body.Core[k] = v
-			}
-		}
-	}
-	in := records.SaveInput{Core: body.Core, Plugins: map[string][]records.PluginRowInput{}}
-	if in.Core == nil {
-		in.Core = map[string]any{}
-	}
-	if in.ID, err = parseID(body.ID); err != nil {
-		s.fail(c, err)
-		return
-	}
+	var pathID int64
 	if p := c.Param("id"); p != "" {
-		pathID, err := parseIDString(p)
-		if err != nil || (in.ID != 0 && in.ID != pathID) {
-			s.fail(c, records.ErrInvalidID.With("detail", "the path id and the body id differ"))
+		if pathID, err = parseIDString(p); err != nil {
+			s.fail(c, err)
 			return
 		}
-		in.ID = pathID
 	}
-	for tb, rows := range body.Plugins {
-		for _, r := range rows {
-			id, err := parseID(r.ID)
-			if err != nil {
-				s.fail(c, err)
-				return
-			}
-			in.Plugins[tb] = append(in.Plugins[tb], records.PluginRowInput{ID: id, IsNew: r.IsNew, Delete: r.Delete, Fields: r.Fields})
-		}
+	in, err := records.SaveInputOf(raw, pathID)
+	if err != nil {
+		s.fail(c, decodeErr(err))
+		return
 	}
 	if in.ID != 0 {
 		// If-Match guards updates (a create has no version to match).
