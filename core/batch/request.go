@@ -172,21 +172,6 @@ func saveInput(raw map[string]any, pathID int64) (records.SaveInput, error) {
 	return in, err
 }
 
-// parseID reads an optional id given as a number or a numeric string.
-func parseID(v any) (int64, error) {
-	if v == nil {
-		return 0, nil
-	}
-	if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
-		return 0, nil
-	}
-	id, err := wire.Int(v)
-	if err != nil || id < 0 {
-		return 0, records.ErrInvalidID
-	}
-	return id, nil
-}
-
 func parseCompact(raw map[string]any, max int) ([]Op, error) {
 	var body struct {
 		Create map[string][]map[string]any `json:"create"`
@@ -234,7 +219,7 @@ func parseCompact(raw map[string]any, max int) ([]Op, error) {
 	for _, tb := range sortedKeys(body.Delete) {
 		for _, v := range body.Delete[tb] {
 			i := len(ops)
-			id, err := parseID(v)
+			id, err := records.IDOf(v)
 			if err != nil || id == 0 {
 				return nil, records.ErrInvalidID.With("index", i).With("detail", fmt.Sprint(v))
 			}

@@ -45,7 +45,7 @@ func SaveInputOf(raw map[string]any, pathID int64) (SaveInput, error) {
 	if in.Core == nil {
 		in.Core = map[string]any{}
 	}
-	id, err := idOf(b.ID)
+	id, err := IDOf(b.ID)
 	if err != nil {
 		return SaveInput{}, err
 	}
@@ -58,7 +58,7 @@ func SaveInputOf(raw map[string]any, pathID int64) (SaveInput, error) {
 	in.ID = id
 	for tb, rows := range b.Plugins {
 		for _, r := range rows {
-			rid, err := idOf(r.ID)
+			rid, err := IDOf(r.ID)
 			if err != nil {
 				return SaveInput{}, err
 			}
@@ -68,8 +68,8 @@ func SaveInputOf(raw map[string]any, pathID int64) (SaveInput, error) {
 	return in, nil
 }
 
-// idOf reads an optional id sent as a number or a numeric string.
-func idOf(v any) (int64, error) {
+// IDOf reads an optional id sent as a number or a numeric string.
+func IDOf(v any) (int64, error) {
 	if v == nil {
 		return 0, nil
 	}
