@@ -89,10 +89,15 @@ func (s *Server) checkQuery(c *gin.Context) {
 }
 
 // limitBody caps the request body: an announced length over the cap is
-// refused before reading, and a body that turns out longer fails its read.
-func (s *Server) limitBody(limit int64) gin.HandlerFunc {
+// refused before reading, and a body that turns out longer fails its read;
+// a body not sent within timeout (0: the configured BodyTimeout) fails
+// its read too.
+func (s *Server) limitBody(limit int64, timeout time.Duration) gin.HandlerFunc {
 	if limit <= 0 {
 		limit = s.cfg.MaxBodyBytes
+	}
+	if timeout <= 0 {
+		timeout = s.cfg.BodyTimeout
 	}
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > limit {
@@ -101,11 +106,11 @@ func (s *Server) limitBody(limit int64) gin.HandlerFunc {
 		}
 		if c.Request.Body != nil {
 			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-			if s.cfg.BodyTimeout > 0 {
+			if timeout > 0 {
 				// A body trickling in a byte at a time fails its read
 				// (body_timeout) instead of holding the connection.
 				// Not every writer supports deadlines (tests' recorders).
-				_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+				_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(timeout))
 			}
 		}
 		c.Next()

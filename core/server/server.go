@@ -38,6 +38,9 @@ type Route struct {
 	Access auth.Access
 	// BodyLimit overrides the configured cap for this route (0: default).
 	BodyLimit int64
+	// BodyTimeout overrides the time allowed to send the body (0: the
+	// configured BodyTimeout): uploads take longer than a JSON body.
+	BodyTimeout time.Duration
 }
 
 // fullPath is the gin pattern the route is mounted at.
@@ -150,7 +153,7 @@ func New(d Deps) (*Server, error) {
 
 // handle mounts one route with the middleware its scope needs.
 func (s *Server) handle(r Route) {
-	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit)}
+	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit, r.BodyTimeout)}
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp)
 		if r.Access != auth.Public {
