@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/secrets"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/version"
@@ -186,7 +187,8 @@ func (r *Registry) Create(ctx context.Context, p CreateParams) (*App, error) {
 	return r.Get(ctx, p.Name)
 }
 
-// MigrateAll brings every application's system tables up to date. It goes
+// MigrateAll brings every application's system tables up to date, and its
+// search indexes in step with its catalog (schema.SyncSearchIndexes). It goes
 // on past an application that fails and reports all failures together.
 func (r *Registry) MigrateAll(ctx context.Context) error {
 	names, err := r.List(ctx)
@@ -207,6 +209,13 @@ func (r *Registry) MigrateAll(ctx context.Context) error {
 		if err != nil {
 			r.opts.Logger.Error("migration failed", "app", name, "err", err)
 			failures = append(failures, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		// Search indexes the catalog asks for but the database lacks (an
+		// application older than them): built once, here.
+		if err := schema.SyncSearchIndexes(ctx, a.DB); err != nil {
+			r.opts.Logger.Error("search indexes", "app", name, "err", err)
+			failures = append(failures, fmt.Errorf("%s: search indexes: %w", name, err))
 		}
 	}
 	return errors.Join(failures...)

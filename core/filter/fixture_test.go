@@ -84,6 +84,19 @@ var fixtureData = []struct {
 
 func newFixture(t testing.TB, e store.Engine) *fixture {
 	t.Helper()
+	return newFixtureWith(t, e, false)
+}
+
+// indexedFields are the text fields newFixtureWith gives a search index
+// when asked: the first ones before the rows are written (kept by the
+// database's triggers or index), the others after (built from the rows).
+var indexedFields = [][2]string{{"finds", "label"}, {"sites", "name"}, {"finds", "description"}, {"finds", "notes"},
+	{"finds", "material"}, {"sites", "region"}, {"finds_dates", "period"}, {"biblio", "title"}, {"finds_biblio", "pages"}, {"museums", "name"}}
+
+// newFixtureWith is newFixture, with search indexes on the text fields
+// when indexed is true.
+func newFixtureWith(t testing.TB, e store.Engine, indexed bool) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	db := testenv.NewApp(t, testenv.NewRegistry(t, e), "flt").DB
 	now := time.Now().UTC()
@@ -93,6 +106,9 @@ func newFixture(t testing.TB, e store.Engine) *fixture {
 		}
 	}
 	mustField := func(table string, def schema.FieldDef) {
+		if indexed && slices.Contains(indexedFields[:2], [2]string{table, def.Name}) {
+			def.SearchIndex = &indexed
+		}
 		if _, err := schema.AddField(ctx, db, table, def, now); err != nil {
 			t.Fatalf("add %s.%s: %v", table, def.Name, err)
 		}
@@ -128,20 +144,37 @@ func newFixture(t testing.TB, e store.Engine) *fixture {
 	mustField("loans", schema.FieldDef{Name: "find", Type: "select", IDFromTb: "finds"})
 	mustField("loans", schema.FieldDef{Name: "museum", Type: "select", IDFromTb: "museums"})
 
-	cat, err := schema.Load(ctx, db)
-	if err != nil {
-		t.Fatal(err)
+	load := func() *schema.Catalog {
+		cat, err := schema.Load(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Backlinks are table configuration; set on the loaded catalog.
+		biblio, _ := cat.Table("biblio")
+		biblio.Backlinks = []string{"finds:finds_biblio:ref"}
+		museums, _ := cat.Table("museums")
+		museums.Backlinks = []string{"finds:loans:museum", "nowhere:bad"}
+		return cat
 	}
-	// Backlinks are table configuration; set on the loaded catalog.
-	biblio, _ := cat.Table("biblio")
-	biblio.Backlinks = []string{"finds:finds_biblio:ref"}
-	museums, _ := cat.Table("museums")
-	museums.Backlinks = []string{"finds:loans:museum", "nowhere:bad"}
 
-	fx := &fixture{db: db, cat: cat}
+	fx := &fixture{db: db, cat: load()}
 	for _, tb := range fixtureData {
 		for i, r := range tb.rows {
 			fx.insert(t, tb.table, int64(i+1), r)
+		}
+	}
+	if indexed {
+		for _, tf := range indexedFields[2:] {
+			if _, err := schema.PutField(ctx, db, tf[0], tf[1], schema.FieldUpdate{SearchIndex: schema.Set(&indexed)}, now); err != nil {
+				t.Fatalf("search index on %s.%s: %v", tf[0], tf[1], err)
+			}
+		}
+		fx.cat = load()
+		for _, tf := range indexedFields {
+			tb, _ := fx.cat.Table(tf[0])
+			if f, _ := tb.Field(tf[1]); !f.SearchIndexed {
+				t.Fatalf("%s.%s has no search index", tf[0], tf[1])
+			}
 		}
 	}
 	return fx

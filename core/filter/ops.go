@@ -2,6 +2,7 @@ package filter
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -41,6 +42,11 @@ func (r *renderer) cond(s scope, c Cond) (string, error) {
 	case kindPresence:
 		return presence(c.Op, col, typ), nil
 	case kindPattern:
+		if f, ok := s.t.Field(c.Field); ok && f.SearchIndexed && typ == schema.DBText {
+			if sql, ok := r.indexedPattern(s, f, c, col); ok {
+				return sql, nil
+			}
+		}
 		return r.pattern(c, col, typ), nil
 	}
 	marks := make([]string, len(c.Args))
@@ -170,6 +176,55 @@ func (r *renderer) pattern(c Cond, col string, typ schema.DBType) string {
 		return "(" + col + " IS NULL OR " + text + ` NOT LIKE ? ESCAPE '\')`
 	}
 	return text + ` LIKE ? ESCAPE '\'`
+}
+
+// indexedPattern renders a text operator on a field with a search index
+// (schema.SearchIndexName) so that the index chooses the candidate rows
+// and the condition of pattern, unchanged, decides: the results are those
+// of the plain scan. ok is false where the index cannot help: operands
+// shorter than three characters (a trigram index has nothing to look up),
+// text that is not valid UTF-8, and on PostgreSQL the negations (a GIN
+// index cannot list the rows that lack a trigram).
+func (r *renderer) indexedPattern(s scope, f *schema.Field, c Cond, col string) (string, bool) {
+	folded := store.Fold(c.Args[0])
+	if !utf8.ValidString(folded) || utf8.RuneCountInString(folded) < 3 {
+		return "", false
+	}
+	neg := opInfo[c.Op].negative
+	switch c.Op {
+	case "_contains", "_icontains", "_ncontains", "_starts_with", "_nstarts_with":
+	default:
+		return "", false // _ends_with: rare enough to scan
+	}
+	if r.db.Engine == store.Postgres {
+		if neg {
+			return "", false
+		}
+		// pg_trgm serves LIKE on the indexed expression; PostgreSQL's
+		// LIKE escapes with a backslash by default (an ESCAPE clause
+		// would hide the pattern from the planner).
+		pat := "%" + escapeLike(folded) + "%"
+		if c.Op == "_starts_with" {
+			pat = escapeLike(folded) + "%"
+		}
+		r.args = append(r.args, pat)
+		like := r.db.FoldSQL(col) + " LIKE ?"
+		if c.Op == "_contains" {
+			return "(" + like + " AND " + r.pattern(c, col, schema.DBText) + ")", true
+		}
+		return like, true
+	}
+	// SQLite: the rows whose folded text holds the folded operand, by the
+	// FTS5 trigram table (a phrase is a substring); then the exact test.
+	fts := r.db.Engine.Quote(schema.SearchIndexName(f))
+	r.args = append(r.args, `"`+strings.ReplaceAll(folded, `"`, `""`)+`"`)
+	cand := s.ref + "." + r.db.Engine.Quote(schema.ColID) + " IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?)"
+	if !neg {
+		return "(" + cand + " AND " + r.pattern(c, col, schema.DBText) + ")", true
+	}
+	pos := c
+	pos.Op = map[string]string{"_ncontains": "_icontains", "_nstarts_with": "_starts_with"}[c.Op]
+	return "(" + col + " IS NULL OR NOT (" + cand + " AND " + r.pattern(pos, col, schema.DBText) + "))", true
 }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -19,11 +19,12 @@ var sqlWords = map[string]bool{
 	"strata_fold": true, "to_char": true, "json_each": true, "json_array_elements_text": true,
 	"CASE": true, "WHEN": true, "THEN": true, "ELSE": true, "END": true, "lower": true, "length": true, "BLOB": true, // store.FoldSQL on SQLite
 	"0": true, "1": true,
+	"rowid": true, "MATCH": true, // search indexes on SQLite (FTS5)
 }
 
 var sqlLiterals = map[string]bool{`\`: true, ``: true, `YYYY-MM-DD`: true}
 
-var aliasPattern = regexp.MustCompile(`^s[0-9]+$`)
+var aliasPattern = regexp.MustCompile(`^s[0-9]+$|^sys_search_[0-9]+_[0-9]+$`)
 
 // checkSQL tokenizes a rendered fragment and fails on any token the
 // renderer does not write itself, and on a marker count that differs from

@@ -130,6 +130,10 @@ type FieldDef struct {
 	Dic   wire.List `json:"dic"`
 	// LinkSchemes replaces DefaultLinkSchemes for a link_out field.
 	LinkSchemes wire.List `json:"link_schemes"`
+	// SearchIndex asks for a search index on a text field (true) or
+	// refuses one (false); null or absent: the field has one while it is a
+	// preview field (search_index.go).
+	SearchIndex *bool `json:"search_index"`
 	// DateMin and DateMax bound a date field (min and max sent as dates).
 	DateMin string `json:"-"`
 	DateMax string `json:"-"`
@@ -225,6 +229,7 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 	if err := def.applyLinkSchemes(ft, extra); err != nil {
 		return nil, err
 	}
+	def.applySearchIndex(extra)
 	return &Field{
 		TableID: t.ID, Name: def.Name, Label: label, Type: ft, DBType: dbt, Sort: len(t.Fields),
 		Readonly: def.Readonly || def.Disabled, Hide: def.Hide, VocabularySet: def.VocabularySet,
@@ -275,5 +280,8 @@ func AddField(ctx context.Context, db *store.DB, table string, def FieldDef, now
 		out = f
 		return bumpVersion(ctx, tx)
 	})
+	if err == nil {
+		err = markSearchIndexes(ctx, db, []*Table{{Fields: []*Field{out}}})
+	}
 	return out, err
 }

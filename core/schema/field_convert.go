@@ -216,6 +216,11 @@ func convertColumn(ctx context.Context, tx *store.DB, st *state, t *Table, f *Fi
 	if err := checkConversion(ctx, tx, t, f, to); err != nil {
 		return false, err
 	}
+	// The search index folds the column as text: it goes first, and the
+	// change that converts builds it again if the field still asks for it.
+	if err := dropSearchIndex(ctx, tx, f); err != nil {
+		return false, err
+	}
 	q, col := tx.Qualify(t.Name), tx.Engine.Quote(f.Name)
 	expr := convertExpr(tx.Engine, f.DBType, to, col)
 	if tx.Engine == store.Postgres {

@@ -43,7 +43,7 @@ func DeleteField(ctx context.Context, db *store.DB, table, field string, cascade
 		}
 		// SQLite refuses to drop an indexed column: the field's own index
 		// goes first (user indexes on it went with the usages above).
-		stmts := []string{}
+		stmts := dropSearchIndexSQL(tx, SearchIndexName(f))
 		if f.indexKind() != noIndex {
 			stmts = append(stmts, dropIndexSQL(tx, fieldIndexRawName(f)))
 		}

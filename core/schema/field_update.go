@@ -38,6 +38,7 @@ type FieldUpdate struct {
 	Check           Patch[wire.List] `json:"check"`
 	Dic             Patch[wire.List] `json:"dic"`
 	LinkSchemes     Patch[wire.List] `json:"link_schemes"`
+	SearchIndex     Patch[*bool]     `json:"search_index"`
 	DateMin         Patch[string]    `json:"-"`
 	DateMax         Patch[string]    `json:"-"`
 }
@@ -51,7 +52,7 @@ func defOf(f *Field) FieldDef {
 		Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max, MaxLength: f.MaxLength,
 		Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
 		Check: stringsOf(f.Extra["check"]), Dic: f.Dic(), DateMin: f.DateBound("min"), DateMax: f.DateBound("max"),
-		LinkSchemes: stringsOf(f.Extra["link_schemes"]),
+		LinkSchemes: stringsOf(f.Extra["link_schemes"]), SearchIndex: searchIndexPtr(f),
 	}
 }
 
@@ -84,6 +85,7 @@ func (in *FieldUpdate) applyTo(def *FieldDef) {
 	in.Check.apply(&def.Check)
 	in.Dic.apply(&def.Dic)
 	in.LinkSchemes.apply(&def.LinkSchemes)
+	in.SearchIndex.apply(&def.SearchIndex)
 	in.DateMin.apply(&def.DateMin)
 	in.DateMax.apply(&def.DateMax)
 	if in.Min.Set && !in.DateMin.Set {
@@ -141,6 +143,7 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 		if err := def.applyLinkSchemes(nf.Type, nf.Extra); err != nil {
 			return err
 		}
+		def.applySearchIndex(nf.Extra)
 		delete(nf.Extra, "disabled")
 		if def.Disabled {
 			nf.Extra["disabled"] = true
@@ -167,6 +170,9 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 		out = nf
 		return nil
 	})
+	if err == nil {
+		err = markSearchIndexes(ctx, db, []*Table{{Fields: []*Field{out}}})
+	}
 	return out, err
 }
 

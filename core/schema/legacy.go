@@ -124,6 +124,22 @@ func (def *FieldDef) legacyExtra(extra map[string]any) {
 	}
 }
 
+// applySearchIndex records the search_index setting in the field's extra
+// settings (absent when unset).
+func (def *FieldDef) applySearchIndex(extra map[string]any) {
+	delete(extra, SettingSearchIndex)
+	if def.SearchIndex != nil {
+		extra[SettingSearchIndex] = *def.SearchIndex
+	}
+}
+
+func searchIndexPtr(f *Field) *bool {
+	if on, set := f.SearchIndexSetting(); set {
+		return &on
+	}
+	return nil
+}
+
 // ChecksOf lists a field's checks in BraDypUS's terms.
 func (f *Field) ChecksOf() []string {
 	out := stringsOf(f.Extra["check"])

@@ -158,8 +158,12 @@ func catalogVersion(ctx context.Context, db *store.DB) (int64, error) {
 }
 
 // bumpVersion marks the catalog changed; called inside the transaction
-// that changes it.
+// that changes it, at its end. It first brings the search indexes in step
+// with the changed catalog (syncSearch).
 func bumpVersion(ctx context.Context, tx *store.DB) error {
+	if err := syncSearch(ctx, tx); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `INSERT INTO `+tx.Sys("settings")+` (key, value) VALUES (?, '1')
 		ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(`+tx.Sys("settings")+`.value AS INTEGER) + 1 AS TEXT)`, settingCatalogVersion)
 	if err != nil {
@@ -206,6 +210,9 @@ func Load(ctx context.Context, db *store.DB) (*Catalog, error) {
 		if t := byName[f.TableName]; t != nil {
 			t.Features[f.Feature] = FeatureState{Plugin: f.Plugin, Active: f.Active, ChildTable: deref(f.ChildTable)}
 		}
+	}
+	if err := markSearchIndexes(ctx, db, tables); err != nil {
+		return nil, err
 	}
 	return newCatalog(version, tables), nil
 }

@@ -153,6 +153,9 @@ type Field struct {
 	Help            string
 	Extra           map[string]any // legacy or unknown parameters, kept
 	Feature         string         // the plugin feature that added this column ("" otherwise)
+	// SearchIndexed reports that the field's search index exists (read
+	// from the database with the catalog; see search_index.go).
+	SearchIndexed bool
 }
 
 // FeatureState is a plugin feature's activation on a table.

@@ -10,7 +10,9 @@ import (
 // Difference is one way a physical table departs from its catalog entry.
 type Difference struct {
 	// Kind is table_missing, column_missing, column_extra, type_mismatch,
-	// index_missing or constraint_missing.
+	// index_missing, constraint_missing, or search_index_missing and
+	// search_index_extra (a search index the catalog asks for is absent,
+	// or one it no longer asks for is still there; see search_index.go).
 	Kind       string `json:"kind"`
 	Column     string `json:"column,omitempty"`
 	Index      string `json:"index,omitempty"`
@@ -90,5 +92,9 @@ func ValidateTable(ctx context.Context, db *store.DB, table string) ([]Differenc
 			out = append(out, Difference{Kind: "constraint_missing", Column: r.FromCol, Constraint: constraintName(r)})
 		}
 	}
-	return out, nil
+	search, err := searchIndexDifferences(ctx, db, t)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, search...), nil
 }

@@ -36,6 +36,11 @@ type fieldView struct {
 	Check           []string              `json:"check"`
 	Dic             []string              `json:"dic"`
 	LinkSchemes     []string              `json:"link_schemes,omitempty"` // link_out fields
+	// SearchIndex is the field's search_index setting (null: a search
+	// index while it is a preview field); SearchIndexed whether the index
+	// exists now (text storage only; on PostgreSQL only with pg_trgm).
+	SearchIndex   *bool `json:"search_index"`
+	SearchIndexed bool  `json:"search_indexed"`
 }
 
 func viewField(f *schema.Field) fieldView {
@@ -44,7 +49,10 @@ func viewField(f *schema.Field) fieldView {
 		Readonly: f.Readonly, Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb,
 		IDFromTb: f.IDFromTb, Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max,
 		MaxLength: f.MaxLength, Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
-		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic()}
+		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic(), SearchIndexed: f.SearchIndexed}
+	if on, set := f.SearchIndexSetting(); set {
+		v.SearchIndex = &on
+	}
 	if f.Type == schema.TypeLinkOut {
 		v.LinkSchemes = f.LinkSchemes()
 	}
