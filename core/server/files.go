@@ -48,6 +48,8 @@ const multipartSlack = 1 << 20
 // body timeout is for JSON).
 const uploadTimeout = 15 * time.Minute
 
+var errBadMultipart = errs.New(errs.Invalid, "invalid_multipart", "the body is not a well-formed multipart form")
+
 var errNoThumbnail = errs.New(errs.NotFound, "no_thumbnail", "this file has no thumbnail")
 
 // fileCaller is the caller as the files rules see it.
@@ -111,7 +113,10 @@ func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader)
 			return files.ErrNoFile
 		}
 		if err != nil {
-			return uploadErr(err)
+			if err = uploadErr(err); errors.Is(err, errTooLarge) || errors.Is(err, errBodyTimeout) {
+				return err
+			}
+			return errBadMultipart.Wrap(err)
 		}
 		if p.FormName() != "file" || p.FileName() == "" && p.Header.Get("Content-Type") == "" {
 			p.Close()
