@@ -23,6 +23,10 @@ type Config struct {
 	Demo         bool   // create and fill a demo app when no app exists
 	PublicURL    string // external base URL, used for links and trusted redirects
 	MaxBodyBytes int64  // cap of a request body (JSON routes)
+	// MaxUploadBytes caps one uploaded file (SPEC §8: 64 MiB);
+	// STRATA_MAX_UPLOAD_BYTES. Upload routes allow a body this large plus
+	// the multipart framing.
+	MaxUploadBytes int64
 	// MaxBatchRequests caps the requests of one POST /<app>/api/batch.
 	MaxBatchRequests int
 	PasswordCost     int    // bcrypt cost
@@ -87,6 +91,8 @@ const (
 	DefaultDataDir      = "./data"
 	DefaultPluginDir    = "./bin/plugins"
 	DefaultMaxBodyBytes = 8 << 20
+	// DefaultMaxUploadBytes is the shipped deployment's upload limit.
+	DefaultMaxUploadBytes = 64 << 20
 	// DefaultMaxBatchRequests is the default cap of a batch's requests.
 	DefaultMaxBatchRequests = 1000
 	DefaultPasswordCost     = 12
@@ -99,6 +105,7 @@ func Default() Config {
 		DataDir:          DefaultDataDir,
 		PluginDir:        DefaultPluginDir,
 		MaxBodyBytes:     DefaultMaxBodyBytes,
+		MaxUploadBytes:   DefaultMaxUploadBytes,
 		MaxBatchRequests: DefaultMaxBatchRequests,
 		PasswordCost:     DefaultPasswordCost,
 		LogLevel:         "info",
@@ -135,6 +142,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_MAX_BODY_BYTES: %q is not a positive integer", v))
 		}
 		c.MaxBodyBytes = n
+	}
+	if v := getenv("STRATA_MAX_UPLOAD_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			errList = append(errList, fmt.Errorf("STRATA_MAX_UPLOAD_BYTES: %q is not a positive integer", v))
+		}
+		c.MaxUploadBytes = n
 	}
 	if v := getenv("STRATA_BODY_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -211,6 +225,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		errList = append(errList, errors.New("max body bytes must be positive"))
+	}
+	if c.MaxUploadBytes <= 0 {
+		errList = append(errList, errors.New("max upload bytes must be positive"))
 	}
 	if c.MaxBatchRequests <= 0 {
 		errList = append(errList, errors.New("max batch requests must be positive"))

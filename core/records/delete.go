@@ -47,6 +47,10 @@ func Delete(ctx context.Context, s *Scope, ids []int64) (*DeleteResult, error) {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Qualify(s.Table.Name)+` WHERE "id" = ?`, id); err != nil {
 				return fmt.Errorf("delete %s %d: %w", s.Table.Name, id, err)
 			}
+			// Its file links go with it; the files stay (SPEC §4.4).
+			if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE tb = ? AND record_id = ?`, s.Table.Name, id); err != nil {
+				return fmt.Errorf("delete file links of %s %d: %w", s.Table.Name, id, err)
+			}
 			res.Deleted = append(res.Deleted, id)
 		}
 		return nil

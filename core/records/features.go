@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // FeatureHook is a running plugin's side of a table feature. The plugin
@@ -64,6 +65,12 @@ type ActiveFeature struct {
 type Section struct {
 	Name   string
 	Source SectionSource // nil: the plugin is not running (the section is null)
+}
+
+// FilesSource gives the `files` section of a full record (the files area
+// provides it; records does not know how files are stored).
+type FilesSource interface {
+	RecordFiles(ctx context.Context, db *store.DB, app, table string, id int64) (any, error)
 }
 
 // SectionSource gives a section's value for records, batched by ids.

@@ -106,6 +106,11 @@ func (s *Scope) assemble(ctx context.Context, id int64, st *State) (obj, error) 
 	if id == 0 {
 		return out, nil
 	}
+	if s.Files != nil {
+		if out["files"], err = s.Files.RecordFiles(ctx, s.DB, s.App, t.Name, id); err != nil {
+			return nil, err
+		}
+	}
 	for key, section := range map[string]func(context.Context, int64) (obj, error){
 		"links": s.linksSection, "backlinks": s.backlinksSection,
 		"manualLinks": s.manualLinksSection, "rs": s.rsSection,

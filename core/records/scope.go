@@ -49,6 +49,8 @@ type Scope struct {
 	Features    []ActiveFeature
 	Sections    []Section
 	SchemaFlags map[string]bool
+	// Files gives the full record's `files` (nil: always empty).
+	Files FilesSource
 	// HookLog reports an AfterSave failure (the save itself succeeded).
 	HookLog func(feature string, err error)
 

@@ -27,7 +27,8 @@ var tableNameColumns = []struct{ sys, col string }{
 	{"rs", "tb"},               // stratigraphic relations between its records
 	{"manual_links", "tb_one"}, // links from or to its records
 	{"manual_links", "tb_two"},
-	{"history", "tb"}, // users' recent records
+	{"history", "tb"},    // users' recent records
+	{"file_links", "tb"}, // files linked to its records (the files stay)
 	{"table_features", "table_name"},
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/wire"
@@ -59,6 +60,7 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now,
 		Access: acc.tableAccess(a.DB, cat)}
 	s.addPluginScope(sc, a.Name) // plugin features, sections, schema flags (plugins.go)
+	sc.Files = files.Section{}
 	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
 		return nil, err
 	}

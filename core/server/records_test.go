@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -26,7 +27,13 @@ type digFixture struct {
 
 func newDig(t testing.TB, e store.Engine) *digFixture {
 	t.Helper()
-	inst := testenv.NewInstance(t, e)
+	return newDigWith(t, e)
+}
+
+// newDigWith is newDig on an instance whose configuration opts adjust.
+func newDigWith(t testing.TB, e store.Engine, opts ...func(*config.Config)) *digFixture {
+	t.Helper()
+	inst := testenv.NewInstance(t, e, opts...)
 	a := testenv.NewApp(t, inst.Apps, "dig")
 	ctx, now := context.Background(), time.Now().UTC()
 	mustTable := func(def schema.TableDef) {

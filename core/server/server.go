@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -11,6 +12,8 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/files"
+	"github.com/strata-archaeo/strata/core/files/localstore"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -70,6 +73,9 @@ type Deps struct {
 	// mounted after the core routes, behind the same gate; its features,
 	// operators and sections join the records scope.
 	Plugins *pluginhost.Manager
+	// Files stores uploaded files' bytes (default: the local disk under
+	// <data-dir>/files, one folder per app).
+	Files files.Storage
 }
 
 // Server is the HTTP handler of an instance.
@@ -86,6 +92,7 @@ type Server struct {
 	mailer   *mail.Client
 	plugins  *pluginhost.Manager // nil-safe: no plugins
 	limits   *limits
+	files    *files.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -114,6 +121,10 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.authn = authn
+	if d.Files == nil {
+		d.Files = localstore.New(filepath.Join(d.Config.DataDir, "files"))
+	}
+	s.files = &files.Service{Storage: d.Files, Now: d.Now}
 	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now); err != nil {
 		return nil, err
 	}
@@ -188,5 +199,6 @@ func (s *Server) routeTable() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/migrations", Access: auth.AdminOnly, Handler: s.handleMigrations},
 	}
 	core = append(core, s.recordRoutes()...)
+	core = append(core, s.fileRoutes()...)
 	return append(core, s.batchRoutes()...)
 }

@@ -47,6 +47,8 @@ func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...fun
 	// Tests sign in as often as they need; the rate-limit tests turn the
 	// limits on.
 	cfg.RateLimits = config.RateLimits{}
+	// Uploaded files go to the test's own folder, never ./data.
+	cfg.DataDir = t.TempDir()
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -1,0 +1,110 @@
+package files
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Delete removes a file, its links and then its blob (a blob left by a
+// failure after the rows went is a stray for `files check`).
+func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64) error {
+	var key string
+	err := db.Tx(ctx, func(tx *store.DB) error {
+		f, err := Get(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		key = f.BlobKey
+		if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE file_id = ?`, id); err != nil {
+			return fmt.Errorf("delete links of file %d: %w", id, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("files")+` WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete file %d: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.dropBlob(app, key)
+	return nil
+}
+
+// Meta is a change of a file's metadata; nil fields are left alone.
+type Meta struct {
+	Description *string
+	Keywords    *string
+	Printable   *bool
+	// Clear lists the text fields set to null ("description", "keywords").
+	Clear []string
+}
+
+// Update changes a file's metadata.
+func Update(ctx context.Context, db *store.DB, id int64, m Meta) (*File, error) {
+	var out *File
+	err := db.Tx(ctx, func(tx *store.DB) error {
+		if _, err := Get(ctx, tx, id); err != nil {
+			return err
+		}
+		sets, args := []string{}, []any{}
+		for _, c := range []struct {
+			col string
+			v   any
+			set bool
+		}{{"description", m.Description, m.Description != nil}, {"keywords", m.Keywords, m.Keywords != nil}, {"printable", m.Printable, m.Printable != nil}} {
+			if c.set {
+				sets, args = append(sets, c.col+" = ?"), append(args, c.v)
+			}
+		}
+		for _, col := range m.Clear {
+			if col == "description" || col == "keywords" {
+				sets = append(sets, col+" = NULL")
+			}
+		}
+		if len(sets) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE `+tx.Sys("files")+` SET `+strings.Join(sets, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
+				return fmt.Errorf("update file %d: %w", id, err)
+			}
+		}
+		var err error
+		out, err = Get(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// Replace stores new bytes for a file, keeping its id, metadata and links;
+// the name and extension become the new upload's. The old blob goes once
+// the row names the new one; a failure keeps the old file whole.
+func (s *Service) Replace(ctx context.Context, db *store.DB, app string, id int64, name string, body io.Reader) (*File, error) {
+	old, err := Get(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	nf := *old
+	nf.Filename, nf.Ext = SplitName(name)
+	if err := s.put(ctx, app, &nf, body); err != nil {
+		return nil, err
+	}
+	err = db.Tx(ctx, func(tx *store.DB) error {
+		r, err := tx.Exec(ctx, `UPDATE `+tx.Sys("files")+` SET filename = ?, ext = ?, mime = ?, size = ?, sha256 = ?, blob_key = ? WHERE id = ? AND blob_key = ?`,
+			nf.Filename, nf.Ext, nf.Mime, nf.Size, nf.SHA256, nf.BlobKey, id, old.BlobKey)
+		if err != nil {
+			return fmt.Errorf("replace file %d: %w", id, err)
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return ErrFileNotFound // deleted or replaced meanwhile
+		}
+		return nil
+	})
+	if err != nil {
+		s.dropBlob(app, nf.BlobKey)
+		return nil, err
+	}
+	s.dropBlob(app, old.BlobKey)
+	return &nf, nil
+}

@@ -1,0 +1,160 @@
+package files
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Service is the files area of an instance: metadata in each app's
+// database, bytes in Storage.
+type Service struct {
+	Storage Storage
+	Now     func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+// Target is a record a file is linked to.
+type Target struct {
+	Table string
+	ID    int64
+}
+
+// Upload is a file arriving from a client.
+type Upload struct {
+	Name    string    // the client's file name (metadata only)
+	Body    io.Reader // streamed to storage, never held whole
+	Creator *int64    // the uploading user (nil for an API key)
+}
+
+// Create stores an upload and its metadata and, when to is given, links it
+// to that record (after the record's other files). The blob is written
+// first and the rows after it in one transaction; a failure of either
+// removes the blob, so neither a row without a blob nor a blob without a
+// row remains. Rights are the caller's to check before.
+func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Upload, to *Target) (*File, int64, error) {
+	f := &File{}
+	f.Filename, f.Ext = SplitName(up.Name)
+	f.Creator, f.CreatedAt = up.Creator, s.now()
+	if err := s.put(ctx, app, f, up.Body); err != nil {
+		return nil, 0, err
+	}
+	var linkID int64
+	err := db.Tx(ctx, func(tx *store.DB) error {
+		err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("files")+` (filename, ext, mime, size, sha256, printable, blob_key, created_at, creator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			f.Filename, f.Ext, f.Mime, f.Size, f.SHA256, false, f.BlobKey, f.CreatedAt, f.Creator).Scan(&f.ID)
+		if err != nil {
+			return fmt.Errorf("insert file: %w", err)
+		}
+		if to != nil {
+			linkID, err = addLink(ctx, tx, f.ID, *to)
+		}
+		return err
+	})
+	if err != nil {
+		s.dropBlob(app, f.BlobKey)
+		return nil, 0, err
+	}
+	return f, linkID, nil
+}
+
+// put streams body to storage and fills the blob's key, size, SHA-256 and
+// sniffed type into f. An empty body stores nothing.
+func (s *Service) put(ctx context.Context, app string, f *File, body io.Reader) error {
+	if body == nil {
+		return ErrNoFile
+	}
+	m := &meter{h: sha256.New()}
+	key, n, err := s.Storage.Put(ctx, app, io.TeeReader(body, m))
+	if err != nil {
+		return fmt.Errorf("store file: %w", err)
+	}
+	if n == 0 {
+		s.dropBlob(app, key)
+		return ErrEmptyFile
+	}
+	f.BlobKey, f.Size, f.SHA256 = key, n, hex.EncodeToString(m.h.Sum(nil))
+	f.Mime = Sniff(m.head, f.Ext)
+	return nil
+}
+
+// dropBlob removes a blob whose rows were not written; it runs even when
+// the request's context is gone.
+func (s *Service) dropBlob(app, key string) {
+	if key == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = s.Storage.Delete(ctx, app, key)
+}
+
+// meter hashes what passes and keeps its first bytes for sniffing.
+type meter struct {
+	h    hash.Hash
+	head []byte
+}
+
+func (m *meter) Write(p []byte) (int, error) {
+	if len(m.head) < sniffLen {
+		m.head = append(m.head, p[:min(len(p), sniffLen-len(m.head))]...)
+	}
+	return m.h.Write(p)
+}
+
+// addLink links a file to a record, after the record's other files.
+func addLink(ctx context.Context, tx *store.DB, fileID int64, to Target) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("file_links")+` (file_id, tb, record_id, sort) SELECT CAST(? AS bigint), CAST(? AS text), CAST(? AS bigint), COALESCE(MAX(sort), 0) + 1 FROM `+
+		tx.Sys("file_links")+` WHERE tb = ? AND record_id = ? RETURNING id`, fileID, to.Table, to.ID, to.Table, to.ID).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("link file %d to %s %d: %w", fileID, to.Table, to.ID, err)
+	}
+	return id, nil
+}
+
+const fileColumns = `id, filename, ext, mime, size, sha256, description, keywords, printable, blob_key, created_at, creator`
+
+func scanFile(sc interface{ Scan(...any) error }) (*File, error) {
+	f := &File{}
+	err := sc.Scan(&f.ID, &f.Filename, &f.Ext, &f.Mime, &f.Size, &f.SHA256, &f.Description, &f.Keywords, &f.Printable, &f.BlobKey, &f.CreatedAt, &f.Creator)
+	return f, err
+}
+
+// Get reads a file's metadata.
+func Get(ctx context.Context, db *store.DB, id int64) (*File, error) {
+	if id <= 0 {
+		return nil, ErrFileNotFound
+	}
+	f, err := scanFile(db.QueryRow(ctx, `SELECT `+fileColumns+` FROM `+db.Sys("files")+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrFileNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read file %d: %w", id, err)
+	}
+	return f, nil
+}
+
+// Open opens a file's stored bytes.
+func (s *Service) Open(ctx context.Context, app string, f *File) (Blob, error) {
+	b, err := s.Storage.Get(ctx, app, f.BlobKey)
+	if err != nil {
+		return nil, fmt.Errorf("open file %d: %w", f.ID, err)
+	}
+	return b, nil
+}

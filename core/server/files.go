@@ -1,0 +1,566 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/files"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/wire"
+)
+
+// fileRoutes are the file endpoints (SPEC §4.4, CONTRACT §10). Upload and
+// link name the record's table, so the gate applies the per-table level;
+// the others find the records a file is linked to and ask files.Caller.
+func (s *Server) fileRoutes() []Route {
+	upload := s.cfg.MaxUploadBytes + multipartSlack
+	return []Route{
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/file", Access: auth.Edit, Handler: s.handleFileUpload, BodyLimit: upload},
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/link-file", Access: auth.Edit, Handler: s.handleFileLink},
+		{Scope: App, Method: http.MethodDelete, Path: "/file-link/:id", Access: auth.Edit, Handler: s.handleFileUnlink},
+		{Scope: App, Method: http.MethodPost, Path: "/files/sort", Access: auth.Edit, Handler: s.handleFileSort},
+		{Scope: App, Method: http.MethodGet, Path: "/files", Access: auth.Read, Handler: s.handleFileList},
+		{Scope: App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload},
+		{Scope: App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb},
+		{Scope: App, Method: http.MethodPatch, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFilePatch},
+		{Scope: App, Method: http.MethodDelete, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFileDelete},
+		{Scope: App, Method: http.MethodPost, Path: "/file/:id/replace", Access: auth.Edit, Handler: s.handleFileReplace, BodyLimit: upload},
+	}
+}
+
+// multipartSlack is what an upload body may carry beyond the file: the
+// multipart framing and small fields.
+const multipartSlack = 1 << 20
+
+// uploadTimeout bounds the reading of an upload's body (the ordinary
+// body timeout is for JSON).
+const uploadTimeout = 15 * time.Minute
+
+var errBadMultipart = errs.New(errs.Invalid, "invalid_multipart", "the body is not a well-formed multipart form")
+
+var errNoThumbnail = errs.New(errs.NotFound, "no_thumbnail", "this file has no thumbnail")
+
+// fileCaller is the caller as the files rules see it.
+func (s *Server) fileCaller(c *gin.Context) (files.Caller, error) {
+	acc, err := s.callerAccess(c)
+	if err != nil {
+		return files.Caller{}, err
+	}
+	return files.Caller{
+		Admin: acc.actor.Privilege <= auth.Admin,
+		Scope: func(_ context.Context, table string) (*records.Scope, error) { return s.recordScope(c, table) },
+		Tables: func(ctx context.Context) ([]*records.Scope, error) {
+			cat, err := s.recordCatalog(ctx, appOf(c))
+			if err != nil {
+				return nil, err
+			}
+			var out []*records.Scope
+			for _, t := range cat.Tables {
+				if t.IsPlugin {
+					continue
+				}
+				sc, err := s.recordScope(c, t.Name)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, sc)
+			}
+			return out, nil
+		},
+	}, nil
+}
+
+// fileTarget is the caller and the file named by the path.
+func (s *Server) fileTarget(c *gin.Context) (files.Caller, int64, bool) {
+	fc, err := s.fileCaller(c)
+	var id int64
+	if err == nil {
+		id, err = parseIDString(c.Param("id"))
+		if err == nil && id == 0 {
+			err = files.ErrFileNotFound
+		}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return fc, 0, false
+	}
+	return fc, id, true
+}
+
+// withUpload streams the multipart field "file" of the request to fn; no
+// part is held in memory. Without one: 400 parameter_missing.
+func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader) error) error {
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(uploadTimeout))
+	mr, err := c.Request.MultipartReader()
+	if err != nil {
+		return files.ErrNoFile
+	}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return files.ErrNoFile
+		}
+		if err != nil {
+			if err = uploadErr(err); errors.Is(err, errTooLarge) || errors.Is(err, errBodyTimeout) {
+				return err
+			}
+			return errBadMultipart.Wrap(err)
+		}
+		if p.FormName() != "file" || p.FileName() == "" && p.Header.Get("Content-Type") == "" {
+			p.Close()
+			continue
+		}
+		lr := &capped{r: p, left: s.cfg.MaxUploadBytes}
+		err = fn(p.FileName(), lr)
+		p.Close()
+		return uploadErr(err)
+	}
+}
+
+// uploadErr names the body failures of an upload.
+func uploadErr(err error) error {
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tooBig):
+		return errTooLarge.With("limit", tooBig.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return errBodyTimeout
+	}
+	if _, ok := errs.As(err); ok {
+		return err
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "multipart") {
+		return files.ErrNoFile.Wrap(err)
+	}
+	return err
+}
+
+var errFileTooLarge = errTooLarge.With("detail", "the file is larger than allowed")
+
+// capped fails a read once more than left bytes have come.
+type capped struct {
+	r    io.Reader
+	left int64
+	max  int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.max == 0 {
+		c.max = c.left
+	}
+	if c.left < 0 {
+		return 0, errFileTooLarge.With("limit", c.max)
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, errFileTooLarge.With("limit", c.max)
+	}
+	return n, err
+}
+
+// fileEntry is a file with one of its links, as upload and link answer it.
+func fileEntry(app string, f *files.File, linkID int64, sort any) gin.H {
+	e := files.Entry(app, f)
+	e["link_id"], e["link_sort"] = linkID, sort
+	return e
+}
+
+// POST /record/{tb}/{id}/file — upload a file and link it to the record.
+func (s *Server) handleFileUpload(c *gin.Context) {
+	sc, id, ok := s.recordTarget(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	if err := sc.Editable(ctx, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	a := appOf(c)
+	var f *files.File
+	var linkID int64
+	err := s.withUpload(c, func(name string, body io.Reader) (err error) {
+		f, linkID, err = s.files.Create(ctx, a.DB, a.Name, files.Upload{Name: name, Body: body, Creator: creatorOf(sc)}, &files.Target{Table: sc.Table.Name, ID: id})
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
+}
+
+func creatorOf(sc *records.Scope) *int64 {
+	if sc.Actor == nil || sc.Actor.UserID == 0 {
+		return nil
+	}
+	id := sc.Actor.UserID
+	return &id
+}
+
+type linkFileBody struct {
+	FileID  any `json:"fileId"`
+	FileID2 any `json:"file_id"`
+	ID      any `json:"id"`
+}
+
+// POST /record/{tb}/{id}/link-file — link an uploaded file to the record.
+func (s *Server) handleFileLink(c *gin.Context) {
+	sc, id, ok := s.recordTarget(c)
+	if !ok {
+		return
+	}
+	var body linkFileBody
+	if err := decodeBody(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	raw := body.FileID
+	if raw == nil {
+		raw = body.FileID2
+	}
+	if raw == nil {
+		raw = body.ID
+	}
+	fileID, err := parseID(raw)
+	if err != nil || fileID == 0 {
+		s.fail(c, errs.New(errs.Invalid, "parameter_missing", "fileId is required"))
+		return
+	}
+	ctx, a := c.Request.Context(), appOf(c)
+	fc, err := s.fileCaller(c)
+	if err == nil {
+		err = sc.Editable(ctx, id)
+	}
+	if err == nil {
+		err = fc.CheckRead(ctx, a.DB, fileID)
+	}
+	var linkID int64
+	if err == nil {
+		linkID, err = files.AddLink(ctx, a.DB, fileID, files.Target{Table: sc.Table.Name, ID: id})
+	}
+	var f *files.File
+	if err == nil {
+		f, err = files.Get(ctx, a.DB, fileID)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_linked", "file": fileEntry(a.Name, f, linkID, nil)})
+}
+
+// DELETE /file-link/{linkId} — remove a link; the file stays.
+func (s *Server) handleFileUnlink(c *gin.Context) {
+	fc, id, ok := s.fileTarget(c)
+	if !ok {
+		return
+	}
+	ctx, db := c.Request.Context(), appOf(c).DB
+	l, err := files.GetLink(ctx, db, id)
+	if err == nil {
+		err = fc.CheckEdit(ctx, files.Target{Table: l.Table, ID: l.RecordID})
+	}
+	if err == nil {
+		err = files.DeleteLink(ctx, db, id)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_unlinked"})
+}
+
+type fileSortBody struct {
+	Order any `json:"order"`
+	IDs   any `json:"ids"`
+}
+
+// POST /files/sort — set the display order of links ({"order":[link ids]}
+// or {"ids":[...]}); ids naming no link are ignored.
+func (s *Server) handleFileSort(c *gin.Context) {
+	var body fileSortBody
+	if err := decodeBody(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	raw := body.Order
+	if raw == nil {
+		raw = body.IDs
+	}
+	list, err := wire.ListOf(raw)
+	if err != nil || len(list) == 0 {
+		s.fail(c, errs.New(errs.Invalid, "parameter_missing", "order (a list of file link ids) is required"))
+		return
+	}
+	order := make([]int64, 0, len(list))
+	for _, v := range list {
+		id, err := wire.Int(v)
+		if err != nil || id <= 0 {
+			s.fail(c, records.ErrInvalidID.With("detail", "order lists file link ids"))
+			return
+		}
+		order = append(order, id)
+	}
+	ctx, db := c.Request.Context(), appOf(c).DB
+	fc, err := s.fileCaller(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	links, err := files.LinksByID(ctx, db, order)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	seen := map[files.Target]bool{}
+	for _, l := range links {
+		t := files.Target{Table: l.Table, ID: l.RecordID}
+		if !seen[t] {
+			if err := fc.CheckEdit(ctx, t); err != nil {
+				s.fail(c, err)
+				return
+			}
+			seen[t] = true
+		}
+	}
+	if err := files.Sort(ctx, db, order); err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_sorting_update"})
+}
+
+// GET /files — a page of the files the caller may see.
+func (s *Server) handleFileList(c *gin.Context) {
+	fc, err := s.fileCaller(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := files.ListQuery{Search: c.Query("search")}
+	if q.Search == "" {
+		q.Search = c.Query("q")
+	}
+	var page, perPage int64
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"page", &page}, {"per_page", &perPage}} {
+		if v := c.Query(p.name); v != "" {
+			if *p.dst, err = wire.Int(v); err != nil {
+				s.fail(c, records.ErrInvalidParameter.With("parameter", p.name))
+				return
+			}
+		}
+	}
+	pg, err := records.PageOf(int(page), int(perPage), records.DefaultPerPage, records.MaxPerPage)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if v := c.Query("orphans_only"); v != "" {
+		if q.OrphansOnly, err = wire.Bool(v); err != nil {
+			s.fail(c, records.ErrInvalidParameter.With("parameter", "orphans_only"))
+			return
+		}
+	}
+	q.PerPage, q.Page = int(pg.Limit), int(pg.Offset/pg.Limit)+1
+	a := appOf(c)
+	res, err := files.List(c.Request.Context(), a.DB, a.Name, fc, q)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"total": res.Total, "page": q.Page, "per_page": q.PerPage, "files": res.Files})
+}
+
+// GET /file/{id}/download — the original bytes: ETag, Range, the name in
+// Content-Disposition (RFC 6266), the sniffed type; anything a browser
+// could run comes as an attachment in a sandbox.
+func (s *Server) handleFileDownload(c *gin.Context) {
+	fc, id, ok := s.fileTarget(c)
+	if !ok {
+		return
+	}
+	ctx, a := c.Request.Context(), appOf(c)
+	err := fc.CheckRead(ctx, a.DB, id)
+	var f *files.File
+	if err == nil {
+		f, err = files.Get(ctx, a.DB, id)
+	}
+	var b files.Blob
+	if err == nil {
+		b, err = s.files.Open(ctx, a.Name, f)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer b.Close()
+	h := c.Writer.Header()
+	h.Set("Content-Type", f.Mime)
+	h.Set("ETag", `"`+f.SHA256+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, max-age=0, must-revalidate")
+	disp := "inline"
+	if f.Active() {
+		disp = "attachment"
+		h.Set("Content-Security-Policy", "sandbox")
+	}
+	h.Set("Content-Disposition", contentDisposition(disp, f.Name()))
+	http.ServeContent(c.Writer, c.Request, "", f.CreatedAt, b)
+}
+
+// GET /file/{id}/thumb — no thumbnails are made yet: 404 no_thumbnail.
+func (s *Server) handleFileThumb(c *gin.Context) {
+	fc, id, ok := s.fileTarget(c)
+	if !ok {
+		return
+	}
+	ctx, a := c.Request.Context(), appOf(c)
+	if err := fc.CheckRead(ctx, a.DB, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, err := files.Get(ctx, a.DB, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.fail(c, errNoThumbnail)
+}
+
+// contentDisposition writes RFC 6266's header: an ASCII fallback name and
+// the exact one as filename* (RFC 8187).
+func contentDisposition(kind, name string) string {
+	fallback := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' || r == '%' || r == ';' {
+			return '_'
+		}
+		return r
+	}, name)
+	if _, params, err := mime.ParseMediaType(kind + `; filename="` + fallback + `"`); err != nil || params["filename"] != fallback {
+		fallback = "file"
+	}
+	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, fallback, strings.ReplaceAll(url.PathEscape(name), "'", "%27"))
+}
+
+type fileMetaBody struct {
+	Description any `json:"description"`
+	Keywords    any `json:"keywords"`
+	Printable   any `json:"printable"`
+}
+
+// PATCH /file/{id} — change description, keywords, printable (null clears
+// a text).
+func (s *Server) handleFilePatch(c *gin.Context) {
+	fc, id, ok := s.fileTarget(c)
+	if !ok {
+		return
+	}
+	var raw map[string]any
+	if err := decodeBody(c, &raw); err != nil {
+		s.fail(c, err)
+		return
+	}
+	var m files.Meta
+	for _, k := range []string{"description", "keywords"} {
+		v, present := raw[k]
+		if !present {
+			continue
+		}
+		if v == nil {
+			m.Clear = append(m.Clear, k)
+			continue
+		}
+		txt, err := wire.Text(v)
+		if err != nil {
+			s.fail(c, records.ErrInvalidParameter.With("parameter", k))
+			return
+		}
+		if k == "description" {
+			m.Description = &txt
+		} else {
+			m.Keywords = &txt
+		}
+	}
+	if v, present := raw["printable"]; present && v != nil {
+		b, err := wire.Bool(v)
+		if err != nil {
+			s.fail(c, records.ErrInvalidParameter.With("parameter", "printable"))
+			return
+		}
+		m.Printable = &b
+	}
+	ctx, a := c.Request.Context(), appOf(c)
+	err := fc.CheckChange(ctx, a.DB, id, false)
+	var f *files.File
+	if err == nil {
+		f, err = files.Update(ctx, a.DB, id, m)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_updated", "file": files.Entry(a.Name, f)})
+}
+
+// DELETE /file/{id} — delete a file, its links and its bytes.
+func (s *Server) handleFileDelete(c *gin.Context) {
+	fc, id, ok := s.fileTarget(c)
+	if !ok {
+		return
+	}
+	ctx, a := c.Request.Context(), appOf(c)
+	err := fc.CheckChange(ctx, a.DB, id, true)
+	if err == nil {
+		err = s.files.Delete(ctx, a.DB, a.Name, id)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_deleted"})
+}
+
+// POST /file/{id}/replace — new bytes, same id, metadata and links.
+func (s *Server) handleFileReplace(c *gin.Context) {
+	fc, id, ok := s.fileTarget(c)
+	if !ok {
+		return
+	}
+	ctx, a := c.Request.Context(), appOf(c)
+	if err := fc.CheckChange(ctx, a.DB, id, false); err != nil {
+		s.fail(c, err)
+		return
+	}
+	var f *files.File
+	err := s.withUpload(c, func(name string, body io.Reader) (err error) {
+		f, err = s.files.Replace(ctx, a.DB, a.Name, id, name, body)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, gin.H{"code": "ok_file_replaced", "id": f.ID, "ext": f.Ext, "filename": f.Filename,
+		"is_image": f.IsImage(), "file": files.Entry(a.Name, f)})
+}
