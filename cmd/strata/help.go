@@ -51,6 +51,7 @@ var (
 		{"STRATA_MAX_BODY_BYTES", fmt.Sprint(config.DefaultMaxBodyBytes), "request body cap in bytes; larger bodies get 413 too_large"},
 		{"STRATA_BODY_TIMEOUT", "30s", "time allowed to send a request body; a slower one gets 408 body_timeout"},
 		{"STRATA_MAX_BATCH_REQUESTS", fmt.Sprint(config.DefaultMaxBatchRequests), "most requests in one POST /<app>/api/batch; more get 413 batch_too_large"},
+		{"STRATA_MAX_UPLOAD_BYTES", fmt.Sprint(config.DefaultMaxUploadBytes), "cap of one uploaded file in bytes; larger files get 413 too_large"},
 		{"STRATA_CURVES_DIR", "<data-dir>/curves", "extra or replacement radiocarbon curves (.14c); passed on to plugins"},
 	}
 	// Read on every send or sign-in, so they can change without a restart.

@@ -27,7 +27,7 @@ import (
 func (s *Server) fileRoutes() []Route {
 	upload := s.cfg.MaxUploadBytes + multipartSlack
 	return []Route{
-		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/file", Access: auth.Edit, Handler: s.handleFileUpload, BodyLimit: upload},
+		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/file", Access: auth.Edit, Handler: s.handleFileUpload, BodyLimit: upload, BodyTimeout: uploadTimeout},
 		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/link-file", Access: auth.Edit, Handler: s.handleFileLink},
 		{Scope: App, Method: http.MethodDelete, Path: "/file-link/:id", Access: auth.Edit, Handler: s.handleFileUnlink},
 		{Scope: App, Method: http.MethodPost, Path: "/files/sort", Access: auth.Edit, Handler: s.handleFileSort},
@@ -36,7 +36,7 @@ func (s *Server) fileRoutes() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb},
 		{Scope: App, Method: http.MethodPatch, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFilePatch},
 		{Scope: App, Method: http.MethodDelete, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFileDelete},
-		{Scope: App, Method: http.MethodPost, Path: "/file/:id/replace", Access: auth.Edit, Handler: s.handleFileReplace, BodyLimit: upload},
+		{Scope: App, Method: http.MethodPost, Path: "/file/:id/replace", Access: auth.Edit, Handler: s.handleFileReplace, BodyLimit: upload, BodyTimeout: uploadTimeout},
 	}
 }
 
@@ -44,7 +44,7 @@ func (s *Server) fileRoutes() []Route {
 // multipart framing and small fields.
 const multipartSlack = 1 << 20
 
-// uploadTimeout bounds the reading of an upload's body (the ordinary
+// uploadTimeout bounds the reading of an upload's body (the route's BodyTimeout; the ordinary
 // body timeout is for JSON).
 const uploadTimeout = 15 * time.Minute
 
@@ -102,7 +102,6 @@ func (s *Server) fileTarget(c *gin.Context) (files.Caller, int64, bool) {
 // withUpload streams the multipart field "file" of the request to fn; no
 // part is held in memory. Without one: 400 parameter_missing.
 func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader) error) error {
-	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(uploadTimeout))
 	mr, err := c.Request.MultipartReader()
 	if err != nil {
 		return files.ErrNoFile
