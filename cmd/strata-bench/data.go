@@ -38,19 +38,27 @@ var (
 
 const substrTerm = "amphor"
 
-// generator makes deterministic rows; its counter numbers the titles.
+// generator makes deterministic rows: the seeded rows depend only on the
+// seed and their position, so every target gets the same data. Records made
+// by the create operation are numbered from 1,000,000,000 on.
 type generator struct {
-	seed uint64
-	n    atomic.Int64
+	seed    uint64
+	created atomic.Int64
 }
 
 func newGenerator(seed uint64) *generator { return &generator{seed: seed} }
 
-func (g *generator) next() int64 { return g.n.Add(1) }
+// seedRand is the random source of the rows from position from on.
+func (g *generator) seedRand(from int) *rand.Rand {
+	return rand.New(rand.NewPCG(g.seed, uint64(from)))
+}
 
-func (g *generator) row(r *rand.Rand) row {
+// newRow is a row for the create operation.
+func (g *generator) newRow(r *rand.Rand) row { return g.row(r, 1_000_000_000+g.created.Add(1)) }
+
+func (g *generator) row(r *rand.Rand, num int64) row {
 	return row{
-		Title:    fmt.Sprintf("%s %s %d", adjectives[r.IntN(len(adjectives))], nouns[r.IntN(len(nouns))], g.next()),
+		Title:    fmt.Sprintf("%s %s %d", adjectives[r.IntN(len(adjectives))], nouns[r.IntN(len(nouns))], num),
 		Material: materials[r.IntN(len(materials))],
 		Weight:   float64(r.IntN(1_000_000)) / 100,
 		Context:  fmt.Sprintf("US %d", 1000+r.IntN(900)),

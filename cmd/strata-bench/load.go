@@ -102,7 +102,8 @@ func load(ctx context.Context, n int, d time.Duration, e opEnv, op opFunc, seed 
 
 // seed adds n generated rows in batches of size, conc batches at a time,
 // answering the new ids in the order of the rows.
-func seed(ctx context.Context, t target, g *generator, n, size, conc int) ([]string, error) {
+// The rows are those of positions have+1 to have+n of the generated data.
+func seed(ctx context.Context, t target, g *generator, have, n, size, conc int) ([]string, error) {
 	type job struct {
 		i    int
 		rows []row
@@ -129,12 +130,12 @@ func seed(ctx context.Context, t target, g *generator, n, size, conc int) ([]str
 			}
 		}()
 	}
-	r := rand.New(rand.NewPCG(g.seed, uint64(g.next())))
+	r := g.seedRand(have)
 	for i := 0; i < nb && ctx.Err() == nil; i++ {
 		k := min(size, n-i*size)
 		rows := make([]row, k)
 		for j := range rows {
-			rows[j] = g.row(r)
+			rows[j] = g.row(r, int64(have+i*size+j+1))
 		}
 		select {
 		case jobs <- job{i, rows}:

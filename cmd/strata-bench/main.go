@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		have := len(ids)
 		if n > have {
 			start := time.Now()
-			added, err := seed(ctx, t, gen, n-have, o.batch, o.seedConc)
+			added, err := seed(ctx, t, gen, have, n-have, o.batch, o.seedConc)
 			ids = append(ids, added...)
 			if err != nil {
 				return fmt.Errorf("seeding to %d rows: %w", n, err)

@@ -160,7 +160,7 @@ func (p *pocketbase) op(name string) (opFunc, bool) {
 			var out struct {
 				ID string `json:"id"`
 			}
-			err := call(ctx, p.hc, "POST", p.records(), p.auth, e.gen.row(r), &out)
+			err := call(ctx, p.hc, "POST", p.records(), p.auth, e.gen.newRow(r), &out)
 			if err == nil && e.created != nil {
 				e.created.add(out.ID)
 			}

@@ -154,7 +154,7 @@ func (s *strata) op(name string) (opFunc, bool) {
 				ID json.RawMessage `json:"id"`
 			}
 			err := call(ctx, s.hc, "POST", s.api("/record/"+s.table), s.auth,
-				map[string]any{"core": e.gen.row(r)}, &out)
+				map[string]any{"core": e.gen.newRow(r)}, &out)
 			if err == nil && e.created != nil {
 				e.created.add(idString(out.ID))
 			}
