@@ -7,7 +7,8 @@
 #   ROWS      sizes (default 10000,100000,1000000)
 #   DURATION  measured time per operation (default 10s); CLIENTS (default 16)
 #   PGHOST, PGPORT, PGUSER  the PostgreSQL server (127.0.0.1, 5432, postgres)
-#   OUT       CSV the results are appended to (default bin/bench-load.csv)
+#   OUT       CSV the results are appended to (default bin/bench-load.csv);
+#             the server's log is kept beside it as OUT.<engine>.server.log
 #   PORT      port Strata listens on, on 127.0.0.1 (default 18190)
 #   BENCH_ARGS  further flags for strata-bench
 set -euo pipefail
@@ -60,6 +61,7 @@ for engine in $ENGINES; do
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
+	cp "$work/server.log" "$OUT.$engine.server.log"
 	if [ -n "$db" ]; then
 		psql -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -qc "DROP DATABASE $db" postgres
 		db=

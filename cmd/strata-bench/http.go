@@ -57,6 +57,11 @@ func call(ctx context.Context, hc *http.Client, method, url, auth string, in, ou
 		}
 		return &httpError{method, url, resp.StatusCode, string(b)}
 	}
+	// Every answer of both servers is a JSON object or array: a 2xx without
+	// one (an empty body, say) is no success.
+	if t := bytes.TrimSpace(b); len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return fmt.Errorf("%s %s: %d answered without a JSON body (%d bytes)", method, url, resp.StatusCode, len(b))
+	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
 			return fmt.Errorf("%s %s: decoding the answer: %w", method, url, err)
