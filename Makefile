@@ -1,13 +1,14 @@
 # Strata — build, run, test.
 #   make run    build and start on SQLite (./data), app creation enabled
 #   make test   every test, on SQLite and (when a server answers) PostgreSQL
+#   make bench-load  load benchmark over HTTP, both engines (docs/performance.md)
 GO      ?= go
 BIN     ?= bin
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # Fuzz targets run briefly in every test run; FUZZTIME lengthens them.
 FUZZTIME ?= 10s
 
-.PHONY: build run test test-short fuzz bench lint clean proto
+.PHONY: build run test test-short fuzz bench bench-load lint clean proto
 
 build:
 	$(GO) build -o $(BIN)/strata ./cmd/strata
@@ -35,6 +36,13 @@ test-short:
 bench:
 	@echo "cores: $$(nproc)"
 	$(GO) test -run '^$$' -bench . -benchmem -p 1 ./...
+
+# The load benchmark over HTTP (cmd/strata-bench): a Strata server on each
+# engine, 10,000, 100,000 and 1,000,000 rows, 16 clients, 10 s per operation.
+# ENGINES, ROWS, DURATION, CLIENTS, OUT: see cmd/strata-bench/bench-load.sh.
+bench-load: build
+	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	BIN=$(BIN) bash cmd/strata-bench/bench-load.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
