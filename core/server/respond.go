@@ -64,8 +64,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 	e, ok := errs.As(err)
 	if !ok || e.Kind == errs.Internal {
 		if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
-			// The client went away; nothing useful can be sent.
+			// The client went away: nothing is logged, but an answer is
+			// still written (it is dropped if the connection is gone), so
+			// that no request can ever end as an empty 200.
 			c.Abort()
+			c.PureJSON(http.StatusServiceUnavailable, gin.H{"status": "error", "code": "request_cancelled", "message": "the request was cancelled before it was answered"})
 			return
 		}
 		s.log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method,
