@@ -22,6 +22,7 @@ type File struct {
 	Keywords    *string
 	Printable   bool
 	BlobKey     string
+	ThumbKey    string // "" when the file has no thumbnail
 	CreatedAt   time.Time
 	Creator     *int64
 }
@@ -64,6 +65,7 @@ var (
 	ErrFileNotFound = errs.New(errs.NotFound, "record_not_found", "no such file")
 	ErrLinkNotFound = errs.New(errs.NotFound, "record_not_found", "no such file link")
 	ErrEmptyFile    = errs.New(errs.Invalid, "empty_file", "the uploaded file is empty")
+	ErrNoThumbnail  = errs.New(errs.NotFound, "no_thumbnail", "this file has no thumbnail")
 	ErrNoFile       = errs.New(errs.Invalid, "parameter_missing", "a file is required (multipart field \"file\")")
 )
 

@@ -73,7 +73,7 @@ func List(ctx context.Context, db *store.DB, app string, c Caller, q ListQuery) 
 	if err := db.QueryRow(ctx, `SELECT COUNT(*)`+from, args...).Scan(&res.Total); err != nil {
 		return nil, fmt.Errorf("count files: %w", err)
 	}
-	rows, err := db.Query(ctx, `SELECT f.id, f.filename, f.ext, f.mime, f.size, f.sha256, f.description, f.keywords, f.printable, f.blob_key, f.created_at, f.creator`+
+	rows, err := db.Query(ctx, `SELECT f.id, f.filename, f.ext, f.mime, f.size, f.sha256, f.description, f.keywords, f.printable, f.blob_key, COALESCE(f.thumb_key, ''), f.created_at, f.creator`+
 		from+` ORDER BY f.id DESC LIMIT ? OFFSET ?`, append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
 	if err != nil {
 		return nil, fmt.Errorf("list files: %w", err)

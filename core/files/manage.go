@@ -3,7 +3,6 @@ package files
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/store"
@@ -12,13 +11,13 @@ import (
 // Delete removes a file, its links and then its blob (a blob left by a
 // failure after the rows went is a stray for `files check`).
 func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64) error {
-	var key string
+	var gone *File
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		f, err := Get(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		key = f.BlobKey
+		gone = f
 		if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE file_id = ?`, id); err != nil {
 			return fmt.Errorf("delete links of file %d: %w", id, err)
 		}
@@ -30,7 +29,7 @@ func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64
 	if err != nil {
 		return err
 	}
-	s.dropBlob(app, key)
+	s.dropBlobs(app, gone)
 	return nil
 }
 
@@ -77,22 +76,24 @@ func Update(ctx context.Context, db *store.DB, id int64, m Meta) (*File, error) 
 	return out, err
 }
 
-// Replace stores new bytes for a file, keeping its id, metadata and links;
-// the name and extension become the new upload's. The old blob goes once
+// Replace stores new bytes for a file (up's Name, Body and MaxImageSize),
+// keeping its id, metadata and links; the name and extension become the
+// new upload's, and the image rules apply as on upload. The old blob goes once
 // the row names the new one; a failure keeps the old file whole.
-func (s *Service) Replace(ctx context.Context, db *store.DB, app string, id int64, name string, body io.Reader) (*File, error) {
+func (s *Service) Replace(ctx context.Context, db *store.DB, app string, id int64, up Upload) (*File, error) {
 	old, err := Get(ctx, db, id)
 	if err != nil {
 		return nil, err
 	}
 	nf := *old
-	nf.Filename, nf.Ext = SplitName(name)
-	if err := s.put(ctx, app, &nf, body); err != nil {
+	nf.Filename, nf.Ext = SplitName(up.Name)
+	nf.ThumbKey = ""
+	if err := s.store(ctx, app, &nf, up); err != nil {
 		return nil, err
 	}
 	err = db.Tx(ctx, func(tx *store.DB) error {
-		r, err := tx.Exec(ctx, `UPDATE `+tx.Sys("files")+` SET filename = ?, ext = ?, mime = ?, size = ?, sha256 = ?, blob_key = ? WHERE id = ? AND blob_key = ?`,
-			nf.Filename, nf.Ext, nf.Mime, nf.Size, nf.SHA256, nf.BlobKey, id, old.BlobKey)
+		r, err := tx.Exec(ctx, `UPDATE `+tx.Sys("files")+` SET filename = ?, ext = ?, mime = ?, size = ?, sha256 = ?, blob_key = ?, thumb_key = ? WHERE id = ? AND blob_key = ?`,
+			nf.Filename, nf.Ext, nf.Mime, nf.Size, nf.SHA256, nf.BlobKey, nullKey(nf.ThumbKey), id, old.BlobKey)
 		if err != nil {
 			return fmt.Errorf("replace file %d: %w", id, err)
 		}
@@ -102,9 +103,9 @@ func (s *Service) Replace(ctx context.Context, db *store.DB, app string, id int6
 		return nil
 	})
 	if err != nil {
-		s.dropBlob(app, nf.BlobKey)
+		s.dropBlobs(app, &nf)
 		return nil, err
 	}
-	s.dropBlob(app, old.BlobKey)
+	s.dropBlobs(app, old)
 	return &nf, nil
 }

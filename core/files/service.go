@@ -19,6 +19,9 @@ import (
 type Service struct {
 	Storage Storage
 	Now     func() time.Time
+	// MaxPixels caps the pixels of an image that is decoded (0:
+	// DefaultMaxPixels); larger images are refused.
+	MaxPixels int64
 }
 
 func (s *Service) now() time.Time {
@@ -39,6 +42,9 @@ type Upload struct {
 	Name    string    // the client's file name (metadata only)
 	Body    io.Reader // streamed to storage, never held whole
 	Creator *int64    // the uploading user (nil for an API key)
+	// MaxImageSize is the app's maxImageSize: raster images whose longest
+	// side is longer are scaled down to it (0: kept as they come).
+	MaxImageSize int
 }
 
 // Create stores an upload and its metadata and, when to is given, links it
@@ -50,13 +56,13 @@ func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Uploa
 	f := &File{}
 	f.Filename, f.Ext = SplitName(up.Name)
 	f.Creator, f.CreatedAt = up.Creator, s.now()
-	if err := s.put(ctx, app, f, up.Body); err != nil {
+	if err := s.store(ctx, app, f, up); err != nil {
 		return nil, 0, err
 	}
 	var linkID int64
 	err := db.Tx(ctx, func(tx *store.DB) error {
-		err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("files")+` (filename, ext, mime, size, sha256, printable, blob_key, created_at, creator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			f.Filename, f.Ext, f.Mime, f.Size, f.SHA256, false, f.BlobKey, f.CreatedAt, f.Creator).Scan(&f.ID)
+		err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("files")+` (filename, ext, mime, size, sha256, printable, blob_key, thumb_key, created_at, creator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			f.Filename, f.Ext, f.Mime, f.Size, f.SHA256, false, f.BlobKey, nullKey(f.ThumbKey), f.CreatedAt, f.Creator).Scan(&f.ID)
 		if err != nil {
 			return fmt.Errorf("insert file: %w", err)
 		}
@@ -66,10 +72,38 @@ func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Uploa
 		return err
 	})
 	if err != nil {
-		s.dropBlob(app, f.BlobKey)
+		s.dropBlobs(app, f)
 		return nil, 0, err
 	}
 	return f, linkID, nil
+}
+
+// store puts an upload's bytes and applies the image rules (processImage):
+// f gets its blob, size, SHA-256, type and thumbnail. On failure nothing
+// of it stays stored.
+func (s *Service) store(ctx context.Context, app string, f *File, up Upload) error {
+	if err := s.put(ctx, app, f, up.Body); err != nil {
+		return err
+	}
+	if err := s.processImage(ctx, app, f, up.MaxImageSize); err != nil {
+		s.dropBlobs(app, f)
+		return err
+	}
+	return nil
+}
+
+// dropBlobs removes a file's blob and thumbnail whose rows were not written.
+func (s *Service) dropBlobs(app string, f *File) {
+	s.dropBlob(app, f.BlobKey)
+	s.dropBlob(app, f.ThumbKey)
+}
+
+// nullKey stores an absent key as NULL.
+func nullKey(k string) any {
+	if k == "" {
+		return nil
+	}
+	return k
 }
 
 // put streams body to storage and fills the blob's key, size, SHA-256 and
@@ -127,11 +161,11 @@ func addLink(ctx context.Context, tx *store.DB, fileID int64, to Target) (int64,
 	return id, nil
 }
 
-const fileColumns = `id, filename, ext, mime, size, sha256, description, keywords, printable, blob_key, created_at, creator`
+const fileColumns = `id, filename, ext, mime, size, sha256, description, keywords, printable, blob_key, COALESCE(thumb_key, ''), created_at, creator`
 
 func scanFile(sc interface{ Scan(...any) error }) (*File, error) {
 	f := &File{}
-	err := sc.Scan(&f.ID, &f.Filename, &f.Ext, &f.Mime, &f.Size, &f.SHA256, &f.Description, &f.Keywords, &f.Printable, &f.BlobKey, &f.CreatedAt, &f.Creator)
+	err := sc.Scan(&f.ID, &f.Filename, &f.Ext, &f.Mime, &f.Size, &f.SHA256, &f.Description, &f.Keywords, &f.Printable, &f.BlobKey, &f.ThumbKey, &f.CreatedAt, &f.Creator)
 	return f, err
 }
 
@@ -155,6 +189,21 @@ func (s *Service) Open(ctx context.Context, app string, f *File) (Blob, error) {
 	b, err := s.Storage.Get(ctx, app, f.BlobKey)
 	if err != nil {
 		return nil, fmt.Errorf("open file %d: %w", f.ID, err)
+	}
+	return b, nil
+}
+
+// OpenThumb opens a file's thumbnail; ErrNoThumbnail when it has none.
+func (s *Service) OpenThumb(ctx context.Context, app string, f *File) (Blob, error) {
+	if f.ThumbKey == "" {
+		return nil, ErrNoThumbnail
+	}
+	b, err := s.Storage.Get(ctx, app, f.ThumbKey)
+	if errors.Is(err, ErrBlobNotFound) {
+		return nil, ErrNoThumbnail
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open thumbnail of file %d: %w", f.ID, err)
 	}
 	return b, nil
 }

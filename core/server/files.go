@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
@@ -49,8 +51,6 @@ const multipartSlack = 1 << 20
 const uploadTimeout = 15 * time.Minute
 
 var errBadMultipart = errs.New(errs.Invalid, "invalid_multipart", "the body is not a well-formed multipart form")
-
-var errNoThumbnail = errs.New(errs.NotFound, "no_thumbnail", "this file has no thumbnail")
 
 // fileCaller is the caller as the files rules see it.
 func (s *Server) fileCaller(c *gin.Context) (files.Caller, error) {
@@ -194,10 +194,15 @@ func (s *Server) handleFileUpload(c *gin.Context) {
 		return
 	}
 	a := appOf(c)
+	maxSide, err := maxImageSize(ctx, a)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	var f *files.File
 	var linkID int64
-	err := s.withUpload(c, func(name string, body io.Reader) (err error) {
-		f, linkID, err = s.files.Create(ctx, a.DB, a.Name, files.Upload{Name: name, Body: body, Creator: creatorOf(sc)}, &files.Target{Table: sc.Table.Name, ID: id})
+	err = s.withUpload(c, func(name string, body io.Reader) (err error) {
+		f, linkID, err = s.files.Create(ctx, a.DB, a.Name, files.Upload{Name: name, Body: body, Creator: creatorOf(sc), MaxImageSize: maxSide}, &files.Target{Table: sc.Table.Name, ID: id})
 		return err
 	})
 	if err != nil {
@@ -205,6 +210,19 @@ func (s *Server) handleFileUpload(c *gin.Context) {
 		return
 	}
 	success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
+}
+
+// maxImageSize is the app's maxImageSize setting (0 when unset).
+func maxImageSize(ctx context.Context, a *apps.App) (int, error) {
+	v, ok, err := a.Setting(ctx, apps.SettingMaxImageSize)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, nil
+	}
+	return n, nil
 }
 
 func creatorOf(sc *records.Scope) *int64 {
@@ -395,7 +413,13 @@ func (s *Server) handleFileList(c *gin.Context) {
 // GET /file/{id}/download — the original bytes: ETag, Range, the name in
 // Content-Disposition (RFC 6266), the sniffed type; anything a browser
 // could run comes as an attachment in a sandbox.
-func (s *Server) handleFileDownload(c *gin.Context) {
+func (s *Server) handleFileDownload(c *gin.Context) { s.serveFile(c, false) }
+
+// GET /file/{id}/thumb — a raster image's thumbnail (JPEG), under the
+// download's rules and headers; 404 no_thumbnail for other files.
+func (s *Server) handleFileThumb(c *gin.Context) { s.serveFile(c, true) }
+
+func (s *Server) serveFile(c *gin.Context, thumb bool) {
 	fc, id, ok := s.fileTarget(c)
 	if !ok {
 		return
@@ -408,7 +432,11 @@ func (s *Server) handleFileDownload(c *gin.Context) {
 	}
 	var b files.Blob
 	if err == nil {
-		b, err = s.files.Open(ctx, a.Name, f)
+		if thumb {
+			b, err = s.files.OpenThumb(ctx, a.Name, f)
+		} else {
+			b, err = s.files.Open(ctx, a.Name, f)
+		}
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -416,35 +444,21 @@ func (s *Server) handleFileDownload(c *gin.Context) {
 	}
 	defer b.Close()
 	h := c.Writer.Header()
-	h.Set("Content-Type", f.Mime)
-	h.Set("ETag", `"`+f.SHA256+`"`)
+	mimeType, etag, name := f.Mime, f.SHA256, f.Name()
+	if thumb {
+		mimeType, etag, name = "image/jpeg", f.SHA256+"-thumb", f.Filename+"-thumb.jpg"
+	}
+	h.Set("Content-Type", mimeType)
+	h.Set("ETag", `"`+etag+`"`)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, max-age=0, must-revalidate")
 	disp := "inline"
-	if f.Active() {
+	if !thumb && f.Active() {
 		disp = "attachment"
 		h.Set("Content-Security-Policy", "sandbox")
 	}
-	h.Set("Content-Disposition", contentDisposition(disp, f.Name()))
+	h.Set("Content-Disposition", contentDisposition(disp, name))
 	http.ServeContent(c.Writer, c.Request, "", f.CreatedAt, b)
-}
-
-// GET /file/{id}/thumb — no thumbnails are made yet: 404 no_thumbnail.
-func (s *Server) handleFileThumb(c *gin.Context) {
-	fc, id, ok := s.fileTarget(c)
-	if !ok {
-		return
-	}
-	ctx, a := c.Request.Context(), appOf(c)
-	if err := fc.CheckRead(ctx, a.DB, id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if _, err := files.Get(ctx, a.DB, id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.fail(c, errNoThumbnail)
 }
 
 // contentDisposition writes RFC 6266's header: an ASCII fallback name and
@@ -551,9 +565,14 @@ func (s *Server) handleFileReplace(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	maxSide, err := maxImageSize(ctx, a)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	var f *files.File
-	err := s.withUpload(c, func(name string, body io.Reader) (err error) {
-		f, err = s.files.Replace(ctx, a.DB, a.Name, id, name, body)
+	err = s.withUpload(c, func(name string, body io.Reader) (err error) {
+		f, err = s.files.Replace(ctx, a.DB, a.Name, id, files.Upload{Name: name, Body: body, MaxImageSize: maxSide})
 		return err
 	})
 	if err != nil {

@@ -133,7 +133,7 @@ func TestFileLifecycle(t *testing.T) {
 				ExpectedStatus: 200, ExpectedContent: []string{`"code":"ok_file_linked"`, `"link_id":`, `"is_image":true`}},
 			{Name: "link unknown file", Method: "POST", URL: fmt.Sprintf("/dig/api/record/sites/%d/link-file", site), Body: `{"fileId":9999999}`, ExpectedStatus: 404, ExpectedContent: []string{`"code":"record_not_found"`}},
 			{Name: "unlink unknown", Method: "DELETE", URL: "/dig/api/file-link/9999999", ExpectedStatus: 404, ExpectedContent: []string{`"code":"record_not_found"`}},
-			{Name: "thumb", URL: fmt.Sprintf("/dig/api/file/%d/thumb", id1), ExpectedStatus: 404, ExpectedContent: []string{`"code":"no_thumbnail"`}},
+			{Name: "no thumb for a PDF", URL: fmt.Sprintf("/dig/api/file/%d/thumb", id2), ExpectedStatus: 404, ExpectedContent: []string{`"code":"no_thumbnail"`}},
 			{Name: "delete unknown", Method: "DELETE", URL: "/dig/api/file/9999999", ExpectedStatus: 404},
 		} {
 			if s.Headers == nil {
