@@ -56,8 +56,9 @@ type Options struct {
 	SecretKey string
 	// Prefix is put before every object name as is (e.g. "strata/").
 	Prefix string
-	// PathStyle addresses the bucket in the path (http://host/bucket/key)
-	// rather than in the host name; most self-hosted servers need it.
+	// PathStyle always addresses the bucket in the path
+	// (http://host/bucket/key); false lets the client choose: the host
+	// name on AWS and Google, the path elsewhere.
 	PathStyle bool
 	// Transport overrides the HTTP transport (tests trust their own
 	// certificate this way).
