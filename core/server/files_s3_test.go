@@ -119,7 +119,7 @@ func TestS3BucketCheckedAtStart(t *testing.T) {
 	o := fakeS3(t, "strata")
 	for name, s3 := range map[string]config.S3{
 		"untrusted certificate": {Endpoint: o.Endpoint, Bucket: "nope", AccessKey: "k", SecretKey: "s", PathStyle: true},
-		"nothing there":  {Endpoint: "http://127.0.0.1:1", Bucket: "strata", AccessKey: "k", SecretKey: "s", PathStyle: true},
+		"nothing there":         {Endpoint: "http://127.0.0.1:1", Bucket: "strata", AccessKey: "k", SecretKey: "s", PathStyle: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := config.Default()
