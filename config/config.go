@@ -7,9 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Config is everything an instance needs to start.
@@ -43,6 +47,78 @@ type Config struct {
 	// TrustedProxies lists the reverse proxies (IP addresses or CIDR
 	// prefixes) whose X-Forwarded-For names the client address.
 	TrustedProxies []string
+	// S3 selects S3-compatible object storage for uploaded files when its
+	// Bucket is set (default: the local disk under DataDir).
+	S3 S3
+}
+
+// S3 is the S3-compatible file store (STRATA_S3_*).
+type S3 struct {
+	Endpoint  string // base URL, http:// or https:// (empty: AWS)
+	Bucket    string // selects the S3 store when set
+	Region    string
+	AccessKey string // with SecretKey; both empty: AWS_*/MINIO_* or an instance role
+	SecretKey string
+	Prefix    string // put before <app>/<key> as is, e.g. "strata/"
+	PathStyle bool   // bucket in the path rather than the host name
+}
+
+// S3Env names the S3 settings' variables, in order.
+var S3Env = []string{"STRATA_S3_ENDPOINT", "STRATA_S3_BUCKET", "STRATA_S3_REGION", "STRATA_S3_ACCESS_KEY", "STRATA_S3_SECRET_KEY", "STRATA_S3_PREFIX", "STRATA_S3_PATH_STYLE"}
+
+var (
+	bucketPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	regionPattern = regexp.MustCompile(`^[a-zA-Z0-9-]{1,64}$`)
+)
+
+// s3FromEnv reads and checks the STRATA_S3_* variables.
+func s3FromEnv(getenv func(string) string) (S3, []error) {
+	var c S3
+	var errs []error
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	c.Endpoint = get("STRATA_S3_ENDPOINT")
+	c.Bucket = get("STRATA_S3_BUCKET")
+	c.Region = get("STRATA_S3_REGION")
+	c.AccessKey = get("STRATA_S3_ACCESS_KEY")
+	c.SecretKey = get("STRATA_S3_SECRET_KEY")
+	c.Prefix = get("STRATA_S3_PREFIX")
+	if v := get("STRATA_S3_PATH_STYLE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("STRATA_S3_PATH_STYLE: %q is not 1, 0, true or false", v))
+		}
+		c.PathStyle = b
+	}
+	if c.Bucket == "" {
+		for _, k := range S3Env {
+			if get(k) != "" {
+				errs = append(errs, fmt.Errorf("%s is set but STRATA_S3_BUCKET is not: set the bucket to store files in S3, or unset the STRATA_S3_ variables", k))
+				break
+			}
+		}
+		return c, errs
+	}
+	if !bucketPattern.MatchString(c.Bucket) || strings.Contains(c.Bucket, "..") {
+		errs = append(errs, fmt.Errorf("STRATA_S3_BUCKET: %q is not a bucket name (3-63 lower-case letters, digits, dots, hyphens)", c.Bucket))
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("STRATA_S3_ENDPOINT: %q is not a base URL such as https://s3.example.org or http://127.0.0.1:9000", c.Endpoint))
+		}
+	}
+	if c.Region != "" && !regionPattern.MatchString(c.Region) {
+		errs = append(errs, fmt.Errorf("STRATA_S3_REGION: %q is not a region name (e.g. eu-central-1)", c.Region))
+	}
+	if (c.AccessKey == "") != (c.SecretKey == "") {
+		errs = append(errs, errors.New("STRATA_S3_ACCESS_KEY and STRATA_S3_SECRET_KEY go together: set both, or neither to use AWS_*/MINIO_* variables or an instance role"))
+	}
+	if p := c.Prefix; p != "" {
+		if len(p) > 512 || strings.HasPrefix(p, "/") || strings.Contains(p, "//") || slices.Contains(strings.Split(p, "/"), "..") || slices.Contains(strings.Split(p, "/"), ".") || strings.ContainsFunc(p, unicode.IsControl) {
+			errs = append(errs, fmt.Errorf("STRATA_S3_PREFIX: %q is not a usable object-name prefix (no leading /, no // or . or .. segments, no control characters, at most 512 bytes)", p))
+		}
+	}
+	return c, errs
 }
 
 // RateLimits are the per-node limits of CONTRACT §10 (0 disables one).
@@ -184,6 +260,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if v := strings.TrimSpace(getenv("STRATA_TRUSTED_PROXIES")); v != "" {
 		c.TrustedProxies = splitList(v)
 	}
+	var s3Errs []error
+	c.S3, s3Errs = s3FromEnv(getenv)
+	errList = append(errList, s3Errs...)
 	if err := errors.Join(errList...); err != nil {
 		return c, err
 	}

@@ -102,3 +102,37 @@ func TestMaxBatchRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestS3Settings(t *testing.T) {
+	c, err := FromEnv(envOf(map[string]string{}))
+	if err != nil || c.S3 != (S3{}) {
+		t.Fatalf("no S3 by default: %+v %v", c.S3, err)
+	}
+	c, err = FromEnv(envOf(map[string]string{
+		"STRATA_S3_ENDPOINT": "http://127.0.0.1:9000", "STRATA_S3_BUCKET": "strata-files",
+		"STRATA_S3_REGION": "eu-central-1", "STRATA_S3_ACCESS_KEY": "ak", "STRATA_S3_SECRET_KEY": "sk",
+		"STRATA_S3_PREFIX": "node/files/", "STRATA_S3_PATH_STYLE": "1",
+	}))
+	want := S3{Endpoint: "http://127.0.0.1:9000", Bucket: "strata-files", Region: "eu-central-1",
+		AccessKey: "ak", SecretKey: "sk", Prefix: "node/files/", PathStyle: true}
+	if err != nil || c.S3 != want {
+		t.Fatalf("got %+v %v", c.S3, err)
+	}
+	bad := []map[string]string{
+		{"STRATA_S3_ENDPOINT": "http://x"}, // no bucket
+		{"STRATA_S3_BUCKET": "Bad_Bucket"},
+		{"STRATA_S3_BUCKET": "b.."},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_ENDPOINT": "s3.example.org"},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_ENDPOINT": "https://s3.example.org/sub"},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_REGION": "eu central"},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_ACCESS_KEY": "only"},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_PREFIX": "/abs/"},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_PREFIX": "a/../b/"},
+		{"STRATA_S3_BUCKET": "ok-bucket", "STRATA_S3_PATH_STYLE": "yes please"},
+	}
+	for _, env := range bad {
+		if _, err := FromEnv(envOf(env)); err == nil {
+			t.Errorf("%v accepted", env)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/files/s3store"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/oauth"
 )
@@ -53,6 +54,17 @@ var (
 		{"STRATA_MAX_BATCH_REQUESTS", fmt.Sprint(config.DefaultMaxBatchRequests), "most requests in one POST /<app>/api/batch; more get 413 batch_too_large"},
 		{"STRATA_MAX_UPLOAD_BYTES", fmt.Sprint(config.DefaultMaxUploadBytes), "cap of one uploaded file in bytes; larger files get 413 too_large"},
 		{"STRATA_CURVES_DIR", "<data-dir>/curves", "extra or replacement radiocarbon curves (.14c); passed on to plugins"},
+	}
+	// File storage: S3-compatible object storage when STRATA_S3_BUCKET is
+	// set, else the local disk under the data folder.
+	envFiles = []envVar{
+		{"STRATA_S3_BUCKET", "", "store uploaded files in this S3 bucket (checked at start) instead of <data-dir>/files; the other STRATA_S3_ variables need it"},
+		{"STRATA_S3_ENDPOINT", s3store.DefaultEndpoint, "S3-compatible server's base URL (http:// or https://), e.g. http://127.0.0.1:9000 for MinIO"},
+		{"STRATA_S3_REGION", "", "S3 region (e.g. eu-central-1); empty: the server's default"},
+		{"STRATA_S3_ACCESS_KEY", "", "S3 access key; with STRATA_S3_SECRET_KEY, or neither to use AWS_*/MINIO_* variables or an instance role"},
+		{"STRATA_S3_SECRET_KEY", "", "S3 secret key"},
+		{"STRATA_S3_PREFIX", "", "put before every object name <app>/<key> as is, e.g. strata/"},
+		{"STRATA_S3_PATH_STYLE", "auto", "1: always put the bucket in the URL's path; unset or 0: in the host name on AWS and Google, in the path elsewhere"},
 	}
 	// Read on every send or sign-in, so they can change without a restart.
 	envMail = []envVar{
@@ -107,7 +119,7 @@ var commands = []command{
 			"lets running requests finish (up to 15 s) and stops the plugins. Pending migrations are\n" +
 			"applied at start. Plugins are the executables of the plugin folder.",
 		flags: (*config.Config).RegisterFlags,
-		env:   join(envServer, envRate, envStorage, []envVar{envSecretKey, envBcrypt}, envMail, envOAuth),
+		env:   join(envServer, envRate, envStorage, envFiles, []envVar{envSecretKey, envBcrypt}, envMail, envOAuth),
 	},
 	{
 		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list)",
@@ -286,7 +298,7 @@ func writeUsage(w io.Writer) {
 		"and environment.\n\nFlags of serve:\n")
 	findCommand("serve").writeFlags(w)
 	fmt.Fprint(w, "\nEnvironment (flags override it; it overrides the defaults):\n")
-	writeEnv(w, join(envServer, envRate, envStorage, []envVar{envSecretKey, envBcrypt, envAdminPwd}, envMail, envOAuth))
+	writeEnv(w, join(envServer, envRate, envStorage, envFiles, []envVar{envSecretKey, envBcrypt, envAdminPwd}, envMail, envOAuth))
 	fmt.Fprint(w, "\nREADME.md (Configuration) has the details; docs/api.md is the API reference.\n")
 }
 

@@ -71,8 +71,12 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if cfg.DatabaseURL != "" {
 		engine = "postgres"
 	}
+	fileStore := "local (" + cfg.DataDir + "/files)"
+	if cfg.S3.Bucket != "" {
+		fileStore = "s3 (bucket " + cfg.S3.Bucket + ")"
+	}
 	log.Info("strata listening", "url", "http://"+ln.Addr().String(), "version", version.Version,
-		"engine", engine, "new_app_allowed", cfg.AllowNewApp)
+		"engine", engine, "files", fileStore, "new_app_allowed", cfg.AllowNewApp)
 	if demoBanner != "" {
 		fmt.Fprintf(e.stdout, demoBanner, "http://"+ln.Addr().String())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -33,7 +34,13 @@ func newDig(t testing.TB, e store.Engine) *digFixture {
 // newDigWith is newDig on an instance whose configuration opts adjust.
 func newDigWith(t testing.TB, e store.Engine, opts ...func(*config.Config)) *digFixture {
 	t.Helper()
-	inst := testenv.NewInstance(t, e, opts...)
+	return newDigDeps(t, e, server.Deps{}, opts...)
+}
+
+// newDigDeps is newDigWith on an instance built from deps (a file store).
+func newDigDeps(t testing.TB, e store.Engine, deps server.Deps, opts ...func(*config.Config)) *digFixture {
+	t.Helper()
+	inst := testenv.NewInstanceWith(t, e, deps, opts...)
 	a := testenv.NewApp(t, inst.Apps, "dig")
 	ctx, now := context.Background(), time.Now().UTC()
 	mustTable := func(def schema.TableDef) {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/files/localstore"
+	"github.com/strata-archaeo/strata/core/files/s3store"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -73,9 +76,37 @@ type Deps struct {
 	// mounted after the core routes, behind the same gate; its features,
 	// operators and sections join the records scope.
 	Plugins *pluginhost.Manager
-	// Files stores uploaded files' bytes (default: the local disk under
+	// Files stores uploaded files' bytes (default: the S3 bucket of
+	// Config.S3 when set, checked here; else the local disk under
 	// <data-dir>/files, one folder per app).
 	Files files.Storage
+}
+
+// defaultStorage is the file store the configuration names: S3 when a
+// bucket is set (New fails when it cannot be reached), else the local disk.
+func defaultStorage(c config.Config) (files.Storage, error) {
+	if c.S3.Bucket == "" {
+		return localstore.New(filepath.Join(c.DataDir, "files")), nil
+	}
+	st, err := s3store.New(S3Options(c.S3))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := st.Check(ctx); err != nil {
+		return nil, fmt.Errorf("file storage (STRATA_S3_*): %w", err)
+	}
+	return st, nil
+}
+
+// S3Options maps the configuration to the S3 store's options.
+func S3Options(c config.S3) s3store.Options {
+	return s3store.Options{
+		Endpoint: c.Endpoint, Bucket: c.Bucket, Region: c.Region,
+		AccessKey: c.AccessKey, SecretKey: c.SecretKey,
+		Prefix: c.Prefix, PathStyle: c.PathStyle,
+	}
 }
 
 // Server is the HTTP handler of an instance.
@@ -122,7 +153,9 @@ func New(d Deps) (*Server, error) {
 	}
 	s.authn = authn
 	if d.Files == nil {
-		d.Files = localstore.New(filepath.Join(d.Config.DataDir, "files"))
+		if d.Files, err = defaultStorage(d.Config); err != nil {
+			return nil, err
+		}
 	}
 	s.files = &files.Service{Storage: d.Files, Now: d.Now}
 	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now); err != nil {
