@@ -68,7 +68,7 @@ func TestFilesOnS3(t *testing.T) {
 		big := bytes.Repeat([]byte("%PDF-1.7 strata "), 6<<20/16)
 		id2, _ := f.uploadOK(t, f.writer, "sites", site, "relazione.pdf", big)
 		objs := s3Objects(t, o)
-		if len(objs) != 2 {
+		if len(objs) != 3 { // the two files and the PNG's thumbnail
 			t.Fatalf("objects: %v", objs)
 		}
 		for _, k := range objs {
