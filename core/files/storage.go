@@ -2,8 +2,11 @@ package files
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
+	"regexp"
 	"time"
 )
 
@@ -39,3 +42,25 @@ type BlobInfo struct {
 
 // ErrBlobNotFound is returned by Get and Stat for a key that is not stored.
 var ErrBlobNotFound = errors.New("files: blob not found")
+
+// Blob names are the same for every backend: an app name as the registry
+// allows it and a key NewBlobKey made, so nothing a client sends can reach
+// a path or an object name.
+var (
+	blobAppPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,62}$`)
+	blobKeyPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+)
+
+// ValidBlobName reports whether app and key may name a stored blob.
+func ValidBlobName(app, key string) bool {
+	return blobAppPattern.MatchString(app) && blobKeyPattern.MatchString(key)
+}
+
+// NewBlobKey makes a new random blob key (128 bits, hex).
+func NewBlobKey() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -5,15 +5,12 @@ package localstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/strata-archaeo/strata/core/files"
 )
@@ -26,35 +23,22 @@ type Store struct {
 // New returns a store rooted at root (created on first write).
 func New(root string) *Store { return &Store{Root: root} }
 
-var (
-	appPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,62}$`)
-	keyPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
-)
-
 // errBadName refuses an app name or key that could leave the root.
 var errBadName = errors.New("localstore: invalid app or key")
 
 // path is the blob's file; app and key are checked so no name reaches
 // outside the app's folder.
 func (s *Store) path(app, key string) (string, error) {
-	if !appPattern.MatchString(app) || !keyPattern.MatchString(key) {
+	if !files.ValidBlobName(app, key) {
 		return "", errBadName
 	}
 	return filepath.Join(s.Root, app, key[:2], key), nil
 }
 
-func newKey() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
 // Put streams r to a temporary file beside the final one, syncs it and
 // renames it into place.
 func (s *Store) Put(ctx context.Context, app string, r io.Reader) (string, int64, error) {
-	key, err := newKey()
+	key, err := files.NewBlobKey()
 	if err != nil {
 		return "", 0, err
 	}

@@ -22,7 +22,7 @@ func TestPutGetStatDelete(t *testing.T) {
 	if err != nil || n != int64(len(data)) {
 		t.Fatalf("put: %v %d", err, n)
 	}
-	if !keyPattern.MatchString(key) {
+	if !files.ValidBlobName("dig", key) {
 		t.Fatalf("key %q", key)
 	}
 	st, err := s.Stat(ctx, "dig", key)

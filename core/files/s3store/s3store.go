@@ -20,14 +20,11 @@ package s3store
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -125,28 +122,15 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
-var (
-	appPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,62}$`)
-	keyPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
-)
-
 // errBadName refuses an app name or key that could name another object.
 var errBadName = errors.New("s3store: invalid app or key")
 
 // object is the blob's object name.
 func (s *Store) object(app, key string) (string, error) {
-	if !appPattern.MatchString(app) || !keyPattern.MatchString(key) {
+	if !files.ValidBlobName(app, key) {
 		return "", errBadName
 	}
 	return s.prefix + app + "/" + key, nil
-}
-
-func newKey() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 // Put streams r into a new object. A body that fits in one part goes in
@@ -154,7 +138,7 @@ func newKey() (string, error) {
 // fills, completed at the end and aborted on any error (a failed read, a
 // truncated body, a cancelled ctx), so nothing is left behind.
 func (s *Store) Put(ctx context.Context, app string, r io.Reader) (string, int64, error) {
-	key, err := newKey()
+	key, err := files.NewBlobKey()
 	if err != nil {
 		return "", 0, err
 	}

@@ -101,7 +101,7 @@ func TestLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != int64(len(body)) || !keyPattern.MatchString(key) {
+	if n != int64(len(body)) || !files.ValidBlobName("demo", key) {
 		t.Fatalf("put: key %q size %d", key, n)
 	}
 	if names, _ := objects(t, s); len(names) != 1 || names[0] != "node/demo/"+key {
