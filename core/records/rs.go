@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -162,7 +163,10 @@ func (s *Scope) rsSection(ctx context.Context, id int64) (obj, error) {
 }
 
 // Matrix returns the nodes and relations of a table's stratigraphy, for
-// building a Harris matrix on the client.
+// building a Harris matrix on the client: every record of the table the
+// caller may read is a node (as BraDypUS answers: a unit without
+// relations yet is still part of the matrix), with its dating
+// (chrono_from, chrono_to, chrono_label) where chronology is active.
 func Matrix(ctx context.Context, s *Scope) (obj, error) {
 	if !s.Table.RS {
 		return nil, ErrRSNotEnabled
@@ -170,23 +174,40 @@ func Matrix(ctx context.Context, s *Scope) (obj, error) {
 	where, args := s.where(nil)
 	label := labelColumn(s.Table)
 	dbt, _ := dbTypeOf(s.Table, label)
-	rows, err := s.DB.Query(ctx, `SELECT "id", `+s.DB.Engine.Quote(label)+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where+
-		` AND "id" IN (SELECT first FROM `+s.DB.Sys("rs")+` WHERE tb = ? UNION SELECT second FROM `+s.DB.Sys("rs")+` WHERE tb = ?) ORDER BY "id"`,
-		append(args, s.Table.Name, s.Table.Name)...)
+	cols := []string{`"id"`, s.DB.Engine.Quote(label)}
+	var chrono []*schema.Field
+	if s.Table.Active(schema.ChronologyFeature) {
+		for _, name := range []string{"chrono_from", "chrono_to", "chrono_label"} {
+			if f, ok := s.Table.Field(name); ok {
+				chrono = append(chrono, f)
+				cols = append(cols, s.DB.Engine.Quote(f.Name))
+			}
+		}
+	}
+	rows, err := s.DB.Query(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where+
+		` ORDER BY "id"`, args...)
 	if err != nil {
 		return nil, err
 	}
 	nodes := []obj{}
 	visible := map[int64]bool{}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
 	for rows.Next() {
-		var id int64
-		var v any
-		if err := rows.Scan(&id, &v); err != nil {
+		if err := rows.Scan(ptrs...); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		id := fromDB(schema.DBInt, vals[0]).(int64)
 		visible[id] = true
-		nodes = append(nodes, obj{"id": id, "label": labelText(fromDB(dbt, v))})
+		node := obj{"id": id, "label": labelText(fromDB(dbt, vals[1]))}
+		for i, f := range chrono {
+			node[f.Name] = fromDB(f.DBType, vals[2+i])
+		}
+		nodes = append(nodes, node)
 	}
 	rows.Close()
 	rrows, err := s.DB.Query(ctx, `SELECT id, first, second, relation FROM `+s.DB.Sys("rs")+` WHERE tb = ? ORDER BY id`, s.Table.Name)

@@ -61,6 +61,11 @@ func TestStratigraphicRelationsAndManualLinks(t *testing.T) {
 		if len(m["nodes"].([]any)) != 3 || len(m["relations"].([]any)) != 2 || m["has_chronology"] != false {
 			t.Fatalf("matrix: %v", m)
 		}
+		// A unit without relations yet is part of the matrix too.
+		f.create(t, f.writer, "units", `{"code":"US 4"}`)
+		if _, m = f.do(t, f.reader, "GET", "/dig/api/rs/matrix?tb=units", ""); len(m["nodes"].([]any)) != 4 {
+			t.Fatalf("matrix with an unrelated unit: %v", m)
+		}
 		// has_chronology follows the chronology feature of the table.
 		spec := schema.FeatureSpec{Plugin: "chronology", Name: schema.ChronologyFeature}
 		if err := schema.ActivateFeature(t.Context(), f.app.DB, "units", spec, time.Now().UTC()); err != nil {
