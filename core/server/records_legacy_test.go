@@ -175,6 +175,27 @@ func TestListPagesAndTotals(t *testing.T) {
 				}
 			}
 		}
+		// NULLs come after the values ascending and before them descending,
+		// on both engines.
+		_, nulls := f.do(t, f.reader, "GET", "/dig/api/records/finds?ids_only=1&filter[weight][_null]=1", "")
+		nullIDs := map[any]bool{}
+		for _, id := range nulls["ids"].([]any) {
+			nullIDs[id] = true
+		}
+		for dir, atEnd := range map[string]bool{"asc": true, "desc": false} {
+			_, all := f.do(t, f.reader, "GET", "/dig/api/records/finds?ids_only=1&sort_field=weight&sort_dir="+dir, "")
+			ids := all["ids"].([]any)
+			n := len(nullIDs)
+			part := ids[:n]
+			if atEnd {
+				part = ids[len(ids)-n:]
+			}
+			for _, id := range part {
+				if !nullIDs[id] {
+					t.Fatalf("sort %s: the %d NULL weights are not all at the %v", dir, n, map[bool]string{true: "end", false: "start"}[atEnd])
+				}
+			}
+		}
 		// The count follows writes at once, and total=false skips it.
 		total := func() any {
 			_, m := f.do(t, f.reader, "GET", "/dig/api/records/finds?filter[label][_eq]=f3&page=2&per_page=2", "")
