@@ -33,24 +33,17 @@ func toDB(engine store.Engine, t schema.DBType, v any) (any, error) {
 	}
 	switch t {
 	case schema.DBText:
-		switch x := v.(type) {
-		case string:
-			return x, nil
-		case json.Number:
-			return x.String(), nil
-		case float64:
-			return strconv.FormatFloat(x, 'f', -1, 64), nil
-		case bool:
-			return strconv.FormatBool(x), nil
-		case []any:
+		if list, ok := v.([]any); ok {
 			// multi_select values arrive as a list: stored as JSON text
 			// (prepareRow refuses lists for other text fields).
-			b, _ := json.Marshal(x)
+			b, _ := json.Marshal(list)
 			return string(b), nil
-		case int64:
-			return strconv.FormatInt(x, 10), nil
 		}
-		return nil, fmt.Errorf("text is expected, not %s", wire.Describe(v))
+		txt, err := wire.Text(v)
+		if err != nil {
+			return nil, fmt.Errorf("text is expected, not %s", wire.Describe(v))
+		}
+		return txt, nil
 	case schema.DBInt:
 		n, err := toInt(v)
 		if err != nil {

@@ -3,11 +3,8 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"mime"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -121,7 +118,7 @@ func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader)
 			p.Close()
 			continue
 		}
-		lr := &capped{r: p, left: s.cfg.MaxUploadBytes}
+		lr := files.CapReader(p, s.cfg.MaxUploadBytes)
 		err = fn(p.FileName(), lr)
 		p.Close()
 		return uploadErr(err)
@@ -146,33 +143,6 @@ func uploadErr(err error) error {
 		return files.ErrNoFile.Wrap(err)
 	}
 	return err
-}
-
-var errFileTooLarge = errTooLarge.With("detail", "the file is larger than allowed")
-
-// capped fails a read once more than left bytes have come.
-type capped struct {
-	r    io.Reader
-	left int64
-	max  int64
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.max == 0 {
-		c.max = c.left
-	}
-	if c.left < 0 {
-		return 0, errFileTooLarge.With("limit", c.max)
-	}
-	if int64(len(p)) > c.left+1 {
-		p = p[:c.left+1]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	if c.left < 0 {
-		return n, errFileTooLarge.With("limit", c.max)
-	}
-	return n, err
 }
 
 // fileEntry is a file with one of its links, as upload and link answer it.
@@ -457,23 +427,8 @@ func (s *Server) serveFile(c *gin.Context, thumb bool) {
 		disp = "attachment"
 		h.Set("Content-Security-Policy", "sandbox")
 	}
-	h.Set("Content-Disposition", contentDisposition(disp, name))
+	h.Set("Content-Disposition", files.ContentDisposition(disp, name))
 	http.ServeContent(c.Writer, c.Request, "", f.CreatedAt, b)
-}
-
-// contentDisposition writes RFC 6266's header: an ASCII fallback name and
-// the exact one as filename* (RFC 8187).
-func contentDisposition(kind, name string) string {
-	fallback := strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' || r == '%' || r == ';' {
-			return '_'
-		}
-		return r
-	}, name)
-	if _, params, err := mime.ParseMediaType(kind + `; filename="` + fallback + `"`); err != nil || params["filename"] != fallback {
-		fallback = "file"
-	}
-	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, fallback, strings.ReplaceAll(url.PathEscape(name), "'", "%27"))
 }
 
 type fileMetaBody struct {

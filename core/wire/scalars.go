@@ -138,6 +138,10 @@ func Text(v any) (string, error) {
 		return strconv.FormatFloat(x, 'f', -1, 64), nil
 	case bool:
 		return strconv.FormatBool(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case int:
+		return strconv.Itoa(x), nil
 	}
 	return "", errWant("text")
 }
