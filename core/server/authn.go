@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
@@ -14,8 +15,8 @@ import (
 
 // Context keys of the authenticated request.
 const (
-	ctxActor = "strata.actor"
-	ctxLevel = "strata.level" // effective level for the route's table
+	ctxActor = api.CtxActor
+	ctxLevel = api.CtxLevel
 )
 
 // actorOf returns who is calling (set by authenticate).

@@ -48,7 +48,7 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 	param := regexp.MustCompile(`[:*](\w+)`)
 	var missing []string
 	for _, r := range s.routes {
-		key := r.Method + " " + param.ReplaceAllString(r.fullPath(), "{$1}")
+		key := r.Method + " " + param.ReplaceAllString(r.FullPath(), "{$1}")
 		if !documented[key] {
 			missing = append(missing, key)
 		}
@@ -116,7 +116,7 @@ func TestOpenAPISecurityMatchesAccess(t *testing.T) {
 	}
 	param := regexp.MustCompile(`[:*](\w+)`)
 	for _, r := range s.routes {
-		path := param.ReplaceAllString(r.fullPath(), "{$1}")
+		path := param.ReplaceAllString(r.FullPath(), "{$1}")
 		item := doc.Paths.Find(path)
 		if item == nil || item.GetOperation(r.Method) == nil {
 			continue // TestOpenAPIMatchesRouteTable reports it

@@ -5,7 +5,7 @@ package server
 func RoutePaths(s *Server) [][2]string {
 	out := make([][2]string, len(s.routes))
 	for i, r := range s.routes {
-		out[i] = [2]string{r.Method, r.fullPath()}
+		out[i] = [2]string{r.Method, r.FullPath()}
 	}
 	return out
 }

@@ -11,13 +11,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
 // ctxApp is the gin context key of the resolved application.
-const ctxApp = "strata.app"
+const ctxApp = api.CtxApp
 
 // recoverPanics turns a panic into a 500 internal_error JSON answer, logs
 // the stack, and lets the server go on serving.
@@ -52,6 +53,12 @@ func (s *Server) logRequests(c *gin.Context) {
 		attrs = append(attrs, "app", a.(*apps.App).Name)
 	}
 	s.log.Info("request", attrs...)
+	// Errors answered as internal_error (api.Fail) are logged here with
+	// their cause, once.
+	for _, e := range c.Errors {
+		s.log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "err", e.Err)
+	}
 }
 
 var errInvalidQuery = errs.New(errs.Invalid, "invalid_query", "the query string is malformed")

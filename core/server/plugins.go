@@ -260,7 +260,7 @@ func tryMount(routes []Route) (err error) {
 	e := gin.New()
 	noop := func(*gin.Context) {}
 	for _, r := range routes {
-		e.Handle(r.Method, r.fullPath(), noop)
+		e.Handle(r.Method, r.FullPath(), noop)
 	}
 	return nil
 }

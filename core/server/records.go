@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-archaeo/strata/core/api"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/auth"
@@ -81,33 +83,10 @@ func (s *Server) recordTarget(c *gin.Context) (sc *records.Scope, id int64, ok b
 	return sc, id, true
 }
 
-// parseID reads a positive integer id given as a number or numeric string.
-func parseID(v any) (int64, error) {
-	switch x := v.(type) {
-	case nil:
-		return 0, nil
-	case json.Number:
-		return parseIDString(x.String())
-	case string:
-		if strings.TrimSpace(x) == "" {
-			return 0, nil
-		}
-		return parseIDString(x)
-	case float64:
-		if x == float64(int64(x)) && x >= 0 {
-			return int64(x), nil
-		}
-	}
-	return 0, records.ErrInvalidID
-}
+// parseID and parseIDString read ids (the kit's api.ParseID).
+func parseID(v any) (int64, error) { return api.ParseID(v) }
 
-func parseIDString(s string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 0 {
-		return 0, records.ErrInvalidID
-	}
-	return n, nil
-}
+func parseIDString(s string) (int64, error) { return api.ParseIDString(s) }
 
 type listBody struct {
 	Page      any             `json:"page"`

@@ -12,9 +12,11 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/files"
+	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
 	"github.com/strata-archaeo/strata/core/files/s3store"
 	"github.com/strata-archaeo/strata/core/mail"
@@ -22,40 +24,19 @@ import (
 	"github.com/strata-archaeo/strata/core/schema"
 )
 
-// Scope says where a route is mounted.
-type Scope int
+// Scope and Route are the kit's (core/api): every area's route table is
+// made of the same rows.
+type (
+	Scope = api.Scope
+	Route = api.Route
+)
 
 const (
 	// Instance routes live under the bare /api prefix.
-	Instance Scope = iota
+	Instance = api.Instance
 	// App routes live under /<app>/api and see a resolved application.
-	App
+	App = api.App
 )
-
-// Route is one entry of the route table. Path is relative to /api for
-// instance routes and to /<app>/api for app routes.
-type Route struct {
-	Scope   Scope
-	Method  string
-	Path    string
-	Handler gin.HandlerFunc
-	// Access is the privilege the route requires (app routes only; every
-	// instance route is public).
-	Access auth.Access
-	// BodyLimit overrides the configured cap for this route (0: default).
-	BodyLimit int64
-	// BodyTimeout overrides the time allowed to send the body (0: the
-	// configured BodyTimeout): uploads take longer than a JSON body.
-	BodyTimeout time.Duration
-}
-
-// fullPath is the gin pattern the route is mounted at.
-func (r Route) fullPath() string {
-	if r.Scope == Instance {
-		return "/api" + r.Path
-	}
-	return "/:app/api" + r.Path
-}
 
 // Deps are what the server needs from the rest of the process.
 type Deps struct {
@@ -205,7 +186,7 @@ func (s *Server) handle(r Route) {
 		}
 	}
 	chain = append(chain, r.Handler)
-	s.engine.Handle(r.Method, r.fullPath(), chain...)
+	s.engine.Handle(r.Method, r.FullPath(), chain...)
 	s.routes = append(s.routes, r)
 }
 
@@ -232,6 +213,6 @@ func (s *Server) routeTable() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/migrations", Access: auth.AdminOnly, Handler: s.handleMigrations},
 	}
 	core = append(core, s.recordRoutes()...)
-	core = append(core, s.fileRoutes()...)
+	core = append(core, filesapi.Routes(s, s.files, s.cfg.MaxUploadBytes)...)
 	return append(core, s.batchRoutes()...)
 }

@@ -1,4 +1,4 @@
-package server
+package filesapi
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
@@ -20,22 +21,31 @@ import (
 	"github.com/strata-archaeo/strata/core/wire"
 )
 
-// fileRoutes are the file endpoints (SPEC §4.4, CONTRACT §10). Upload and
+// handlers serve the file routes for one server.
+type handlers struct {
+	host      api.Host
+	files     *files.Service
+	maxUpload int64
+}
+
+// Routes are the file endpoints (SPEC §4.4, CONTRACT §10). Upload and
 // link name the record's table, so the gate applies the per-table level;
 // the others find the records a file is linked to and ask files.Caller.
-func (s *Server) fileRoutes() []Route {
-	upload := s.cfg.MaxUploadBytes + multipartSlack
-	return []Route{
-		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/file", Access: auth.Edit, Handler: s.handleFileUpload, BodyLimit: upload, BodyTimeout: uploadTimeout},
-		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id/link-file", Access: auth.Edit, Handler: s.handleFileLink},
-		{Scope: App, Method: http.MethodDelete, Path: "/file-link/:id", Access: auth.Edit, Handler: s.handleFileUnlink},
-		{Scope: App, Method: http.MethodPost, Path: "/files/sort", Access: auth.Edit, Handler: s.handleFileSort},
-		{Scope: App, Method: http.MethodGet, Path: "/files", Access: auth.Read, Handler: s.handleFileList},
-		{Scope: App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload},
-		{Scope: App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb},
-		{Scope: App, Method: http.MethodPatch, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFilePatch},
-		{Scope: App, Method: http.MethodDelete, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFileDelete},
-		{Scope: App, Method: http.MethodPost, Path: "/file/:id/replace", Access: auth.Edit, Handler: s.handleFileReplace, BodyLimit: upload, BodyTimeout: uploadTimeout},
+// maxUpload caps one uploaded file's bytes.
+func Routes(host api.Host, svc *files.Service, maxUpload int64) []api.Route {
+	s := &handlers{host: host, files: svc, maxUpload: maxUpload}
+	upload := maxUpload + multipartSlack
+	return []api.Route{
+		{Scope: api.App, Method: http.MethodPost, Path: "/record/:tb/:id/file", Access: auth.Edit, Handler: s.handleFileUpload, BodyLimit: upload, BodyTimeout: uploadTimeout},
+		{Scope: api.App, Method: http.MethodPost, Path: "/record/:tb/:id/link-file", Access: auth.Edit, Handler: s.handleFileLink},
+		{Scope: api.App, Method: http.MethodDelete, Path: "/file-link/:id", Access: auth.Edit, Handler: s.handleFileUnlink},
+		{Scope: api.App, Method: http.MethodPost, Path: "/files/sort", Access: auth.Edit, Handler: s.handleFileSort},
+		{Scope: api.App, Method: http.MethodGet, Path: "/files", Access: auth.Read, Handler: s.handleFileList},
+		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload},
+		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb},
+		{Scope: api.App, Method: http.MethodPatch, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFilePatch},
+		{Scope: api.App, Method: http.MethodDelete, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFileDelete},
+		{Scope: api.App, Method: http.MethodPost, Path: "/file/:id/replace", Access: auth.Edit, Handler: s.handleFileReplace, BodyLimit: upload, BodyTimeout: uploadTimeout},
 	}
 }
 
@@ -50,16 +60,12 @@ const uploadTimeout = 15 * time.Minute
 var errBadMultipart = errs.New(errs.Invalid, "invalid_multipart", "the body is not a well-formed multipart form")
 
 // fileCaller is the caller as the files rules see it.
-func (s *Server) fileCaller(c *gin.Context) (files.Caller, error) {
-	acc, err := s.callerAccess(c)
-	if err != nil {
-		return files.Caller{}, err
-	}
+func (s *handlers) fileCaller(c *gin.Context) (files.Caller, error) {
 	return files.Caller{
-		Admin: acc.actor.Privilege <= auth.Admin,
-		Scope: func(_ context.Context, table string) (*records.Scope, error) { return s.recordScope(c, table) },
+		Admin: api.ActorOf(c).Privilege <= auth.Admin,
+		Scope: func(_ context.Context, table string) (*records.Scope, error) { return s.host.RecordScope(c, table) },
 		Tables: func(ctx context.Context) ([]*records.Scope, error) {
-			cat, err := s.recordCatalog(ctx, appOf(c))
+			cat, err := s.host.Catalog(ctx, api.AppOf(c))
 			if err != nil {
 				return nil, err
 			}
@@ -68,7 +74,7 @@ func (s *Server) fileCaller(c *gin.Context) (files.Caller, error) {
 				if t.IsPlugin {
 					continue
 				}
-				sc, err := s.recordScope(c, t.Name)
+				sc, err := s.host.RecordScope(c, t.Name)
 				if err != nil {
 					return nil, err
 				}
@@ -80,17 +86,17 @@ func (s *Server) fileCaller(c *gin.Context) (files.Caller, error) {
 }
 
 // fileTarget is the caller and the file named by the path.
-func (s *Server) fileTarget(c *gin.Context) (files.Caller, int64, bool) {
+func (s *handlers) fileTarget(c *gin.Context) (files.Caller, int64, bool) {
 	fc, err := s.fileCaller(c)
 	var id int64
 	if err == nil {
-		id, err = parseIDString(c.Param("id"))
+		id, err = api.ParseIDString(c.Param("id"))
 		if err == nil && id == 0 {
 			err = files.ErrFileNotFound
 		}
 	}
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return fc, 0, false
 	}
 	return fc, id, true
@@ -98,7 +104,7 @@ func (s *Server) fileTarget(c *gin.Context) (files.Caller, int64, bool) {
 
 // withUpload streams the multipart field "file" of the request to fn; no
 // part is held in memory. Without one: 400 parameter_missing.
-func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader) error) error {
+func (s *handlers) withUpload(c *gin.Context, fn func(name string, body io.Reader) error) error {
 	mr, err := c.Request.MultipartReader()
 	if err != nil {
 		return files.ErrNoFile
@@ -109,7 +115,7 @@ func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader)
 			return files.ErrNoFile
 		}
 		if err != nil {
-			if err = uploadErr(err); errors.Is(err, errTooLarge) || errors.Is(err, errBodyTimeout) {
+			if err = uploadErr(err); errors.Is(err, api.ErrTooLarge) || errors.Is(err, api.ErrBodyTimeout) {
 				return err
 			}
 			return errBadMultipart.Wrap(err)
@@ -118,7 +124,7 @@ func (s *Server) withUpload(c *gin.Context, fn func(name string, body io.Reader)
 			p.Close()
 			continue
 		}
-		lr := files.CapReader(p, s.cfg.MaxUploadBytes)
+		lr := files.CapReader(p, s.maxUpload)
 		err = fn(p.FileName(), lr)
 		p.Close()
 		return uploadErr(err)
@@ -132,9 +138,9 @@ func uploadErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &tooBig):
-		return errTooLarge.With("limit", tooBig.Limit)
+		return api.ErrTooLarge.With("limit", tooBig.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return errBodyTimeout
+		return api.ErrBodyTimeout
 	}
 	if _, ok := errs.As(err); ok {
 		return err
@@ -153,20 +159,20 @@ func fileEntry(app string, f *files.File, linkID int64, sort any) gin.H {
 }
 
 // POST /record/{tb}/{id}/file — upload a file and link it to the record.
-func (s *Server) handleFileUpload(c *gin.Context) {
+func (s *handlers) handleFileUpload(c *gin.Context) {
 	sc, id, ok := s.recordTarget(c)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
 	if err := sc.Editable(ctx, id); err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	a := appOf(c)
+	a := api.AppOf(c)
 	maxSide, err := maxImageSize(ctx, a)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	var f *files.File
@@ -176,10 +182,10 @@ func (s *Server) handleFileUpload(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
 }
 
 // maxImageSize is the app's maxImageSize setting (0 when unset).
@@ -210,14 +216,14 @@ type linkFileBody struct {
 }
 
 // POST /record/{tb}/{id}/link-file — link an uploaded file to the record.
-func (s *Server) handleFileLink(c *gin.Context) {
+func (s *handlers) handleFileLink(c *gin.Context) {
 	sc, id, ok := s.recordTarget(c)
 	if !ok {
 		return
 	}
 	var body linkFileBody
-	if err := decodeBody(c, &body); err != nil {
-		s.fail(c, err)
+	if err := api.BindExact(c, &body); err != nil {
+		api.Fail(c, err)
 		return
 	}
 	raw := body.FileID
@@ -227,12 +233,12 @@ func (s *Server) handleFileLink(c *gin.Context) {
 	if raw == nil {
 		raw = body.ID
 	}
-	fileID, err := parseID(raw)
+	fileID, err := api.ParseID(raw)
 	if err != nil || fileID == 0 {
-		s.fail(c, errs.New(errs.Invalid, "parameter_missing", "fileId is required"))
+		api.Fail(c, errs.New(errs.Invalid, "parameter_missing", "fileId is required"))
 		return
 	}
-	ctx, a := c.Request.Context(), appOf(c)
+	ctx, a := c.Request.Context(), api.AppOf(c)
 	fc, err := s.fileCaller(c)
 	if err == nil {
 		err = sc.Editable(ctx, id)
@@ -249,19 +255,19 @@ func (s *Server) handleFileLink(c *gin.Context) {
 		f, err = files.Get(ctx, a.DB, fileID)
 	}
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_linked", "file": fileEntry(a.Name, f, linkID, nil)})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_linked", "file": fileEntry(a.Name, f, linkID, nil)})
 }
 
 // DELETE /file-link/{linkId} — remove a link; the file stays.
-func (s *Server) handleFileUnlink(c *gin.Context) {
+func (s *handlers) handleFileUnlink(c *gin.Context) {
 	fc, id, ok := s.fileTarget(c)
 	if !ok {
 		return
 	}
-	ctx, db := c.Request.Context(), appOf(c).DB
+	ctx, db := c.Request.Context(), api.AppOf(c).DB
 	l, err := files.GetLink(ctx, db, id)
 	if err == nil {
 		err = fc.CheckEdit(ctx, files.Target{Table: l.Table, ID: l.RecordID})
@@ -270,10 +276,10 @@ func (s *Server) handleFileUnlink(c *gin.Context) {
 		err = files.DeleteLink(ctx, db, id)
 	}
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_unlinked"})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_unlinked"})
 }
 
 type fileSortBody struct {
@@ -283,10 +289,10 @@ type fileSortBody struct {
 
 // POST /files/sort — set the display order of links ({"order":[link ids]}
 // or {"ids":[...]}); ids naming no link are ignored.
-func (s *Server) handleFileSort(c *gin.Context) {
+func (s *handlers) handleFileSort(c *gin.Context) {
 	var body fileSortBody
-	if err := decodeBody(c, &body); err != nil {
-		s.fail(c, err)
+	if err := api.BindExact(c, &body); err != nil {
+		api.Fail(c, err)
 		return
 	}
 	raw := body.Order
@@ -295,27 +301,27 @@ func (s *Server) handleFileSort(c *gin.Context) {
 	}
 	list, err := wire.ListOf(raw)
 	if err != nil || len(list) == 0 {
-		s.fail(c, errs.New(errs.Invalid, "parameter_missing", "order (a list of file link ids) is required"))
+		api.Fail(c, errs.New(errs.Invalid, "parameter_missing", "order (a list of file link ids) is required"))
 		return
 	}
 	order := make([]int64, 0, len(list))
 	for _, v := range list {
 		id, err := wire.Int(v)
 		if err != nil || id <= 0 {
-			s.fail(c, records.ErrInvalidID.With("detail", "order lists file link ids"))
+			api.Fail(c, records.ErrInvalidID.With("detail", "order lists file link ids"))
 			return
 		}
 		order = append(order, id)
 	}
-	ctx, db := c.Request.Context(), appOf(c).DB
+	ctx, db := c.Request.Context(), api.AppOf(c).DB
 	fc, err := s.fileCaller(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	links, err := files.LinksByID(ctx, db, order)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	seen := map[files.Target]bool{}
@@ -323,24 +329,24 @@ func (s *Server) handleFileSort(c *gin.Context) {
 		t := files.Target{Table: l.Table, ID: l.RecordID}
 		if !seen[t] {
 			if err := fc.CheckEdit(ctx, t); err != nil {
-				s.fail(c, err)
+				api.Fail(c, err)
 				return
 			}
 			seen[t] = true
 		}
 	}
 	if err := files.Sort(ctx, db, order); err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_sorting_update"})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_sorting_update"})
 }
 
 // GET /files — a page of the files the caller may see.
-func (s *Server) handleFileList(c *gin.Context) {
+func (s *handlers) handleFileList(c *gin.Context) {
 	fc, err := s.fileCaller(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	q := files.ListQuery{Search: c.Query("search")}
@@ -354,47 +360,47 @@ func (s *Server) handleFileList(c *gin.Context) {
 	}{{"page", &page}, {"per_page", &perPage}} {
 		if v := c.Query(p.name); v != "" {
 			if *p.dst, err = wire.Int(v); err != nil {
-				s.fail(c, records.ErrInvalidParameter.With("parameter", p.name))
+				api.Fail(c, records.ErrInvalidParameter.With("parameter", p.name))
 				return
 			}
 		}
 	}
 	pg, err := records.PageOf(int(page), int(perPage), records.DefaultPerPage, records.MaxPerPage)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	if v := c.Query("orphans_only"); v != "" {
 		if q.OrphansOnly, err = wire.Bool(v); err != nil {
-			s.fail(c, records.ErrInvalidParameter.With("parameter", "orphans_only"))
+			api.Fail(c, records.ErrInvalidParameter.With("parameter", "orphans_only"))
 			return
 		}
 	}
 	q.PerPage, q.Page = int(pg.Limit), int(pg.Offset/pg.Limit)+1
-	a := appOf(c)
+	a := api.AppOf(c)
 	res, err := files.List(c.Request.Context(), a.DB, a.Name, fc, q)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"total": res.Total, "page": q.Page, "per_page": q.PerPage, "files": res.Files})
+	api.Success(c, http.StatusOK, gin.H{"total": res.Total, "page": q.Page, "per_page": q.PerPage, "files": res.Files})
 }
 
 // GET /file/{id}/download — the original bytes: ETag, Range, the name in
 // Content-Disposition (RFC 6266), the sniffed type; anything a browser
 // could run comes as an attachment in a sandbox.
-func (s *Server) handleFileDownload(c *gin.Context) { s.serveFile(c, false) }
+func (s *handlers) handleFileDownload(c *gin.Context) { s.serveFile(c, false) }
 
 // GET /file/{id}/thumb — a raster image's thumbnail (JPEG), under the
 // download's rules and headers; 404 no_thumbnail for other files.
-func (s *Server) handleFileThumb(c *gin.Context) { s.serveFile(c, true) }
+func (s *handlers) handleFileThumb(c *gin.Context) { s.serveFile(c, true) }
 
-func (s *Server) serveFile(c *gin.Context, thumb bool) {
+func (s *handlers) serveFile(c *gin.Context, thumb bool) {
 	fc, id, ok := s.fileTarget(c)
 	if !ok {
 		return
 	}
-	ctx, a := c.Request.Context(), appOf(c)
+	ctx, a := c.Request.Context(), api.AppOf(c)
 	err := fc.CheckRead(ctx, a.DB, id)
 	var f *files.File
 	if err == nil {
@@ -409,7 +415,7 @@ func (s *Server) serveFile(c *gin.Context, thumb bool) {
 		}
 	}
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	defer b.Close()
@@ -439,14 +445,14 @@ type fileMetaBody struct {
 
 // PATCH /file/{id} — change description, keywords, printable (null clears
 // a text).
-func (s *Server) handleFilePatch(c *gin.Context) {
+func (s *handlers) handleFilePatch(c *gin.Context) {
 	fc, id, ok := s.fileTarget(c)
 	if !ok {
 		return
 	}
 	var raw map[string]any
-	if err := decodeBody(c, &raw); err != nil {
-		s.fail(c, err)
+	if err := api.BindExact(c, &raw); err != nil {
+		api.Fail(c, err)
 		return
 	}
 	var m files.Meta
@@ -461,7 +467,7 @@ func (s *Server) handleFilePatch(c *gin.Context) {
 		}
 		txt, err := wire.Text(v)
 		if err != nil {
-			s.fail(c, records.ErrInvalidParameter.With("parameter", k))
+			api.Fail(c, records.ErrInvalidParameter.With("parameter", k))
 			return
 		}
 		if k == "description" {
@@ -473,56 +479,56 @@ func (s *Server) handleFilePatch(c *gin.Context) {
 	if v, present := raw["printable"]; present && v != nil {
 		b, err := wire.Bool(v)
 		if err != nil {
-			s.fail(c, records.ErrInvalidParameter.With("parameter", "printable"))
+			api.Fail(c, records.ErrInvalidParameter.With("parameter", "printable"))
 			return
 		}
 		m.Printable = &b
 	}
-	ctx, a := c.Request.Context(), appOf(c)
+	ctx, a := c.Request.Context(), api.AppOf(c)
 	err := fc.CheckChange(ctx, a.DB, id, false)
 	var f *files.File
 	if err == nil {
 		f, err = files.Update(ctx, a.DB, id, m)
 	}
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_updated", "file": files.Entry(a.Name, f)})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_updated", "file": files.Entry(a.Name, f)})
 }
 
 // DELETE /file/{id} — delete a file, its links and its bytes.
-func (s *Server) handleFileDelete(c *gin.Context) {
+func (s *handlers) handleFileDelete(c *gin.Context) {
 	fc, id, ok := s.fileTarget(c)
 	if !ok {
 		return
 	}
-	ctx, a := c.Request.Context(), appOf(c)
+	ctx, a := c.Request.Context(), api.AppOf(c)
 	err := fc.CheckChange(ctx, a.DB, id, true)
 	if err == nil {
 		err = s.files.Delete(ctx, a.DB, a.Name, id)
 	}
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_deleted"})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_deleted"})
 }
 
 // POST /file/{id}/replace — new bytes, same id, metadata and links.
-func (s *Server) handleFileReplace(c *gin.Context) {
+func (s *handlers) handleFileReplace(c *gin.Context) {
 	fc, id, ok := s.fileTarget(c)
 	if !ok {
 		return
 	}
-	ctx, a := c.Request.Context(), appOf(c)
+	ctx, a := c.Request.Context(), api.AppOf(c)
 	if err := fc.CheckChange(ctx, a.DB, id, false); err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	maxSide, err := maxImageSize(ctx, a)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	var f *files.File
@@ -531,9 +537,23 @@ func (s *Server) handleFileReplace(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_file_replaced", "id": f.ID, "ext": f.Ext, "filename": f.Filename,
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_replaced", "id": f.ID, "ext": f.Ext, "filename": f.Filename,
 		"is_image": f.IsImage(), "file": files.Entry(a.Name, f)})
+}
+
+// recordTarget is the scope on the path's table and the path's record id;
+// on failure it has answered, and ok is false.
+func (s *handlers) recordTarget(c *gin.Context) (sc *records.Scope, id int64, ok bool) {
+	sc, err := s.host.RecordScope(c, c.Param("tb"))
+	if err == nil {
+		id, err = api.ParseIDString(c.Param("id"))
+	}
+	if err != nil {
+		api.Fail(c, err)
+		return nil, 0, false
+	}
+	return sc, id, true
 }

@@ -1,0 +1,41 @@
+package api
+
+import (
+	"context"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// Context keys the server's middleware sets.
+const (
+	CtxApp   = "strata.app"
+	CtxActor = "strata.actor"
+	CtxLevel = "strata.level" // effective level for the route's table
+)
+
+// AppOf is the application the path names (app routes only).
+func AppOf(c *gin.Context) *apps.App { return c.MustGet(CtxApp).(*apps.App) }
+
+// ActorOf is who is calling (app routes with an Access other than Public).
+func ActorOf(c *gin.Context) *auth.Actor { return c.MustGet(CtxActor).(*auth.Actor) }
+
+// LevelOf is the privilege level that passed the route's gate: the
+// per-table override on routes naming a table, else the global level.
+func LevelOf(c *gin.Context) int { return c.GetInt(CtxLevel) }
+
+// Host is what an area asks the server for: things built from the
+// server's caches and the caller's grants, which no area should rebuild.
+type Host interface {
+	// RecordScope is the caller's scope on table (its level there, its
+	// row subset, the plugin sections): every records operation goes
+	// through one. An unknown table is schema.ErrTableNotFound.
+	RecordScope(c *gin.Context, table string) (*records.Scope, error)
+	// Catalog is the request's app catalog as the API shows it (hidden
+	// system tables left out), from the server's cache.
+	Catalog(ctx context.Context, a *apps.App) (*schema.Catalog, error)
+}

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+)
+
+// Scope says where a route is mounted.
+type Scope int
+
+const (
+	// Instance routes live under /api and answer for the whole service.
+	Instance Scope = iota
+	// App routes live under /{app}/api: the app is resolved (404 when it
+	// does not exist) and, unless Access is auth.Public, the caller is
+	// authenticated and authorised before the handler runs.
+	App
+)
+
+// Route is one row of a route table.
+type Route struct {
+	Scope   Scope
+	Method  string
+	Path    string
+	Handler gin.HandlerFunc
+	// Access is the privilege the route requires (app routes only; every
+	// instance route is public). A path with a :tb parameter is checked
+	// against the caller's level on that table.
+	Access auth.Access
+	// BodyLimit overrides the configured cap for this route (0: default).
+	BodyLimit int64
+	// BodyTimeout overrides the time allowed to send the body (0: the
+	// configured one): uploads take longer than a JSON body.
+	BodyTimeout time.Duration
+}
+
+// FullPath is the gin pattern the route is mounted at.
+func (r Route) FullPath() string {
+	if r.Scope == Instance {
+		return "/api" + r.Path
+	}
+	return "/:app/api" + r.Path
+}
