@@ -2,7 +2,9 @@ package records
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,7 +193,28 @@ func FieldSchema(f *schema.Field) obj {
 		"id_from_tb": f.IDFromTb, "options_source": OptionsSource(f)}
 }
 
-func (s *Scope) schemaSection() obj {
+// schemaSection is the table's schema as the full record shows it,
+// encoded once per catalog and set of plugin flags: it is the largest part
+// of a record's answer, and the same for every record of the table.
+func (s *Scope) schemaSection() json.RawMessage {
+	flags := make([]string, 0, len(s.SchemaFlags))
+	for flag, on := range s.SchemaFlags {
+		flags = append(flags, flag+"="+strconv.FormatBool(on))
+	}
+	slices.Sort(flags)
+	key := schemaMemoKey{table: s.Table.Name, flags: strings.Join(flags, ",")}
+	return s.Catalog.Memo(key, func() any {
+		b, err := json.Marshal(s.buildSchemaSection())
+		if err != nil {
+			panic(fmt.Sprintf("records: encode schema of %s: %v", s.Table.Name, err)) // plain maps of strings, numbers and bools
+		}
+		return json.RawMessage(b)
+	}).(json.RawMessage)
+}
+
+type schemaMemoKey struct{ table, flags string }
+
+func (s *Scope) buildSchemaSection() obj {
 	fields := make([]obj, 0, len(s.Table.Fields))
 	for _, f := range s.Table.Fields {
 		fields = append(fields, FieldSchema(f))

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"strings"
 
-	sqlite "github.com/glebarez/go-sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
+	sqlite "modernc.org/sqlite"
 )
 
 // sqliteConstraint is SQLITE_CONSTRAINT; the driver may report it with an

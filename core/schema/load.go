@@ -233,6 +233,16 @@ func (c *Cache) Get(ctx context.Context, app string, db *store.DB) (*Catalog, er
 	if err != nil {
 		return nil, err
 	}
+	return c.GetAt(ctx, app, db, version)
+}
+
+// SettingCatalogVersion is the sys_settings key of the catalog version,
+// for callers that read it with other counters (store.DB.Counters) and
+// then ask GetAt.
+const SettingCatalogVersion = settingCatalogVersion
+
+// GetAt is Get when the caller has just read the catalog version.
+func (c *Cache) GetAt(ctx context.Context, app string, db *store.DB, version int64) (*Catalog, error) {
 	c.mu.Lock()
 	cached := c.byApp[app]
 	c.mu.Unlock()

@@ -197,6 +197,19 @@ type Catalog struct {
 
 	visibleOnce sync.Once
 	visible     *Catalog
+	memo        sync.Map // derived values: see Memo
+}
+
+// Memo is the value derived from this catalog under key, built once. A
+// catalog is immutable and replaced whole when the schema changes, so what
+// is derived from it (a table's schema as the API shows it, encoded) lives
+// and dies with it.
+func (c *Catalog) Memo(key any, build func() any) any {
+	if v, ok := c.memo.Load(key); ok {
+		return v
+	}
+	v, _ := c.memo.LoadOrStore(key, build())
+	return v
 }
 
 // Table returns the table called name.

@@ -61,7 +61,7 @@ func (s *Server) authenticate(c *gin.Context) {
 			s.keyFailed(c)
 		}
 	} else {
-		actor, err = s.actorFromToken(ctx, a, cred)
+		actor, err = s.actorFromToken(c, a, cred)
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -75,7 +75,8 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-func (s *Server) actorFromToken(ctx context.Context, a *apps.App, token string) (*auth.Actor, error) {
+func (s *Server) actorFromToken(c *gin.Context, a *apps.App, token string) (*auth.Actor, error) {
+	ctx := c.Request.Context()
 	claimed, ok := auth.PeekTokenApp(token)
 	if !ok {
 		return nil, auth.ErrUnauthenticated.With("reason", "invalid")
@@ -92,13 +93,19 @@ func (s *Server) actorFromToken(ctx context.Context, a *apps.App, token string) 
 		return nil, err
 	}
 	id, _ := claims.UserID()
-	user, err := auth.FindUser(ctx, a.DB, id)
+	v, err := s.requestVersions(c)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := s.access.Get(ctx, a.Name, a.DB, id, v.auth)
 	if errors.Is(err, auth.ErrUserNotFound) {
 		return nil, auth.ErrUnauthenticated.With("reason", "user_deleted")
 	}
 	if err != nil {
 		return nil, err
 	}
+	c.Set(ctxGrants, grants)
+	user := grants.User
 	if claims.TokenVersion < user.TokenVersion {
 		return nil, auth.ErrTokenInvalidated
 	}

@@ -47,7 +47,7 @@ func (s *Server) recordRoutes() []Route {
 func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, error) {
 	ctx := c.Request.Context()
 	a := appOf(c)
-	cat, err := s.recordCatalog(ctx, a)
+	cat, err := s.requestCatalog(c)
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,7 @@ type Server struct {
 	plugins  *pluginhost.Manager // nil-safe: no plugins
 	limits   *limits
 	files    *files.Service
+	access   *auth.AccessCache // accounts and overrides by auth version
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -143,6 +144,7 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.catalogs = schema.NewCache()
+	s.access = auth.NewAccessCache()
 	if d.Config.PublicURL == "" {
 		// Without it the service's own origin is whatever Host a request
 		// names (oauth.AllowedOrigins), and a client can forge that.

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"sync/atomic"
+	"time"
 
+	"github.com/strata-archaeo/strata/core/errs"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	"gorm.io/gorm/schema"
@@ -34,8 +36,11 @@ type DB struct {
 	// in this process (shared with its transactions' copies): caches of
 	// derived values (list totals) are keyed by it.
 	gen *atomic.Uint64
-	// stmts prepares the pool's queries once (SQLite; nil otherwise and
-	// inside a transaction, which runs on its own connection).
+	// writer admits one write transaction of this process at a time
+	// (SQLite; nil on PostgreSQL): see Tx.
+	writer chan struct{}
+	// stmts is the SQLite pool's statement cache, closed with the pool
+	// (SQL and gorm run through it: cachedConn); nil on PostgreSQL.
 	stmts *stmtCache
 }
 
@@ -48,6 +53,10 @@ func (db *DB) Generation() (id *atomic.Uint64, n uint64) {
 	}
 	return db.gen, db.gen.Load()
 }
+
+// ErrBusy: a write transaction waited longer than the busy timeout for
+// the app's writer (SQLite).
+var ErrBusy = errs.New(errs.Unavailable, "database_busy", "the database is busy; retry in a moment")
 
 // SystemTablePrefix marks tables that belong to Strata, not to users.
 const SystemTablePrefix = "sys_"
@@ -86,43 +95,45 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, 
 
 // Query runs a query written with '?' markers.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	query = db.Engine.Rebind(query)
-	if st := db.prepared(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
-	return db.SQL.QueryContext(ctx, query, args...)
+	return db.SQL.QueryContext(ctx, db.Engine.Rebind(query), args...)
 }
 
 // QueryRow runs a single-row query written with '?' markers.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	query = db.Engine.Rebind(query)
-	if st := db.prepared(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return db.SQL.QueryRowContext(ctx, query, args...)
-}
-
-// prepared is the cached statement of a read outside a transaction.
-func (db *DB) prepared(ctx context.Context, query string) *sql.Stmt {
-	if db.stmts == nil || db.tx {
-		return nil
-	}
-	return db.stmts.get(ctx, query)
+	return db.SQL.QueryRowContext(ctx, db.Engine.Rebind(query), args...)
 }
 
 // Tx runs fn in one transaction: committed when fn returns nil, rolled back
 // otherwise (and on panic). A nested call joins the outer transaction, so
 // an error anywhere rolls back the whole unit.
 //
-// On SQLite the transaction is BEGIN IMMEDIATE: it takes the write lock at
-// the start, so concurrent transactions that read then write queue on the
-// busy timeout instead of failing with SQLITE_BUSY when they upgrade.
+// On SQLite the transaction is BEGIN IMMEDIATE (the DSN's _txlock): it
+// takes the write lock at the start, so concurrent transactions that read
+// then write queue on the busy timeout instead of failing with SQLITE_BUSY
+// when they upgrade. With gorm's prepared statements on (SQLite), the
+// transaction's raw SQL runs through them too (gorm's PreparedStmtTX), so
+// a save parses none of its statements after the first time.
 func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 	if db.tx {
 		return fn(db)
 	}
-	if db.Engine == SQLite {
-		return db.immediateTx(ctx, fn)
+	if db.writer != nil {
+		// SQLite has one writer. Writers queued here are woken the moment
+		// the last one commits; left to SQLite's busy handler they sleep
+		// and poll (up to 100 ms a time), which capped concurrent saves
+		// and made their p99. One process owns an app's file, so this
+		// queue sees every transaction; the busy timeout still covers
+		// other processes (the CLI) and autocommit writes.
+		wait := time.NewTimer(sqliteBusyTimeout)
+		defer wait.Stop()
+		select {
+		case db.writer <- struct{}{}:
+			defer func() { <-db.writer }()
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait.C:
+			return ErrBusy
+		}
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
 		return fn(db.bindTx(gtx, gtx.Statement.ConnPool))
@@ -131,39 +142,6 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 		db.gen.Add(1)
 	}
 	return err
-}
-
-// immediateTx runs fn on one dedicated connection between BEGIN IMMEDIATE
-// and COMMIT. (The driver's own _txlock option is skipped whenever
-// _time_format is set, so the transaction is begun here by hand.)
-func (db *DB) immediateTx(ctx context.Context, fn func(tx *DB) error) (err error) {
-	conn, err := db.pool.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			// Also on panic; a fresh context, since ctx may be the reason.
-			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
-		}
-	}()
-	g := db.Gorm.Session(&gorm.Session{Context: ctx})
-	if err := fn(db.bindTx(g, conn)); err != nil {
-		return err
-	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	done = true
-	if db.gen != nil {
-		db.gen.Add(1)
-	}
-	return nil
 }
 
 // bindTx returns a copy of db whose gorm and raw SQL both run on conn (a
@@ -179,7 +157,6 @@ func (db *DB) bindTx(g *gorm.DB, conn gorm.ConnPool) *DB {
 	c.SQL = ex
 	c.tx = true
 	c.owned = false
-	c.stmts = nil
 	return &c
 }
 
@@ -212,9 +189,8 @@ func newGorm(dialector gorm.Dialector, schemaName string) (*gorm.DB, error) {
 		QueryFields:            true, // explicit column lists, never SELECT *
 		NamingStrategy:         schema.NamingStrategy{TablePrefix: prefix},
 		TranslateError:         true,
-		// SQLite's pure Go driver parses every query anew: gorm keeps the
-		// system tables' statements prepared (PostgreSQL's driver caches
-		// statements itself).
-		PrepareStmt: schemaName == "",
+		// No PrepareStmt: on SQLite gorm's pool is the statement cache
+		// (cachedConn), which also serves transactions; PostgreSQL's
+		// driver caches statements itself.
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	sqlite "github.com/glebarez/go-sqlite"
+	sqlite "modernc.org/sqlite"
 )
 
 // FoldFunction is the SQL name of the case-folding function. Case-insensitive

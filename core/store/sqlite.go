@@ -12,12 +12,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	_ "github.com/glebarez/go-sqlite" // registers the pure-Go "sqlite" driver
-	gormsqlite "github.com/glebarez/sqlite"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
 // sqliteDBFile is the database file inside an app's folder.
@@ -175,20 +176,23 @@ func (b *SQLiteBackend) Drop(ctx context.Context, name string) error {
 
 func (b *SQLiteBackend) Close() error { return nil }
 
+// sqliteBusyTimeout is how long a writer waits for another.
+const sqliteBusyTimeout = 10 * time.Second
+
 // sqliteDSN sets, per connection: a busy timeout so writers queue, WAL so
 // readers never block the writer, enforced foreign keys, an 8 MiB page
 // cache (SQLite's default is 2 MiB; a table of 100,000 records keeps its
 // indexes in memory: reads and updates +7–16% in BenchmarkRecords, and the
 // cache grows only as pages are used), and timestamps in SQLite's own
-// sortable text form. Transactions are begun IMMEDIATE by
-// DB.Tx (the driver ignores _txlock once _time_format is given).
+// sortable text form. Transactions are begun IMMEDIATE (_txlock): see DB.Tx.
 func sqliteDSN(path string) string {
-	return path + "?_pragma=busy_timeout(10000)" +
+	return path + "?_pragma=busy_timeout(" + strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)" +
 		"&_pragma=synchronous(NORMAL)" +
 		"&_pragma=cache_size(-8192)" +
-		"&_time_format=sqlite"
+		"&_time_format=sqlite" +
+		"&_txlock=immediate"
 }
 
 func openSQLiteFile(path string) (*DB, error) {
@@ -206,12 +210,14 @@ func openSQLiteFile(path string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	g, err := newGorm(gormsqlite.Dialector{Conn: pool}, "")
+	stmts := newStmtCache(pool)
+	conn := &cachedPool{cachedConn{cache: stmts, pool: pool}}
+	g, err := newGorm(sqliteDialector{conn: conn}, "")
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("gorm on sqlite: %w", err)
 	}
-	return &DB{Engine: SQLite, Gorm: g, SQL: pool, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: newStmtCache(pool)}, nil
+	return &DB{Engine: SQLite, Gorm: g, SQL: conn, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: stmts, writer: make(chan struct{}, 1)}, nil
 }
 
 func randomHex(n int) string {

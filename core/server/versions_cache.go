@@ -1,0 +1,49 @@
+package server
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/schema"
+)
+
+// Context keys of what a request read once and reuses.
+const (
+	ctxVersions = "strata.versions"
+	ctxGrants   = "strata.grants" // *auth.Grants of a token's user
+)
+
+// versions are the app's change counters as this request found them.
+type versions struct{ catalog, auth int64 }
+
+// requestVersions reads the catalog and access versions in one query, once
+// per request: the caches of catalogs (schema.Cache) and of accounts
+// (auth.AccessCache) are checked against them, so a change made through any
+// node is seen by the next request.
+func (s *Server) requestVersions(c *gin.Context) (versions, error) {
+	if v, ok := c.Get(ctxVersions); ok {
+		return v.(versions), nil
+	}
+	n, err := appOf(c).DB.Counters(c.Request.Context(), schema.SettingCatalogVersion, auth.SettingAuthVersion)
+	if err != nil {
+		return versions{}, err
+	}
+	v := versions{catalog: n[0], auth: n[1]}
+	c.Set(ctxVersions, v)
+	return v, nil
+}
+
+// requestCatalog is the app's catalog as the API shows it, checked against
+// this request's versions.
+func (s *Server) requestCatalog(c *gin.Context) (*schema.Catalog, error) {
+	v, err := s.requestVersions(c)
+	if err != nil {
+		return nil, err
+	}
+	a := appOf(c)
+	cat, err := s.catalogs.GetAt(c.Request.Context(), a.Name, a.DB, v.catalog)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Visible(), nil
+}
