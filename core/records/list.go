@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/schema"
@@ -21,7 +22,7 @@ const (
 
 // deepPage is the offset from which a page's ids are chosen before its
 // rows are read (List).
-const deepPage = 300
+var deepPage int64 = 300
 
 // Page is a resolved page: LIMIT and OFFSET.
 type Page struct {
@@ -184,44 +185,82 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	}
 	query := `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + from + ` WHERE ` + where +
 		` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	qargs := append(slices.Clip(args), pg.Limit, pg.Offset)
+	var pageIDs []int64 // the page's ids in order, when chosen from a window
 	if pg.Offset >= deepPage {
-		// A deep page: its ids are chosen first, sorting only the sort
-		// key and the id, and only those rows are read whole, instead of
-		// sorting whole rows to throw most of them away.
-		query = `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + from + ` WHERE ` + s.column(schema.ColID) +
-			` IN (SELECT ` + s.column(schema.ColID) + ` FROM ` + from + ` WHERE ` + where +
-			` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order
+		ids, ok, err := s.windowPage(ctx, from, where, args, order, pg)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			pageIDs = ids
+			query, qargs = s.rowsByID(append([]string{s.column(schema.ColID)}, sel...), from, ids)
+		default:
+			// A deep page beyond the window: its ids are chosen first,
+			// sorting only the sort key and the id, and only those rows
+			// are read whole, instead of sorting whole rows to throw
+			// most of them away.
+			query = `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + from + ` WHERE ` + s.column(schema.ColID) +
+				` IN (SELECT ` + s.column(schema.ColID) + ` FROM ` + from + ` WHERE ` + where +
+				` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order
+		}
 	}
-	rows, err := s.DB.Query(ctx, query, append(args, pg.Limit, pg.Offset)...)
+	res := &ListResult{Fields: cols, Data: []map[string]any{}}
+	if pageIDs == nil || len(pageIDs) > 0 {
+		if err := s.readPage(ctx, res, cols, query, qargs, pageIDs); err != nil {
+			return nil, err
+		}
+	}
+	return res, s.total(ctx, res, q, pg, len(res.Data), from, where, args)
+}
+
+// readPage runs the page query and appends its rows to res. With byID, the
+// query's first column is the id and rows are put in byID's order.
+func (s *Scope) readPage(ctx context.Context, res *ListResult, cols []FieldRef, query string, args []any, byID []int64) error {
+	rows, err := s.DB.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", s.Table.Name, err)
+		return fmt.Errorf("list %s: %w", s.Table.Name, err)
 	}
 	defer rows.Close()
-	res := &ListResult{Fields: cols, Data: []map[string]any{}}
 	types := make([]schema.DBType, len(cols))
 	for i, c := range cols {
 		types[i], _ = dbTypeOf(s.Table, c.Name)
 	}
+	var id int64
 	vals := make([]any, len(cols))
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
+	ptrs := make([]any, 0, len(vals)+1)
+	if byID != nil {
+		ptrs = append(ptrs, &id)
 	}
+	for i := range vals {
+		ptrs = append(ptrs, &vals[i])
+	}
+	found := map[int64]map[string]any{}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("list %s: %w", s.Table.Name, err)
+			return fmt.Errorf("list %s: %w", s.Table.Name, err)
 		}
 		rec := make(map[string]any, len(cols))
 		for i, c := range cols {
 			rec[c.Name] = fromDB(types[i], vals[i])
 		}
+		if byID != nil {
+			found[id] = rec
+			continue
+		}
 		res.Data = append(res.Data, rec)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	rows.Close() // free the connection before counting
-	return res, s.total(ctx, res, q, pg, len(res.Data), from, where, args)
+	for _, id := range byID {
+		// A row deleted since the window was read (by another node) is
+		// left out rather than shown empty.
+		if rec, ok := found[id]; ok {
+			res.Data = append(res.Data, rec)
+		}
+	}
+	return nil
 }
 
 // total fills res.Total: none with total=false; without a count when the
