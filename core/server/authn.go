@@ -88,7 +88,7 @@ func (s *Server) actorFromToken(c *gin.Context, a *apps.App, token string) (*aut
 	if err != nil {
 		return nil, err
 	}
-	claims, err := auth.ParseToken(secret, token, s.now())
+	claims, err := s.tokens.Parse(secret, token, s.now())
 	if err != nil {
 		return nil, err
 	}

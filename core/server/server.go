@@ -106,6 +106,7 @@ type Server struct {
 	limits   *limits
 	files    *files.Service
 	access   *auth.AccessCache // accounts and overrides by auth version
+	tokens   *auth.TokenCache  // verified session tokens
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -145,6 +146,7 @@ func New(d Deps) (*Server, error) {
 	}
 	s.catalogs = schema.NewCache()
 	s.access = auth.NewAccessCache()
+	s.tokens = auth.NewTokenCache()
 	if d.Config.PublicURL == "" {
 		// Without it the service's own origin is whatever Host a request
 		// names (oauth.AllowedOrigins), and a client can forge that.

@@ -1,0 +1,40 @@
+package auth
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTokenCache(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	secret, other := []byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")
+	u := &User{ID: 7, Name: "Ada", Email: "ada@example.org", Privilege: Admin}
+	tok, _, err := IssueToken(secret, "dig", u, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewTokenCache()
+	cases := []struct {
+		name   string
+		secret []byte
+		token  string
+		at     time.Time
+		ok     bool
+	}{
+		{"first use verifies", secret, tok, now, true},
+		{"second use from the cache", secret, tok, now.Add(time.Hour), true},
+		{"a rotated secret refuses it though cached", other, tok, now, false},
+		{"expired though cached", secret, tok, now.Add(9 * time.Hour), false},
+		{"issued in the future though cached", secret, tok, now.Add(-time.Hour), false},
+		{"tampered", secret, tok[:len(tok)-2] + "xx", now, false},
+	}
+	for _, tc := range cases {
+		claims, err := c.Parse(tc.secret, tc.token, tc.at)
+		if (err == nil) != tc.ok {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.ok && (claims.App != "dig" || claims.Subject != "7") {
+			t.Fatalf("%s: claims %+v", tc.name, claims)
+		}
+	}
+}
