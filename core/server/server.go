@@ -15,6 +15,7 @@ import (
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/batch"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
@@ -218,5 +219,5 @@ func (s *Server) routeTable() []Route {
 	}
 	core = append(core, s.recordRoutes()...)
 	core = append(core, filesapi.Routes(s, s.files, s.cfg.MaxUploadBytes)...)
-	return append(core, s.batchRoutes()...)
+	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
