@@ -56,16 +56,40 @@ func SaveInputOf(raw map[string]any, pathID int64) (SaveInput, error) {
 		id = pathID
 	}
 	in.ID = id
+	rawPlugins, _ := raw["plugins"].(map[string]any)
 	for tb, rows := range b.Plugins {
-		for _, r := range rows {
+		rawRows, _ := rawPlugins[tb].([]any)
+		for i, r := range rows {
 			rid, err := IDOf(r.ID)
 			if err != nil {
 				return SaveInput{}, err
+			}
+			if r.Fields == nil && i < len(rawRows) {
+				r.Fields = flatFields(rawRows[i])
 			}
 			in.Plugins[tb] = append(in.Plugins[tb], PluginRowInput{ID: rid, IsNew: r.IsNew, Delete: r.Delete, Fields: r.Fields})
 		}
 	}
 	return in, nil
+}
+
+// flatFields are the fields of a plugin row sent without "fields", at its
+// top level beside id, _isNew and _delete (as the core fields may be):
+// taken as its fields rather than dropped, which would save an empty row.
+func flatFields(row any) map[string]any {
+	m, _ := row.(map[string]any)
+	var out map[string]any
+	for k, v := range m {
+		switch k {
+		case "id", "_isNew", "_delete", "fields":
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // IDOf reads an optional id sent as a number or a numeric string.

@@ -89,6 +89,11 @@ func (s *Scope) readState(ctx context.Context, id int64) (*State, error) {
 	return st, nil
 }
 
+// Snapshot stores record id's current state as a version (operation
+// "update"), in the caller's transaction, before a change made outside
+// the record save path (a vocabulary item renamed, a search-replace).
+func Snapshot(ctx context.Context, s *Scope, id int64) error { return s.snapshot(ctx, id, "update") }
+
 // snapshot stores the record's current state as a version before an
 // update or delete; it runs in the same transaction as the change.
 func (s *Scope) snapshot(ctx context.Context, id int64, operation string) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/vocab"
 )
 
 // Scope and Route are the kit's (core/api): every area's route table is
@@ -219,5 +220,6 @@ func (s *Server) routeTable() []Route {
 	}
 	core = append(core, s.recordRoutes()...)
 	core = append(core, filesapi.Routes(s, s.files, s.cfg.MaxUploadBytes)...)
+	core = append(core, vocab.Routes(s)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
