@@ -215,7 +215,7 @@ func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []Fi
 			return 0, nil, mapUniqueViolation(err)
 		}
 	}
-	if err := ts.applyPlugins(ctx, id, children); err != nil {
+	if _, err := ts.applyPlugins(ctx, id, children); err != nil {
 		return 0, nil, mapUniqueViolation(err)
 	}
 	b.touch(ts, id, action)

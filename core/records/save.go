@@ -185,6 +185,9 @@ type SaveResult struct {
 	ID      int64
 	Created bool
 	Version int64
+	// ChildIDs are the ids of the plugin rows the save created, in the
+	// order of the input.
+	ChildIDs []int64
 }
 
 // SaveVersioned is Save that also honours in.IfVersion and returns the
@@ -251,7 +254,7 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 				return err
 			}
 		}
-		if err := ts.applyPlugins(ctx, id, children); err != nil {
+		if res.ChildIDs, err = ts.applyPlugins(ctx, id, children); err != nil {
 			return err
 		}
 		action := "update"
@@ -403,34 +406,36 @@ func (s *Scope) preparePlugins(ctx context.Context, in map[string][]PluginRowInp
 	return out, fes, nil
 }
 
-func (s *Scope) applyPlugins(ctx context.Context, parentID int64, changes []childChange) error {
+func (s *Scope) applyPlugins(ctx context.Context, parentID int64, changes []childChange) (created []int64, err error) {
 	for _, c := range changes {
 		switch c.op {
 		case "insert":
-			if _, err := s.insertRow(ctx, c.table, c.row, map[string]any{schema.ColIDLink: parentID}); err != nil {
-				return err
+			id, err := s.insertRow(ctx, c.table, c.row, map[string]any{schema.ColIDLink: parentID})
+			if err != nil {
+				return nil, err
 			}
+			created = append(created, id)
 			continue
 		}
 		var n int
 		err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(c.table.Name)+` WHERE "id" = ? AND "id_link" = ?`, c.id, parentID).Scan(&n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if n == 0 {
-			return ErrRecordNotFound.With("table", c.table.Name).With("id", c.id)
+			return nil, ErrRecordNotFound.With("table", c.table.Name).With("id", c.id)
 		}
 		if c.op == "delete" {
 			if _, err := s.DB.Exec(ctx, `DELETE FROM `+s.DB.Qualify(c.table.Name)+` WHERE "id" = ?`, c.id); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if err := s.updateRow(ctx, c.table, c.id, c.row); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return created, nil
 }
 
 // mapUniqueViolation turns a unique-index violation that slipped past the

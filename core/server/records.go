@@ -251,7 +251,16 @@ func (s *Server) handleSave(c *gin.Context) {
 			return
 		}
 	}
-	res, err := records.SaveVersioned(c.Request.Context(), sc, in)
+	var res records.SaveResult
+	if sc.Table.IsPlugin {
+		// One plugin row on its own: a save of its parent record.
+		var parent *records.Scope
+		if parent, err = s.recordScope(c, sc.Table.PluginOf); err == nil {
+			res, err = records.SavePluginRow(c.Request.Context(), parent, sc.Table, in)
+		}
+	} else {
+		res, err = records.SaveVersioned(c.Request.Context(), sc, in)
+	}
 	if err != nil {
 		if e, ok := errs.As(err); ok && e.Code == records.ErrStale.Code {
 			if v, ok := e.Extra["version"].(int64); ok {
