@@ -27,6 +27,9 @@ type relationBody struct {
 	First    any `json:"first"`
 	Relation any `json:"relation"`
 	Second   any `json:"second"`
+	// BraDypUS's seed scripts name the ends id_first and id_second.
+	IDFirst  any `json:"id_first"`
+	IDSecond any `json:"id_second"`
 }
 
 // POST /record/{tb}/rs — add a stratigraphic relation.
@@ -40,6 +43,12 @@ func (s *Server) handleAddRelation(c *gin.Context) {
 	if err := decodeBody(c, &body); err != nil {
 		s.fail(c, err)
 		return
+	}
+	if body.First == nil {
+		body.First = body.IDFirst
+	}
+	if body.Second == nil {
+		body.Second = body.IDSecond
 	}
 	var ids [3]int64
 	for i, v := range []any{body.First, body.Relation, body.Second} {

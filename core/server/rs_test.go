@@ -37,6 +37,7 @@ func TestStratigraphicRelationsAndManualLinks(t *testing.T) {
 			{Name: "unknown code", Body: body(u1, 11, u3), ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_relation"`}},
 			{Name: "missing record", Body: body(u1, 5, 9999), ExpectedStatus: 404, ExpectedContent: []string{`"code":"record_not_found"`, `"id":9999`}},
 			{Name: "missing fields", Body: `{"first":1}`, ExpectedStatus: 400},
+			{Name: "BraDypUS's id_first/id_second names, same pair", Body: fmt.Sprintf(`{"id_first":%d,"id_second":%d,"relation":5}`, u1, u2), ExpectedStatus: 409, ExpectedContent: []string{`"code":"relation_already_exist"`}},
 			{Name: "table without rs", URL: "/dig/api/record/sites/rs", Body: body(site, 5, site+1), ExpectedStatus: 400, ExpectedContent: []string{`"code":"rs_not_enabled"`}},
 			{Name: "reader may not", Body: body(u1, 6, u3), Headers: testenv.Bearer(f.reader), ExpectedStatus: 403},
 			{Name: "self_writer from another's record", Body: body(u1, 6, u3), Headers: testenv.Bearer(f.self), ExpectedStatus: 403},
