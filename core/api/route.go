@@ -35,6 +35,10 @@ type Route struct {
 	// BodyTimeout overrides the time allowed to send the body (0: the
 	// configured one): uploads take longer than a JSON body.
 	BodyTimeout time.Duration
+	// SignedLink lets a request without Authorization authenticate with a
+	// signed `t` query parameter made for its path (auth.SignLink): for
+	// what browsers fetch by URL (<img>, a new tab).
+	SignedLink bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

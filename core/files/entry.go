@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -11,16 +12,16 @@ import (
 // the items of GET /files): ids, names, metadata, is_image and the
 // download address; thumb_url is the thumbnail's for a raster image, null
 // for anything else.
-func Entry(app string, f *File) map[string]any {
+func Entry(ctx context.Context, app string, f *File) map[string]any {
 	var thumb any
 	if f.ThumbKey != "" {
-		thumb = urlOf(app, f.ID, "thumb")
+		thumb = auth.SignedURL(ctx, urlOf(app, f.ID, "thumb"))
 	}
 	return map[string]any{
 		"id": f.ID, "filename": f.Filename, "ext": f.Ext, "description": f.Description, "keywords": f.Keywords,
 		"printable": f.Printable, "is_image": f.IsImage(), "mime": f.Mime, "size": f.Size, "sha256": f.SHA256,
 		"created_at": f.CreatedAt, "creator": f.Creator,
-		"url": urlOf(app, f.ID, "download"), "thumb_url": thumb,
+		"url": auth.SignedURL(ctx, urlOf(app, f.ID, "download")), "thumb_url": thumb,
 	}
 }
 
@@ -41,7 +42,7 @@ func RecordFiles(ctx context.Context, db *store.DB, app, table string, id int64)
 		if err := rows.Scan(&f.ID, &f.Filename, &f.Ext, &f.Mime, &f.Size, &f.SHA256, &f.Description, &f.Keywords, &f.Printable, &f.BlobKey, &f.ThumbKey, &f.CreatedAt, &f.Creator, &linkID, &sort); err != nil {
 			return nil, err
 		}
-		e := Entry(app, f)
+		e := Entry(ctx, app, f)
 		e["link_id"], e["link_sort"] = linkID, sort
 		out = append(out, e)
 	}

@@ -100,7 +100,7 @@ func List(ctx context.Context, db *store.DB, app string, c Caller, q ListQuery) 
 		return nil, err
 	}
 	for _, f := range list {
-		e := Entry(app, f)
+		e := Entry(ctx, app, f)
 		ls := links[f.ID]
 		if ls == nil {
 			ls = []Link{}

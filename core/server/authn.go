@@ -38,6 +38,63 @@ func bearer(header string) string {
 	return strings.TrimSpace(cred)
 }
 
+// authenticator is the route's authentication step: authenticate, or for
+// a route that takes signed links, a `t` parameter when no Authorization
+// header is sent.
+func (s *Server) authenticator(links bool) gin.HandlerFunc {
+	if !links {
+		return s.authenticate
+	}
+	return func(c *gin.Context) {
+		t := c.Query("t")
+		if t == "" || c.GetHeader("Authorization") != "" {
+			s.authenticate(c)
+			return
+		}
+		actor, err := s.actorFromLink(c, appOf(c), t)
+		if err == nil && !auth.Enter.Allows(actor.Privilege) {
+			err = auth.ErrAccountPending
+		}
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Set(ctxActor, actor)
+		c.Next()
+	}
+}
+
+// actorFromLink verifies a signed link for this request's path and reads
+// its user as a session token's would be: deleted → 401, sessions ended
+// (token version moved on) → 401 token_invalidated.
+func (s *Server) actorFromLink(c *gin.Context, a *apps.App, t string) (*auth.Actor, error) {
+	secret, err := a.JWTSecret(c.Request.Context())
+	if err != nil {
+		return nil, err
+	}
+	claims, err := auth.VerifyLink(secret, a.Name, c.Request.URL.Path, t, s.now())
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.requestVersions(c)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := s.access.Get(c.Request.Context(), a.Name, a.DB, claims.UserID, v.auth)
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return nil, auth.ErrInvalidLink.With("reason", "user_deleted")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if claims.TokenVersion < grants.User.TokenVersion {
+		return nil, auth.ErrTokenInvalidated
+	}
+	c.Set(ctxGrants, grants)
+	u := grants.User
+	return &auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege}, nil
+}
+
 // authenticate resolves the bearer credential (a JWT or an svc_ API key)
 // into an actor whose privilege is read from the database now, not from
 // the token. A credential of another application answers app_mismatch.
@@ -109,6 +166,12 @@ func (s *Server) actorFromToken(c *gin.Context, a *apps.App, token string) (*aut
 	if claims.TokenVersion < user.TokenVersion {
 		return nil, auth.ErrTokenInvalidated
 	}
+	// File entries in the answer carry links signed for this user
+	// (auth.SignedURL), which browsers fetch without this header.
+	uid, tkv, app := user.ID, user.TokenVersion, a.Name
+	c.Request = c.Request.WithContext(auth.WithLinkSigner(ctx, func(path string) string {
+		return auth.SignLink(secret, app, path, uid, tkv, s.now())
+	}))
 	return &auth.Actor{UserID: user.ID, Name: user.Name, Email: user.Email, Privilege: user.Privilege}, nil
 }
 

@@ -188,7 +188,7 @@ func (s *Server) handle(r Route) {
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp)
 		if r.Access != auth.Public {
-			chain = append(chain, s.authenticate, s.authorize(r.Access))
+			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))
 		}
 	}
 	chain = append(chain, r.Handler)

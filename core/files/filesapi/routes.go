@@ -41,8 +41,8 @@ func Routes(host api.Host, svc *files.Service, maxUpload int64) []api.Route {
 		{Scope: api.App, Method: http.MethodDelete, Path: "/file-link/:id", Access: auth.Edit, Handler: s.handleFileUnlink},
 		{Scope: api.App, Method: http.MethodPost, Path: "/files/sort", Access: auth.Edit, Handler: s.handleFileSort},
 		{Scope: api.App, Method: http.MethodGet, Path: "/files", Access: auth.Read, Handler: s.handleFileList},
-		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload},
-		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb},
+		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload, SignedLink: true},
+		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb, SignedLink: true},
 		{Scope: api.App, Method: http.MethodPatch, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFilePatch},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFileDelete},
 		{Scope: api.App, Method: http.MethodPost, Path: "/file/:id/replace", Access: auth.Edit, Handler: s.handleFileReplace, BodyLimit: upload, BodyTimeout: uploadTimeout},
@@ -152,8 +152,8 @@ func uploadErr(err error) error {
 }
 
 // fileEntry is a file with one of its links, as upload and link answer it.
-func fileEntry(app string, f *files.File, linkID int64, sort any) gin.H {
-	e := files.Entry(app, f)
+func fileEntry(ctx context.Context, app string, f *files.File, linkID int64, sort any) gin.H {
+	e := files.Entry(ctx, app, f)
 	e["link_id"], e["link_sort"] = linkID, sort
 	return e
 }
@@ -185,7 +185,7 @@ func (s *handlers) handleFileUpload(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(ctx, a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
 }
 
 // maxImageSize is the app's maxImageSize setting (0 when unset).
@@ -258,7 +258,7 @@ func (s *handlers) handleFileLink(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_linked", "file": fileEntry(a.Name, f, linkID, nil)})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_linked", "file": fileEntry(ctx, a.Name, f, linkID, nil)})
 }
 
 // DELETE /file-link/{linkId} — remove a link; the file stays.
@@ -494,7 +494,7 @@ func (s *handlers) handleFilePatch(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_updated", "file": files.Entry(a.Name, f)})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_updated", "file": files.Entry(c.Request.Context(), a.Name, f)})
 }
 
 // DELETE /file/{id} — delete a file, its links and its bytes.
@@ -541,7 +541,7 @@ func (s *handlers) handleFileReplace(c *gin.Context) {
 		return
 	}
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_replaced", "id": f.ID, "ext": f.Ext, "filename": f.Filename,
-		"is_image": f.IsImage(), "file": files.Entry(a.Name, f)})
+		"is_image": f.IsImage(), "file": files.Entry(c.Request.Context(), a.Name, f)})
 }
 
 // recordTarget is the scope on the path's table and the path's record id;
