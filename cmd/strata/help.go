@@ -169,6 +169,21 @@ var commands = []command{
 		flags: storageFlags,
 		env:   join(envStorage, []envVar{envSecretKey}),
 	},
+	{
+		name: "files", args: "SUBCOMMAND", summary: "check the file store against the applications' files (check)",
+		text: "Subcommands:\n  check   compare every file row with the stored bytes; --fix removes orphans",
+	},
+	{
+		name: "files check", summary: "compare every application's files with the file store",
+		text: "Lists, per application, the stored blobs no file names (orphans: an upload cut by a\n" +
+			"crash between its bytes and its row, a thumbnail a failed replace left), partial uploads\n" +
+			"(temporary files, incomplete S3 multipart uploads), and the files whose bytes or\n" +
+			"thumbnail are missing or of another size. --fix removes orphans and partial uploads\n" +
+			"older than --grace (an upload in flight writes its bytes before its row); it never\n" +
+			"deletes a file row. Exits 1 while something is left to look at.",
+		flags: func(c *config.Config, fs *flag.FlagSet) { new(filesCheckFlags).bind(c, fs) },
+		env:   join(envStorage, envFiles, []envVar{envSecretKey}),
+	},
 	{name: "version", summary: "print the version", text: "Prints the version of Strata and of Go it was built with."},
 	{name: "help", args: "[COMMAND [SUBCOMMAND]]", summary: "show this help, or a command's",
 		text: "strata help serve, strata serve --help and strata serve -h print the same text."},

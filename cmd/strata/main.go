@@ -58,6 +58,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = cmdMigrate(ctx, args[1:], e)
 	case "secrets":
 		err = cmdSecrets(ctx, args[1:], e)
+	case "files":
+		err = cmdFiles(ctx, args[1:], e)
 	case "version", "--version", "-v":
 		err = cmdVersion(args[1:], e)
 	case "help", "--help", "-help", "-h":

@@ -35,9 +35,19 @@ type Blob interface {
 
 // BlobInfo describes a stored blob.
 type BlobInfo struct {
-	Key     string
-	Size    int64
-	ModTime time.Time
+	Key     string    `json:"key"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"modified"`
+}
+
+// Lister is a Storage that can list an app's blobs (files check).
+type Lister interface {
+	// List calls fn for every stored blob of app, in no given order.
+	List(ctx context.Context, app string, fn func(BlobInfo) error) error
+	// SweepPartial counts the leftovers of uploads a crash interrupted
+	// (a temporary file, an incomplete multipart upload) started before
+	// before, and removes them when remove is set.
+	SweepPartial(ctx context.Context, app string, before time.Time, remove bool) (int, error)
 }
 
 // ErrBlobNotFound is returned by Get and Stat for a key that is not stored.

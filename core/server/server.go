@@ -65,9 +65,9 @@ type Deps struct {
 	Files files.Storage
 }
 
-// defaultStorage is the file store the configuration names: S3 when a
+// FileStorage is the file store the configuration names: S3 when a
 // bucket is set (New fails when it cannot be reached), else the local disk.
-func defaultStorage(c config.Config) (files.Storage, error) {
+func FileStorage(c config.Config) (files.Storage, error) {
 	if c.S3.Bucket == "" {
 		return localstore.New(filepath.Join(c.DataDir, "files")), nil
 	}
@@ -138,7 +138,7 @@ func New(d Deps) (*Server, error) {
 	}
 	s.authn = authn
 	if d.Files == nil {
-		if d.Files, err = defaultStorage(d.Config); err != nil {
+		if d.Files, err = FileStorage(d.Config); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/strata-archaeo/strata/core/files"
 )
@@ -145,4 +147,61 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// List walks <root>/<app>/<xx>/<key>; temporary files of uploads are not
+// blobs (SweepPartial).
+func (s *Store) List(ctx context.Context, app string, fn func(files.BlobInfo) error) error {
+	if !files.ValidBlobName(app, strings.Repeat("0", 32)) {
+		return errors.New("localstore: invalid app name")
+	}
+	return s.walk(ctx, app, func(_, name string, info fs.FileInfo) error {
+		if !files.ValidBlobName(app, name) {
+			return nil
+		}
+		return fn(files.BlobInfo{Key: name, Size: info.Size(), ModTime: info.ModTime()})
+	})
+}
+
+// SweepPartial counts (and removes) temporary files of uploads that a
+// crash left behind, older than before.
+func (s *Store) SweepPartial(ctx context.Context, app string, before time.Time, remove bool) (int, error) {
+	n := 0
+	err := s.walk(ctx, app, func(path, name string, info fs.FileInfo) error {
+		if !strings.HasPrefix(name, ".upload-") || !info.ModTime().Before(before) {
+			return nil
+		}
+		n++
+		if remove {
+			return os.Remove(path)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// walk calls fn for every regular file under the app's folder (a missing
+// folder is an empty store).
+func (s *Store) walk(ctx context.Context, app string, fn func(path, name string, info fs.FileInfo) error) error {
+	dir := filepath.Join(s.Root, app)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return fn(p, d.Name(), info)
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }

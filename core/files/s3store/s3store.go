@@ -341,3 +341,54 @@ var errTruncated = errors.New("s3store: body ended early (unexpected EOF)")
 func (s *Store) String() string {
 	return "s3://" + s.bucket + "/" + strings.TrimSuffix(s.prefix, "/")
 }
+
+// List lists the objects under the app's prefix.
+func (s *Store) List(ctx context.Context, app string, fn func(files.BlobInfo) error) error {
+	prefix, err := s.object(app, strings.Repeat("0", 32))
+	if err != nil {
+		return err
+	}
+	prefix = strings.TrimSuffix(prefix, strings.Repeat("0", 32))
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return obj.Err
+		}
+		key := strings.TrimPrefix(obj.Key, prefix)
+		if !files.ValidBlobName(app, key) {
+			continue
+		}
+		if err := fn(files.BlobInfo{Key: key, Size: obj.Size, ModTime: obj.LastModified}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SweepPartial counts (and aborts) the multipart uploads under the app's
+// prefix that a crash left incomplete, started before before.
+func (s *Store) SweepPartial(ctx context.Context, app string, before time.Time, remove bool) (int, error) {
+	prefix, err := s.object(app, strings.Repeat("0", 32))
+	if err != nil {
+		return 0, err
+	}
+	prefix = strings.TrimSuffix(prefix, strings.Repeat("0", 32))
+	n := 0
+	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, prefix, true) {
+		if up.Err != nil {
+			if minio.ToErrorResponse(up.Err).Code == "NoSuchUpload" {
+				return n, nil // some servers answer so for "none"
+			}
+			return n, up.Err
+		}
+		if !up.Initiated.Before(before) {
+			continue
+		}
+		n++
+		if remove {
+			if err := s.client.RemoveIncompleteUpload(ctx, s.bucket, up.Key); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
