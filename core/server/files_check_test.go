@@ -2,8 +2,11 @@ package server_test
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +103,43 @@ func TestFilesCheck(t *testing.T) {
 					t.Fatalf("after the fix: %+v", rep)
 				}
 			})
+		}
+	})
+}
+
+// cancelAfterPut is the real store, with the request given up the moment
+// its bytes are stored: the row's transaction then fails, as when a client
+// disconnects or the database goes away between blob and row.
+type cancelAfterPut struct {
+	files.Storage
+	cancel func()
+}
+
+func (c cancelAfterPut) Put(ctx context.Context, app string, r io.Reader) (string, int64, error) {
+	key, n, err := c.Storage.Put(ctx, app, r)
+	c.cancel()
+	return key, n, err
+}
+
+// TestRowFailureLeavesNoBlob: when the rows of an upload cannot be
+// written after its bytes were, the bytes are removed: files check finds
+// nothing (no orphan, young or old), on both engines.
+func TestRowFailureLeavesNoBlob(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		f := newDig(t, e)
+		st := localstore.New(t.TempDir())
+		ctx, cancel := context.WithCancel(t.Context())
+		svc := &files.Service{Storage: cancelAfterPut{Storage: st, cancel: cancel}}
+		_, _, err := svc.Create(ctx, f.app.DB, "dig", files.Upload{Name: "a.txt", Body: strings.NewReader("bytes")}, nil)
+		if err == nil {
+			t.Fatal("the upload succeeded with its request gone")
+		}
+		rep, err := files.Check(t.Context(), f.app.DB, st, "dig", files.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.OK() || rep.Files != 0 || rep.Blobs != 0 {
+			t.Fatalf("after a failed row: %+v", rep)
 		}
 	})
 }
