@@ -10,7 +10,7 @@ import (
 
 // Delete removes a file, its links and then its blob (a blob left by a
 // failure after the rows went is a stray for `files check`).
-func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64) error {
+func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64, before Before) error {
 	var gone *File
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		f, err := Get(ctx, tx, id)
@@ -18,6 +18,15 @@ func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64
 			return err
 		}
 		gone = f
+		if before != nil {
+			touched, err := linkedTargets(ctx, tx, id)
+			if err == nil {
+				err = before(ctx, tx, touched)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE file_id = ?`, id); err != nil {
 			return fmt.Errorf("delete links of file %d: %w", id, err)
 		}
@@ -92,6 +101,15 @@ func (s *Service) Replace(ctx context.Context, db *store.DB, app string, id int6
 		return nil, err
 	}
 	err = db.Tx(ctx, func(tx *store.DB) error {
+		if up.Before != nil {
+			touched, err := linkedTargets(ctx, tx, id)
+			if err == nil {
+				err = up.Before(ctx, tx, touched)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		r, err := tx.Exec(ctx, `UPDATE `+tx.Sys("files")+` SET filename = ?, ext = ?, mime = ?, size = ?, sha256 = ?, blob_key = ?, thumb_key = ? WHERE id = ? AND blob_key = ?`,
 			nf.Filename, nf.Ext, nf.Mime, nf.Size, nf.SHA256, nf.BlobKey, nullKey(nf.ThumbKey), id, old.BlobKey)
 		if err != nil {

@@ -45,6 +45,31 @@ type Upload struct {
 	// MaxImageSize is the app's maxImageSize: raster images whose longest
 	// side is longer are scaled down to it (0: kept as they come).
 	MaxImageSize int
+	// Before, when set, runs in the change's transaction before the
+	// records' files change, with those records (a version of each).
+	Before Before
+}
+
+// Before is told, inside a file change's transaction, which records'
+// files are about to change: the HTTP layer writes a version of each.
+type Before func(ctx context.Context, tx *store.DB, touched []Target) error
+
+// linkedTargets are the records file id is linked to.
+func linkedTargets(ctx context.Context, tx *store.DB, id int64) ([]Target, error) {
+	rows, err := tx.Query(ctx, `SELECT tb, record_id FROM `+tx.Sys("file_links")+` WHERE file_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("links of file %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Target
+	for rows.Next() {
+		var t Target
+		if err := rows.Scan(&t.Table, &t.ID); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }
 
 // Create stores an upload and its metadata and, when to is given, links it
@@ -67,6 +92,11 @@ func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Uploa
 			return fmt.Errorf("insert file: %w", err)
 		}
 		if to != nil {
+			if up.Before != nil {
+				if err := up.Before(ctx, tx, []Target{*to}); err != nil {
+					return err
+				}
+			}
 			linkID, err = addLink(ctx, tx, f.ID, *to)
 		}
 		return err

@@ -15,7 +15,17 @@ import (
 type State struct {
 	Core    map[string]any              `json:"core"`
 	Plugins map[string][]map[string]any `json:"plugins"`
-	Creator *int64                      `json:"-"`
+	// Files are the record's linked files, kept by the versions written
+	// before a file change (operation "files"); nil elsewhere.
+	Files   []FileRef `json:"files"`
+	Creator *int64    `json:"-"`
+}
+
+// FileRef is a linked file as a version remembers it.
+type FileRef struct {
+	ID       int64  `json:"id"`
+	Filename string `json:"filename"`
+	Ext      string `json:"ext"`
 }
 
 // selectColumns lists t's columns (system columns first) for a SELECT.
@@ -94,12 +104,56 @@ func (s *Scope) readState(ctx context.Context, id int64) (*State, error) {
 // the record save path (a vocabulary item renamed, a search-replace).
 func Snapshot(ctx context.Context, s *Scope, id int64) error { return s.snapshot(ctx, id, "update") }
 
+// SnapshotFiles stores record id's state with its linked files as a
+// version (operation "files"), in the caller's transaction, before its
+// files change (a file linked, unlinked, replaced or deleted): the
+// record's history shows who changed its files and when, and what they
+// were.
+func SnapshotFiles(ctx context.Context, s *Scope, id int64) error {
+	return s.snapshotWith(ctx, id, "files", func(st *State) (err error) {
+		st.Files, err = s.fileRefs(ctx, id)
+		return err
+	})
+}
+
+// fileRefs are the files linked to record id, in their order ([] when
+// the scope knows no files).
+func (s *Scope) fileRefs(ctx context.Context, id int64) ([]FileRef, error) {
+	out := []FileRef{}
+	if s.Files == nil {
+		return out, nil
+	}
+	list, err := s.Files.RecordFiles(ctx, s.DB, s.App, s.Table.Name, id)
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := list.([]map[string]any)
+	for _, e := range entries {
+		ref := FileRef{}
+		ref.ID, _ = e["id"].(int64)
+		ref.Filename, _ = e["filename"].(string)
+		ref.Ext, _ = e["ext"].(string)
+		out = append(out, ref)
+	}
+	return out, nil
+}
+
 // snapshot stores the record's current state as a version before an
 // update or delete; it runs in the same transaction as the change.
 func (s *Scope) snapshot(ctx context.Context, id int64, operation string) error {
+	return s.snapshotWith(ctx, id, operation, nil)
+}
+
+// snapshotWith is snapshot with more put into the state first.
+func (s *Scope) snapshotWith(ctx context.Context, id int64, operation string, more func(*State) error) error {
 	st, err := s.readState(ctx, id)
 	if err != nil {
 		return err
+	}
+	if more != nil {
+		if err := more(st); err != nil {
+			return err
+		}
 	}
 	content, err := json.Marshal(st)
 	if err != nil {

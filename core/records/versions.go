@@ -139,6 +139,12 @@ func GetVersion(ctx context.Context, s *Scope, id int64) (*Version, *State, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	if v.Content.Files != nil {
+		// A "files" version: compare the files too.
+		if current.Files, err = s.fileRefs(ctx, v.RecordID); err != nil {
+			return nil, nil, err
+		}
+	}
 	return &v, current, nil
 }
 
@@ -181,6 +187,11 @@ func Diff(v *State, current *State) []Change {
 		if !sameJSON(v.Plugins[t], cur.Plugins[t]) {
 			out = append(out, Change{Table: t, Version: v.Plugins[t], Current: cur.Plugins[t]})
 		}
+	}
+	// Files are compared when both sides know them (a "files" version and
+	// a current state read with its files).
+	if v.Files != nil && cur.Files != nil && !sameJSON(v.Files, cur.Files) {
+		out = append(out, Change{Field: "files", Version: v.Files, Current: cur.Files})
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/wire"
 )
 
@@ -178,7 +179,7 @@ func (s *handlers) handleFileUpload(c *gin.Context) {
 	var f *files.File
 	var linkID int64
 	err = s.withUpload(c, func(name string, body io.Reader) (err error) {
-		f, linkID, err = s.files.Create(ctx, a.DB, a.Name, files.Upload{Name: name, Body: body, Creator: creatorOf(sc), MaxImageSize: maxSide}, &files.Target{Table: sc.Table.Name, ID: id})
+		f, linkID, err = s.files.Create(ctx, a.DB, a.Name, files.Upload{Name: name, Body: body, Creator: creatorOf(sc), MaxImageSize: maxSide, Before: s.versions(c)}, &files.Target{Table: sc.Table.Name, ID: id})
 		return err
 	})
 	if err != nil {
@@ -186,6 +187,33 @@ func (s *handlers) handleFileUpload(c *gin.Context) {
 		return
 	}
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(ctx, a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
+}
+
+// versions writes, in the change's transaction, a version of each record
+// whose files are about to change (records.SnapshotFiles), as the caller.
+// A link to a record that no longer exists has nothing to version.
+func (s *handlers) versions(c *gin.Context) files.Before {
+	return func(ctx context.Context, tx *store.DB, touched []files.Target) error {
+		a := api.AppOf(c)
+		cat, err := s.host.Catalog(ctx, a)
+		if err != nil {
+			return err
+		}
+		for _, t := range touched {
+			tb, ok := cat.Table(t.Table)
+			if !ok {
+				continue // a link left by a dropped table
+			}
+			// A trace, not an access: every linked record gets its
+			// version, whether the caller may see it or not.
+			sc := &records.Scope{DB: tx, Catalog: cat, Table: tb, Actor: api.ActorOf(c), Level: api.ActorOf(c).Privilege,
+				App: a.Name, Files: files.Section{}}
+			if err := records.SnapshotFiles(ctx, sc, t.ID); err != nil && !errors.Is(err, records.ErrRecordNotFound) {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // maxImageSize is the app's maxImageSize setting (0 when unset).
@@ -248,7 +276,15 @@ func (s *handlers) handleFileLink(c *gin.Context) {
 	}
 	var linkID int64
 	if err == nil {
-		linkID, err = files.AddLink(ctx, a.DB, fileID, files.Target{Table: sc.Table.Name, ID: id})
+		to := files.Target{Table: sc.Table.Name, ID: id}
+		err = a.DB.Tx(ctx, func(tx *store.DB) error {
+			if err := s.versions(c)(ctx, tx, []files.Target{to}); err != nil {
+				return err
+			}
+			var err error
+			linkID, err = files.AddLink(ctx, tx, fileID, to)
+			return err
+		})
 	}
 	var f *files.File
 	if err == nil {
@@ -273,7 +309,12 @@ func (s *handlers) handleFileUnlink(c *gin.Context) {
 		err = fc.CheckEdit(ctx, files.Target{Table: l.Table, ID: l.RecordID})
 	}
 	if err == nil {
-		err = files.DeleteLink(ctx, db, id)
+		err = db.Tx(ctx, func(tx *store.DB) error {
+			if err := s.versions(c)(ctx, tx, []files.Target{{Table: l.Table, ID: l.RecordID}}); err != nil {
+				return err
+			}
+			return files.DeleteLink(ctx, tx, id)
+		})
 	}
 	if err != nil {
 		api.Fail(c, err)
@@ -506,7 +547,7 @@ func (s *handlers) handleFileDelete(c *gin.Context) {
 	ctx, a := c.Request.Context(), api.AppOf(c)
 	err := fc.CheckChange(ctx, a.DB, id, true)
 	if err == nil {
-		err = s.files.Delete(ctx, a.DB, a.Name, id)
+		err = s.files.Delete(ctx, a.DB, a.Name, id, s.versions(c))
 	}
 	if err != nil {
 		api.Fail(c, err)
@@ -533,7 +574,7 @@ func (s *handlers) handleFileReplace(c *gin.Context) {
 	}
 	var f *files.File
 	err = s.withUpload(c, func(name string, body io.Reader) (err error) {
-		f, err = s.files.Replace(ctx, a.DB, a.Name, id, files.Upload{Name: name, Body: body, MaxImageSize: maxSide})
+		f, err = s.files.Replace(ctx, a.DB, a.Name, id, files.Upload{Name: name, Body: body, MaxImageSize: maxSide, Before: s.versions(c)})
 		return err
 	})
 	if err != nil {
