@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/applog"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/version"
@@ -43,6 +44,7 @@ func (s *Server) handleLogin(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Set(applog.CtxSubject, auth.NormalizeEmail(req.Email)) // whom a failed sign-in was for, in the log
 	if err := s.allowSignIn(c, appOf(c).Name, req.Email); err != nil {
 		s.fail(c, err)
 		return

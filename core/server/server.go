@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/api"
+	"github.com/strata-archaeo/strata/core/applog"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/batch"
@@ -191,6 +192,11 @@ func (s *Server) handle(r Route) {
 			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))
 		}
 	}
+	if applog.Logged(r) {
+		chain = append(chain, applog.Middleware(r, s.now, func(c *gin.Context, err error) {
+			s.log.ErrorContext(c.Request.Context(), "application log entry not written", "path", c.Request.URL.Path, "err", err)
+		}))
+	}
 	chain = append(chain, r.Handler)
 	s.engine.Handle(r.Method, r.FullPath(), chain...)
 	s.routes = append(s.routes, r)
@@ -221,5 +227,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, s.recordRoutes()...)
 	core = append(core, filesapi.Routes(s, s.files, s.cfg.MaxUploadBytes)...)
 	core = append(core, vocab.Routes(s)...)
+	core = append(core, applog.Routes(s.now)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
