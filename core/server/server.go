@@ -24,6 +24,7 @@ import (
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/searchreplace"
 	"github.com/strata-archaeo/strata/core/vocab"
 )
 
@@ -228,5 +229,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, filesapi.Routes(s, s.files, s.cfg.MaxUploadBytes)...)
 	core = append(core, vocab.Routes(s)...)
 	core = append(core, applog.Routes(s.now)...)
+	core = append(core, searchreplace.Routes(s)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
