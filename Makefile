@@ -29,6 +29,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseWhere$$' -fuzztime $(FUZZTIME) ./core/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./core/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRouteBodies$$' -fuzztime $(FUZZTIME) ./core/server/
+	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./core/freesql/
 
 test-short:
 	$(GO) test -short -count=1 ./...

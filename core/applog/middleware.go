@@ -16,6 +16,10 @@ import (
 // request was about (the email of a sign-in), for its log entry.
 const CtxSubject = "strata.log.subject"
 
+// CtxDetail is the gin key under which a handler adds to its request's
+// entry's detail (free SQL's statement). Never a secret.
+const CtxDetail = "strata.log.detail"
+
 // loginPath is the sign-in route, logged whether it succeeds or not.
 const loginPath = "/auth/login"
 
@@ -98,6 +102,14 @@ func Middleware(r api.Route, now func() time.Time, onErr func(*gin.Context, erro
 				} else {
 					e.Detail = map[string]any{p: v}
 				}
+			}
+		}
+		if extra, ok := c.Get(CtxDetail); ok {
+			if e.Detail == nil {
+				e.Detail = map[string]any{}
+			}
+			for k, v := range extra.(map[string]any) {
+				e.Detail[k] = v
 			}
 		}
 		e.Status = &status

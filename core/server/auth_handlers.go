@@ -93,15 +93,21 @@ func (s *Server) handleCheckPassword(c *gin.Context) {
 	if req.Password == "" {
 		req.Password = req.Pwd
 	}
-	if err := s.allowSignIn(c, appOf(c).Name, actorOf(c).Email); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if _, err := s.authn.Login(c.Request.Context(), appOf(c).DB, actorOf(c).Email, req.Password); err != nil {
+	if err := s.checkPassword(c, req.Password); err != nil {
 		s.fail(c, err)
 		return
 	}
 	success(c, http.StatusOK, nil)
+}
+
+// checkPassword verifies the caller's own password, with the sign-in
+// rate limits and lockout.
+func (s *Server) checkPassword(c *gin.Context, password string) error {
+	if err := s.allowSignIn(c, appOf(c).Name, actorOf(c).Email); err != nil {
+		return err
+	}
+	_, err := s.authn.Login(c.Request.Context(), appOf(c).DB, actorOf(c).Email, password)
+	return err
 }
 
 // publicSettings are the settings a signed-in client may read.

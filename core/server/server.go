@@ -21,6 +21,7 @@ import (
 	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
 	"github.com/strata-archaeo/strata/core/files/s3store"
+	"github.com/strata-archaeo/strata/core/freesql"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -230,5 +231,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, vocab.Routes(s)...)
 	core = append(core, applog.Routes(s.now)...)
 	core = append(core, searchreplace.Routes(s)...)
+	core = append(core, freesql.Routes(s.checkPassword, s.now)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
