@@ -27,6 +27,7 @@ import (
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/searchreplace"
 	"github.com/strata-archaeo/strata/core/vocab"
+	"github.com/strata-archaeo/strata/core/welcome"
 )
 
 // Scope and Route are the kit's (core/api): every area's route table is
@@ -232,5 +233,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, applog.Routes(s.now)...)
 	core = append(core, searchreplace.Routes(s)...)
 	core = append(core, freesql.Routes(s.checkPassword, s.now)...)
+	core = append(core, welcome.Routes()...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
