@@ -7,7 +7,7 @@ import (
 
 func TestCleanAndRender(t *testing.T) {
 	cases := []struct {
-		in, content       string
+		in, content      string
 		htmlHas, htmlNot []string
 	}{
 		{"# Title\n\nText with 'quotes' & a > b.", "# Title\n\nText with 'quotes' & a > b.", []string{"<h1>Title</h1>", "&amp;"}, nil},
