@@ -38,4 +38,9 @@ type Host interface {
 	// Catalog is the request's app catalog as the API shows it (hidden
 	// system tables left out), from the server's cache.
 	Catalog(ctx context.Context, a *apps.App) (*schema.Catalog, error)
+	// ListRecords is a page of table's records as GET /records/{tb}
+	// answers it, with the list parameters of def (filter, search,
+	// sort_field, sort_dir, columns, per_page) and the request's query
+	// string for the rest; with check, def is only validated.
+	ListRecords(c *gin.Context, table string, def map[string]any, check bool) (gin.H, error)
 }

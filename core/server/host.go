@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // The server is the areas' api.Host: what they need from its caches and
@@ -21,4 +23,44 @@ func (s *Server) RecordScope(c *gin.Context, table string) (*records.Scope, erro
 // Catalog is the app's catalog as the API shows it (recordCatalog).
 func (s *Server) Catalog(ctx context.Context, a *apps.App) (*schema.Catalog, error) {
 	return s.recordCatalog(ctx, a)
+}
+
+// ListRecords is a page of table's records as GET /records/{tb} answers
+// it, with the parameters of def (a saved query's definition: filter,
+// search, sort_field, sort_dir, columns, per_page) and the request's query
+// string for what def leaves out (page, per_page). With check, the list is
+// only validated (one row, no total) and nil is answered.
+func (s *Server) ListRecords(c *gin.Context, table string, def map[string]any, check bool) (gin.H, error) {
+	sc, err := s.recordScope(c, table)
+	if err != nil {
+		return nil, err
+	}
+	var body listBody
+	if err := wire.Assign(def, &body, wire.Options{ExactNumbers: true}); err != nil {
+		return nil, decodeErr(err)
+	}
+	qv := c.Request.URL.Query()
+	// The run's paging wins over the definition's.
+	if qv.Has("page") {
+		body.Page = nil
+	}
+	if qv.Has("per_page") {
+		body.PerPage = nil
+	}
+	if check {
+		qv = url.Values{"per_page": {"1"}, "total": {"false"}}
+		body.Page, body.PerPage, body.Total = nil, nil, nil
+	}
+	q, err := s.listParamsFrom(c, sc, body, qv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := records.List(c.Request.Context(), sc, q)
+	if err != nil || check {
+		return nil, err
+	}
+	if q.IDsOnly {
+		return gin.H{"total": totalOf(res), "ids": res.IDs}, nil
+	}
+	return gin.H{"total": totalOf(res), "fields": res.Fields, "data": res.Data, "can_add": sc.CanAdd()}, nil
 }

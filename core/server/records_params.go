@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -18,13 +19,18 @@ import (
 // wins. The list and the export share it, so an export takes exactly the
 // list's parameters.
 func (s *Server) listParams(c *gin.Context, sc *records.Scope) (records.ListQuery, error) {
-	qv := c.Request.URL.Query()
 	var body listBody
 	if c.Request.Method == http.MethodPost && c.Request.ContentLength != 0 {
 		if err := decodeBody(c, &body); err != nil {
 			return records.ListQuery{}, err
 		}
 	}
+	return s.listParamsFrom(c, sc, body, c.Request.URL.Query())
+}
+
+// listParamsFrom is listParams over a given body and query string (a
+// saved query's definition and the run's paging).
+func (s *Server) listParamsFrom(c *gin.Context, sc *records.Scope, body listBody, qv url.Values) (records.ListQuery, error) {
 	pick := func(key string, fromBody any) string {
 		switch x := fromBody.(type) {
 		case json.Number:

@@ -24,6 +24,7 @@ import (
 	"github.com/strata-archaeo/strata/core/freesql"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/searchreplace"
 	"github.com/strata-archaeo/strata/core/vocab"
@@ -234,5 +235,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, searchreplace.Routes(s)...)
 	core = append(core, freesql.Routes(s.checkPassword, s.now)...)
 	core = append(core, welcome.Routes()...)
+	core = append(core, savedquery.Routes(s, s.now)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
