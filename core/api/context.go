@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/gin-gonic/gin"
 
@@ -43,4 +44,8 @@ type Host interface {
 	// sort_field, sort_dir, columns, per_page) and the request's query
 	// string for the rest; with check, def is only validated.
 	ListRecords(c *gin.Context, table string, def map[string]any, check bool) (gin.H, error)
+	// Condition is a filter (the filter language, JSON) and a quick
+	// search as a condition on sc's table, validated as a list does;
+	// sc.Where adds the caller's row subset.
+	Condition(c *gin.Context, sc *records.Scope, filter json.RawMessage, search string) (*records.Cond, error)
 }

@@ -129,6 +129,12 @@ func containsAny(s string, subs ...string) bool {
 }
 
 // where joins the table's restriction and an optional extra condition.
+// Where is the WHERE condition of the scope's rows matching extra: extra
+// ANDed with the caller's row subset. Areas that query the table with SQL
+// of their own (aggregates) put it in their WHERE, never their own
+// reading of the subset.
+func (s *Scope) Where(extra *Cond) (string, []any) { return s.where(extra) }
+
 func (s *Scope) where(extra *Cond) (string, []any) {
 	parts, args := []string{}, []any{}
 	for _, c := range []*Cond{s.Restrict, extra} {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 
 	"github.com/gin-gonic/gin"
@@ -63,4 +64,11 @@ func (s *Server) ListRecords(c *gin.Context, table string, def map[string]any, c
 		return gin.H{"total": totalOf(res), "ids": res.IDs}, nil
 	}
 	return gin.H{"total": totalOf(res), "fields": res.Fields, "data": res.Data, "can_add": sc.CanAdd()}, nil
+}
+
+// Condition is a list's filter (the filter language, JSON) and quick
+// search as a condition on the scope's table, validated against its
+// catalog with the plugin operators, as GET /records/{tb} reads them.
+func (s *Server) Condition(c *gin.Context, sc *records.Scope, filter json.RawMessage, search string) (*records.Cond, error) {
+	return s.listWhere(c, sc, filter, search)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/batch"
+	"github.com/strata-archaeo/strata/core/charts"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
@@ -236,5 +237,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, freesql.Routes(s.checkPassword, s.now)...)
 	core = append(core, welcome.Routes()...)
 	core = append(core, savedquery.Routes(s, s.now)...)
+	core = append(core, charts.Routes(s, s.now)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
