@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,11 @@ type Index struct {
 type IndexInput struct {
 	Columns []string `json:"columns"`
 	Unique  bool     `json:"unique"`
+	// IsUnique is BraDypUS's name for Unique.
+	IsUnique *bool `json:"is_unique"`
+	// Name, when given, is the index's name (BraDypUS's clients name
+	// their indexes); else one is made from stable ids.
+	Name string `json:"name"`
 }
 
 // maxIndexColumns bounds a composite index; more is never useful here.
@@ -91,6 +97,20 @@ func CreateIndex(ctx context.Context, db *store.DB, table string, in IndexInput,
 		if len(in.Columns) == 0 {
 			return ErrParameterMissing.With("parameter", "columns")
 		}
+		if in.IsUnique != nil {
+			in.Unique = *in.IsUnique
+		}
+		in.Name = strings.TrimSpace(in.Name)
+		if in.Name != "" {
+			if !store.ValidIdent(in.Name) || len(in.Name) > 60 || strings.HasPrefix(in.Name, store.SystemTablePrefix) || strings.HasPrefix(in.Name, "sqlite_") {
+				return ErrInvalidIndex.With("detail", "name: letters, digits and _, starting with a letter, at most 60, not sys_ or sqlite_")
+			}
+			for _, ix := range st.indexes {
+				if ix.Name == in.Name {
+					return ErrIndexExists.With("name", ix.Name)
+				}
+			}
+		}
 		if len(in.Columns) > maxIndexColumns {
 			return ErrInvalidIndex.With("detail", fmt.Sprintf("at most %d columns", maxIndexColumns))
 		}
@@ -103,7 +123,9 @@ func CreateIndex(ctx context.Context, db *store.DB, table string, in IndexInput,
 			}
 		}
 		for _, ix := range st.indexes {
-			if ix.Table == table && ix.Unique == in.Unique && slices.Equal(ix.Columns, in.Columns) {
+			// Unnamed: one index per set of columns. Named: as many as the
+			// client names.
+			if in.Name == "" && ix.Table == table && ix.Unique == in.Unique && slices.Equal(ix.Columns, in.Columns) {
 				return ErrIndexExists.With("name", ix.Name)
 			}
 		}
@@ -115,6 +137,9 @@ func CreateIndex(ctx context.Context, db *store.DB, table string, in IndexInput,
 			return fmt.Errorf("insert index: %w", err)
 		}
 		ix := &Index{ID: row.ID, Table: table, Name: fmt.Sprintf("ix_%d_u%d", t.ID, row.ID), Columns: in.Columns, Unique: in.Unique}
+		if in.Name != "" {
+			ix.Name = in.Name
+		}
 		if _, err := tx.Exec(ctx, `UPDATE `+tx.Sys("indexes")+` SET name = ? WHERE id = ?`, ix.Name, ix.ID); err != nil {
 			return fmt.Errorf("name index: %w", err)
 		}
@@ -134,7 +159,8 @@ func DeleteIndex(ctx context.Context, db *store.DB, table, name string) error {
 			return ErrTableNotFound
 		}
 		for _, ix := range st.indexes {
-			if ix.Table == table && ix.Name == name {
+			// By name, or by id as BraDypUS's clients delete.
+			if ix.Table == table && (ix.Name == name || strconv.FormatInt(ix.ID, 10) == name) {
 				return removeIndex(ctx, tx, ix)
 			}
 		}

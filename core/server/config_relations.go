@@ -131,7 +131,18 @@ func (s *Server) handleConfigListIndexes(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"indexes": list})
+	success(c, http.StatusOK, gin.H{"indexes": list, "data": indexEntries(list)})
+}
+
+// indexEntries are indexes as BraDypUS's clients read them (tb,
+// is_unique) beside Strata's names (table, unique).
+func indexEntries(list []*schema.Index) []gin.H {
+	out := make([]gin.H, 0, len(list))
+	for _, ix := range list {
+		out = append(out, gin.H{"id": ix.ID, "name": ix.Name, "tb": ix.Table, "table": ix.Table, "columns": ix.Columns,
+			"is_unique": ix.Unique, "unique": ix.Unique})
+	}
+	return out
 }
 
 // POST /config/table/{tb}/indexes — {columns:[...], unique?}
@@ -146,7 +157,7 @@ func (s *Server) handleConfigCreateIndex(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "index_created", "index": ix})
+	success(c, http.StatusOK, gin.H{"code": "index_saved", "id": ix.ID, "index": ix})
 }
 
 // DELETE /config/table/{tb}/indexes/{name}

@@ -180,7 +180,7 @@ func TestConfigIndexes(t *testing.T) {
 		created := env.super(t, 200, "POST", "/config/table/finds/indexes", `{"columns":["label","site"],"unique":true}`)
 		ix := created["index"].(map[string]any)
 		name, _ := ix["name"].(string)
-		if created["code"] != "index_created" || name == "" || ix["unique"] != true || fmt.Sprint(ix["columns"]) != "[label site]" {
+		if created["code"] != "index_saved" || name == "" || ix["unique"] != true || fmt.Sprint(ix["columns"]) != "[label site]" {
 			t.Fatalf("POST: %v", created)
 		}
 		if idx := env.super(t, 200, "GET", "/config/table/finds/indexes", "")["indexes"].([]any); len(idx) != 1 {
