@@ -16,7 +16,9 @@ func TestNamedIndexes(t *testing.T) {
 		t.Parallel()
 		f := newDig(t, e)
 		const api = "/dig/api/config/table"
-		create := func(tb, body string) (int, map[string]any) { return f.do(t, f.super, "POST", api+"/"+tb+"/indexes", body) }
+		create := func(tb, body string) (int, map[string]any) {
+			return f.do(t, f.super, "POST", api+"/"+tb+"/indexes", body)
+		}
 		code, m := create("finds", `{"name":"idx_finds_label","columns":["label"],"is_unique":false}`)
 		if code != 200 || m["code"] != "index_saved" {
 			t.Fatalf("named: %d %v", code, m)
