@@ -148,9 +148,15 @@ func (s *Server) handleMigrations(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	// BraDypUS's client reads counts and one list with each step's state.
+	list := make([]gin.H, 0, len(applied)+len(pending))
+	for _, m := range applied {
+		list = append(list, gin.H{"id": m.ID, "name": m.Name, "applied": true, "applied_at": m.AppliedAt})
+	}
 	pend := make([]gin.H, 0, len(pending))
 	for _, m := range pending {
 		pend = append(pend, gin.H{"id": m.ID, "name": m.Name})
+		list = append(list, gin.H{"id": m.ID, "name": m.Name, "applied": false, "applied_at": nil})
 	}
-	success(c, http.StatusOK, gin.H{"applied": applied, "pending": pend})
+	success(c, http.StatusOK, gin.H{"total": len(list), "applied": len(applied), "migrations": list, "pending": pend})
 }

@@ -210,7 +210,7 @@ func TestSessionEndpoints(t *testing.T) {
 			{Name: "app info", URL: "/dig/api/info/app", Headers: testenv.Bearer(reader), ExpectedStatus: 200,
 				ExpectedContent: []string{`"name":"dig"`, `"definition":"dig"`, `"privilege":20`}, NotExpectedContent: []string{"jwt_secret", "oauth."}},
 			{Name: "migrations for admins", URL: "/dig/api/migrations", Headers: testenv.Bearer(adminTok), ExpectedStatus: 200,
-				ExpectedContent: []string{`"applied":[{"id":1,"name":"init"`, `{"id":2,"name":"access"`, `"pending":[]`}},
+				ExpectedContent: []string{`"migrations":[{"applied":true,"applied_at":`, `"id":1,"name":"init"}`, `"name":"access"`, `"pending":[]`}},
 			{Name: "migrations not for writers", URL: "/dig/api/migrations", Headers: testenv.Bearer(reader), ExpectedStatus: 403,
 				ExpectedContent: []string{`"code":"not_enough_privilege"`, `"required":"admin"`}},
 			{Name: "check-password right", Method: "POST", URL: "/dig/api/admin/check-password", Headers: testenv.Bearer(super),
