@@ -112,3 +112,15 @@ func ParseIDString(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// PathID reads a positive id from the path parameter name; a missing or
+// malformed one names nothing, so it is answered as notFound and ok is
+// false.
+func PathID(c *gin.Context, name string, notFound *errs.Error) (id int64, ok bool) {
+	id, err := ParseIDString(c.Param(name))
+	if err != nil || id == 0 {
+		Fail(c, notFound.With("id", c.Param(name)))
+		return 0, false
+	}
+	return id, true
+}

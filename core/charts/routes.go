@@ -21,9 +21,9 @@ func Routes(host api.Host, now func() time.Time) []api.Route {
 		{Scope: api.App, Method: http.MethodPost, Path: "/chart/data", Access: auth.Enter, Handler: h.data},
 		{Scope: api.App, Method: http.MethodGet, Path: "/charts", Access: auth.Enter, Handler: h.list},
 		{Scope: api.App, Method: http.MethodPost, Path: "/charts", Access: auth.Enter, Handler: h.save},
-		{Scope: api.App, Method: http.MethodPost, Path: "/chart/:id/share", Access: auth.Enter, Handler: h.share(true)},
-		{Scope: api.App, Method: http.MethodPost, Path: "/chart/:id/unshare", Access: auth.Enter, Handler: h.share(false)},
-		{Scope: api.App, Method: http.MethodDelete, Path: "/chart/:id", Access: auth.Enter, Handler: h.delete},
+		{Scope: api.App, Method: http.MethodPost, Path: "/chart/:id/share", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_sharing_chart", setGlobal(true))},
+		{Scope: api.App, Method: http.MethodPost, Path: "/chart/:id/unshare", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_unsharing_chart", setGlobal(false))},
+		{Scope: api.App, Method: http.MethodDelete, Path: "/chart/:id", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_chart_erase", deleteChart)},
 	}
 }
 
@@ -122,44 +122,14 @@ func (h handlers) save(c *gin.Context) {
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_save_chart", "chart": ch})
 }
 
-func chartID(c *gin.Context) (int64, bool) {
-	id, err := api.ParseIDString(c.Param("id"))
-	if err != nil || id == 0 {
-		api.Fail(c, ErrNotFound.With("id", c.Param("id")))
-		return 0, false
-	}
-	return id, true
-}
-
-func (h handlers) share(on bool) gin.HandlerFunc {
-	code := "ok_unsharing_chart"
-	if on {
-		code = "ok_sharing_chart"
-	}
-	return func(c *gin.Context) {
-		id, ok := chartID(c)
-		if !ok {
-			return
-		}
-		a := api.ActorOf(c)
-		if err := SetGlobal(c.Request.Context(), api.AppOf(c).DB, id, a.UserID, a.Privilege <= auth.Admin, on); err != nil {
-			api.Fail(c, err)
-			return
-		}
-		api.Success(c, http.StatusOK, gin.H{"code": code})
+// setGlobal shares (or unshares) a chart: its owner or an admin.
+func setGlobal(on bool) func(c *gin.Context, id, user int64, admin bool) error {
+	return func(c *gin.Context, id, user int64, admin bool) error {
+		return SetGlobal(c.Request.Context(), api.AppOf(c).DB, id, user, admin, on)
 	}
 }
 
-// DELETE /chart/{id} — its owner or an admin.
-func (h handlers) delete(c *gin.Context) {
-	id, ok := chartID(c)
-	if !ok {
-		return
-	}
-	a := api.ActorOf(c)
-	if err := DeleteChart(c.Request.Context(), api.AppOf(c).DB, id, a.UserID, a.Privilege <= auth.Admin); err != nil {
-		api.Fail(c, err)
-		return
-	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_chart_erase"})
+// deleteChart deletes a chart: its owner or an admin.
+func deleteChart(c *gin.Context, id, user int64, admin bool) error {
+	return DeleteChart(c.Request.Context(), api.AppOf(c).DB, id, user, admin)
 }

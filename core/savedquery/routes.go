@@ -20,9 +20,9 @@ func Routes(host api.Host, now func() time.Time) []api.Route {
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodGet, Path: "/saved-queries", Access: auth.Enter, Handler: h.list},
 		{Scope: api.App, Method: http.MethodPost, Path: "/saved-queries", Access: auth.Enter, Handler: h.create},
-		{Scope: api.App, Method: http.MethodPost, Path: "/saved-query/:id/share", Access: auth.Enter, Handler: h.share(true)},
-		{Scope: api.App, Method: http.MethodPost, Path: "/saved-query/:id/unshare", Access: auth.Enter, Handler: h.share(false)},
-		{Scope: api.App, Method: http.MethodDelete, Path: "/saved-query/:id", Access: auth.Enter, Handler: h.delete},
+		{Scope: api.App, Method: http.MethodPost, Path: "/saved-query/:id/share", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_sharing_query", h.setShared(true))},
+		{Scope: api.App, Method: http.MethodPost, Path: "/saved-query/:id/unshare", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_unsharing_query", h.setShared(false))},
+		{Scope: api.App, Method: http.MethodDelete, Path: "/saved-query/:id", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_erasing_query", deleteQuery)},
 		{Scope: api.App, Method: http.MethodGet, Path: "/saved-query/:id/run", Access: auth.Enter, Handler: h.run},
 	}
 }
@@ -84,52 +84,22 @@ func (h handlers) create(c *gin.Context) {
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_saved_query", "query": q})
 }
 
-func queryID(c *gin.Context) (int64, bool) {
-	id, err := api.ParseIDString(c.Param("id"))
-	if err != nil || id == 0 {
-		api.Fail(c, ErrNotFound.With("id", c.Param("id")))
-		return 0, false
-	}
-	return id, true
-}
-
-func (h handlers) share(on bool) gin.HandlerFunc {
-	code := "ok_unsharing_query"
-	if on {
-		code = "ok_sharing_query"
-	}
-	return func(c *gin.Context) {
-		id, ok := queryID(c)
-		if !ok {
-			return
-		}
-		actor := api.ActorOf(c)
-		if err := SetShared(c.Request.Context(), api.AppOf(c).DB, id, actor.UserID, actor.Privilege <= auth.Admin, on, h.now()); err != nil {
-			api.Fail(c, err)
-			return
-		}
-		api.Success(c, http.StatusOK, gin.H{"code": code})
+// setShared shares (or unshares) a query: its owner or an admin.
+func (h handlers) setShared(on bool) func(c *gin.Context, id, user int64, admin bool) error {
+	return func(c *gin.Context, id, user int64, admin bool) error {
+		return SetShared(c.Request.Context(), api.AppOf(c).DB, id, user, admin, on, h.now())
 	}
 }
 
-// DELETE /saved-query/{id} — its owner or an admin.
-func (h handlers) delete(c *gin.Context) {
-	id, ok := queryID(c)
-	if !ok {
-		return
-	}
-	actor := api.ActorOf(c)
-	if err := Delete(c.Request.Context(), api.AppOf(c).DB, id, actor.UserID, actor.Privilege <= auth.Admin); err != nil {
-		api.Fail(c, err)
-		return
-	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_erasing_query"})
+// deleteQuery deletes a query: its owner or an admin.
+func deleteQuery(c *gin.Context, id, user int64, admin bool) error {
+	return Delete(c.Request.Context(), api.AppOf(c).DB, id, user, admin)
 }
 
 // GET /saved-query/{id}/run[?page=&per_page=] — as GET /records/{tb}, as
 // the runner, plus {query}.
 func (h handlers) run(c *gin.Context) {
-	id, ok := queryID(c)
+	id, ok := api.PathID(c, "id", ErrNotFound)
 	if !ok {
 		return
 	}

@@ -174,14 +174,7 @@ func (h handlers) editor(c *gin.Context) (Editor, error) {
 	}}, nil
 }
 
-func itemID(c *gin.Context) (int64, bool) {
-	id, err := api.ParseIDString(c.Param("id"))
-	if err != nil || id == 0 {
-		api.Fail(c, ErrItemNotFound.With("id", c.Param("id")))
-		return 0, false
-	}
-	return id, true
-}
+func itemID(c *gin.Context) (int64, bool) { return api.PathID(c, "id", ErrItemNotFound) }
 
 // PATCH /vocabulary/{id} — {val} (or {value}, {def}): renames the item and
 // the stored values of the records that use it.
