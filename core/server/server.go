@@ -28,6 +28,7 @@ import (
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/searchreplace"
+	"github.com/strata-archaeo/strata/core/templates"
 	"github.com/strata-archaeo/strata/core/vocab"
 	"github.com/strata-archaeo/strata/core/welcome"
 )
@@ -238,5 +239,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, welcome.Routes()...)
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
+	core = append(core, templates.Routes(s, s.now)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }
