@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./core/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRouteBodies$$' -fuzztime $(FUZZTIME) ./core/server/
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./core/freesql/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./core/imports/
 
 test-short:
 	$(GO) test -short -count=1 ./...

@@ -23,6 +23,7 @@ import (
 	"github.com/strata-archaeo/strata/core/files/localstore"
 	"github.com/strata-archaeo/strata/core/files/s3store"
 	"github.com/strata-archaeo/strata/core/freesql"
+	"github.com/strata-archaeo/strata/core/imports"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/savedquery"
@@ -240,5 +241,6 @@ func (s *Server) routeTable() []Route {
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.now)...)
+	core = append(core, imports.Routes(s, s.files.Storage, s.cfg.MaxUploadBytes)...)
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }

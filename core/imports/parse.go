@@ -1,0 +1,147 @@
+// Package imports brings rows from a file into a table (SPEC §4.5,
+// CONTRACT §10): a preview that stores the upload and shows its columns
+// and first rows, then an import that writes every row or none, creating
+// records or updating those a key field matches, with the same rules as a
+// save and a version for every updated record.
+package imports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/strata-archaeo/strata/core/errs"
+)
+
+// Table is a parsed file: its columns and rows (values by column).
+type Table struct {
+	Format    string           `json:"format"` // csv, json
+	Encoding  string           `json:"encoding,omitempty"`
+	Delimiter string           `json:"delimiter,omitempty"`
+	Columns   []string         `json:"columns"`
+	Rows      []map[string]any `json:"-"`
+}
+
+var ErrUnreadable = errs.New(errs.Invalid, "import_file_invalid", "the file is not a CSV or JSON table")
+
+// Parse reads a CSV (UTF-8, with or without BOM, or Windows-1252 as
+// spreadsheets often write; the delimiter sniffed among , ; tab |) or a
+// JSON array of objects.
+func Parse(data []byte) (*Table, error) {
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if len(trimmed) == 0 {
+		return nil, ErrUnreadable.With("detail", "the file is empty")
+	}
+	if trimmed[0] == '[' || trimmed[0] == '{' {
+		return parseJSON(trimmed)
+	}
+	return parseCSV(data)
+}
+
+func parseJSON(data []byte) (*Table, error) {
+	var rows []map[string]any
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return nil, ErrUnreadable.With("detail", "JSON: an array of objects is expected")
+	}
+	t := &Table{Format: "json", Rows: rows}
+	seen := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(data)) // columns in their order of first appearance
+	_, _ = dec.Token()
+	for dec.More() {
+		var obj json.RawMessage
+		if dec.Decode(&obj) != nil {
+			break
+		}
+		od := json.NewDecoder(bytes.NewReader(obj))
+		_, _ = od.Token()
+		for od.More() {
+			k, err := od.Token()
+			if err != nil {
+				break
+			}
+			var skip json.RawMessage
+			_ = od.Decode(&skip)
+			if s, ok := k.(string); ok && !seen[s] {
+				seen[s] = true
+				t.Columns = append(t.Columns, s)
+			}
+		}
+	}
+	return t, nil
+}
+
+func parseCSV(data []byte) (*Table, error) {
+	t := &Table{Format: "csv", Encoding: "UTF-8"}
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		data, t.Encoding = data[3:], "UTF-8 (BOM)"
+	}
+	text := string(data)
+	if !utf8.ValidString(text) {
+		dec, err := charmap.Windows1252.NewDecoder().String(text)
+		if err != nil {
+			return nil, ErrUnreadable.With("detail", "the file's encoding is neither UTF-8 nor Windows-1252")
+		}
+		text, t.Encoding = dec, "Windows-1252"
+	}
+	t.Delimiter = sniff(text)
+	r := csv.NewReader(strings.NewReader(text))
+	r.Comma = []rune(t.Delimiter)[0]
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, ErrUnreadable.With("detail", "no header line")
+	}
+	for i, h := range header {
+		header[i] = strings.TrimSpace(h)
+	}
+	t.Columns = header
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, ErrUnreadable.With("detail", err.Error())
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue // a blank line
+		}
+		if len(rec) != len(header) {
+			return nil, ErrUnreadable.With("detail", fmt.Sprintf("line %d has %d values, the header %d", line, len(rec), len(header)))
+		}
+		row := make(map[string]any, len(header))
+		for i, h := range header {
+			row[h] = rec[i]
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// sniff picks the delimiter that splits the header line most, quotes
+// respected.
+func sniff(text string) string {
+	line, _, _ := strings.Cut(text, "\n")
+	best, bestN := ",", 0
+	for _, d := range []string{",", ";", "\t", "|"} {
+		n, quoted := 0, false
+		for _, r := range line {
+			switch {
+			case r == '"':
+				quoted = !quoted
+			case !quoted && string(r) == d:
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = d, n
+		}
+	}
+	return best
+}

@@ -1,0 +1,171 @@
+package imports
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+var (
+	// ErrRowsInvalid: some rows would not save; nothing was imported.
+	ErrRowsInvalid = errs.New(errs.Invalid, "import_rows_invalid", "some rows are not valid; nothing was imported")
+	errRollback    = errors.New("imports: roll back")
+)
+
+// RowError is why one row would not save (row 1 is the first data row).
+type RowError struct {
+	Row     int    `json:"row"`
+	Field   string `json:"field,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Result of an import.
+type Result struct {
+	Inserted int `json:"inserted"`
+	Updated  int `json:"updated"`
+	Total    int `json:"total"`
+}
+
+// MaxRowErrors bounds the errors an answer lists.
+const MaxRowErrors = 100
+
+// Options of Run.
+type Options struct {
+	// Mapping names the field of each column (column → field); empty: the
+	// columns named as fields.
+	Mapping map[string]string
+	// KeyField, when set, updates the record whose field has the row's
+	// value (within the caller's rows) instead of creating one.
+	KeyField string
+	// DryRun validates every row and writes nothing.
+	DryRun bool
+}
+
+// Run imports t's rows into sc's table in one transaction: all or none.
+func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result, error) {
+	mapping := opt.Mapping
+	if len(mapping) == 0 {
+		mapping = map[string]string{}
+		for _, c := range t.Columns {
+			if _, ok := sc.Table.Field(c); ok {
+				mapping[c] = c
+			}
+		}
+	}
+	for col, field := range mapping {
+		if _, ok := sc.Table.Field(field); !ok {
+			return nil, records.ErrInvalidField.With("field", field).With("detail", "column "+col+" is mapped to no field of "+sc.Table.Name)
+		}
+	}
+	if len(mapping) == 0 {
+		return nil, errs.New(errs.Invalid, "parameter_missing", "mapping: no column names a field of the table")
+	}
+	var key *schema.Field
+	if opt.KeyField != "" {
+		f, ok := sc.Table.Field(opt.KeyField)
+		if !ok {
+			return nil, records.ErrInvalidField.With("field", opt.KeyField).With("parameter", "key_field")
+		}
+		key = f
+	}
+	res := &Result{Total: len(t.Rows)}
+	var rowErrs []RowError
+	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
+		ts := *sc
+		ts.DB = tx
+		for i, row := range t.Rows {
+			core := map[string]any{}
+			for col, field := range mapping {
+				if v, ok := row[col]; ok {
+					if s, ok := v.(string); ok {
+						v = strings.TrimSpace(s)
+					}
+					core[field] = v
+				}
+			}
+			var id int64
+			if key != nil {
+				found, err := match(ctx, &ts, key, core[key.Name])
+				if err != nil {
+					return err
+				}
+				id = found
+			}
+			// A savepoint per row: a row the database refuses (a duplicate
+			// key) leaves the transaction usable for the next ones.
+			if _, err := tx.Exec(ctx, `SAVEPOINT import_row`); err != nil {
+				return err
+			}
+			_, err := records.SaveVersioned(ctx, &ts, records.SaveInput{ID: id, Core: core})
+			if err != nil {
+				e, ok := errs.As(err)
+				if !ok || e.Kind != errs.Invalid {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT import_row`); err != nil {
+					return err
+				}
+				rowErrs = append(rowErrs, rowErrors(i+1, e)...)
+				continue
+			}
+			if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT import_row`); err != nil {
+				return err
+			}
+			if id != 0 {
+				res.Updated++
+			} else {
+				res.Inserted++
+			}
+		}
+		if len(rowErrs) > 0 || opt.DryRun {
+			return errRollback
+		}
+		return nil
+	})
+	if len(rowErrs) > 0 {
+		if len(rowErrs) > MaxRowErrors {
+			rowErrs = rowErrs[:MaxRowErrors]
+		}
+		return nil, ErrRowsInvalid.With("errors", rowErrs)
+	}
+	if err != nil && !errors.Is(err, errRollback) {
+		return nil, err
+	}
+	return res, nil
+}
+
+// match is the id of the record (within the caller's rows) whose key field
+// holds v, or 0.
+func match(ctx context.Context, sc *records.Scope, key *schema.Field, v any) (int64, error) {
+	if v == nil || v == "" {
+		return 0, nil
+	}
+	where, args := sc.Where(&records.Cond{SQL: sc.DB.Qualify(sc.Table.Name) + "." + sc.DB.Engine.Quote(key.Name) + " = ?", Args: []any{v}})
+	var id int64
+	err := sc.DB.QueryRow(ctx, `SELECT `+sc.DB.Qualify(sc.Table.Name)+`."id" FROM `+sc.DB.Qualify(sc.Table.Name)+` WHERE `+where+` ORDER BY 1 LIMIT 1`, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// rowErrors turns a save's refusal into the row's errors.
+func rowErrors(row int, e *errs.Error) []RowError {
+	fes, _ := e.Extra["errors"].([]records.FieldError)
+	if len(fes) == 0 {
+		field, _ := e.Extra["field"].(string)
+		return []RowError{{Row: row, Field: field, Code: e.Code, Message: e.Message}}
+	}
+	out := make([]RowError, 0, len(fes))
+	for _, fe := range fes {
+		out = append(out, RowError{Row: row, Field: fe.Field, Code: fe.Rule, Message: fe.Message})
+	}
+	return out
+}
