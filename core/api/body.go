@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -123,4 +124,20 @@ func PathID(c *gin.Context, name string, notFound *errs.Error) (id int64, ok boo
 		return 0, false
 	}
 	return id, true
+}
+
+// PageParam reads a page or per_page parameter: "" is 0 (the default),
+// else a whole number from 0.
+func PageParam(key, v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := wire.Int(v)
+	if errors.Is(err, wire.ErrEmpty) {
+		return 0, nil
+	}
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return 0, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer")
+	}
+	return int(n), nil
 }

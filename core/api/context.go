@@ -49,3 +49,17 @@ type Host interface {
 	// sc.Where adds the caller's row subset.
 	Condition(c *gin.Context, sc *records.Scope, filter json.RawMessage, search string) (*records.Cond, error)
 }
+
+// RecordTarget is the caller's scope on the path's table (:tb) and the
+// path's record id (:id); on failure it has answered, and ok is false.
+func RecordTarget(h Host, c *gin.Context) (sc *records.Scope, id int64, ok bool) {
+	sc, err := h.RecordScope(c, c.Param("tb"))
+	if err == nil {
+		id, err = ParseIDString(c.Param("id"))
+	}
+	if err != nil {
+		Fail(c, err)
+		return nil, 0, false
+	}
+	return sc, id, true
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/records/recordsapi"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/wire"
 )
@@ -33,12 +34,7 @@ func (s *Server) recordRoutes() []Route {
 		{Scope: App, Method: http.MethodDelete, Path: "/record/:tb/:id/plugins", Access: auth.Edit, Handler: s.handleDeletePlugins},
 		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/check-plugins-before-delete", Access: auth.Edit, Handler: s.handleCheckPluginsBeforeDelete},
 		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/templates", Access: auth.Read, Handler: s.handleRecordTemplates},
-		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/rs", Access: auth.Edit, Handler: s.handleAddRelation},
-		{Scope: App, Method: http.MethodDelete, Path: "/rs/:id", Access: auth.Edit, Handler: s.handleDeleteRelation},
-		{Scope: App, Method: http.MethodGet, Path: "/rs/matrix", Access: auth.Read, Handler: s.handleMatrix},
-		{Scope: App, Method: http.MethodPost, Path: "/manual-link", Access: auth.Edit, Handler: s.handleAddManualLink},
-		{Scope: App, Method: http.MethodDelete, Path: "/manual-link/:id", Access: auth.Edit, Handler: s.handleDeleteManualLink},
-	}, append(s.versionRoutes(), s.searchRoutes()...)...)
+	}, append(append(s.versionRoutes(), s.searchRoutes()...), recordsapi.Routes(s)...)...)
 }
 
 // recordScope builds the caller's scope on table: the current catalog,
@@ -67,20 +63,6 @@ func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, erro
 		return nil, err
 	}
 	return sc, nil
-}
-
-// recordTarget is the scope on the path's table and the path's record id;
-// on failure it has answered, and ok is false.
-func (s *Server) recordTarget(c *gin.Context) (sc *records.Scope, id int64, ok bool) {
-	sc, err := s.recordScope(c, c.Param("tb"))
-	if err == nil {
-		id, err = parseIDString(c.Param("id"))
-	}
-	if err != nil {
-		s.fail(c, err)
-		return nil, 0, false
-	}
-	return sc, id, true
 }
 
 // parseID and parseIDString read ids (the kit's api.ParseID).
@@ -323,7 +305,7 @@ func (s *Server) handleDelete(c *gin.Context) {
 
 // POST /record/{tb}/{id}/duplicate — copy into a new record of the caller.
 func (s *Server) handleDuplicate(c *gin.Context) {
-	sc, id, ok := s.recordTarget(c)
+	sc, id, ok := api.RecordTarget(s, c)
 	if !ok {
 		return
 	}
@@ -337,7 +319,7 @@ func (s *Server) handleDuplicate(c *gin.Context) {
 
 // DELETE /record/{tb}/{id}/plugins — every plugin row of the record.
 func (s *Server) handleDeletePlugins(c *gin.Context) {
-	sc, id, ok := s.recordTarget(c)
+	sc, id, ok := api.RecordTarget(s, c)
 	if !ok {
 		return
 	}

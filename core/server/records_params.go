@@ -3,12 +3,12 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"net/http"
 	"net/url"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/wire"
 )
@@ -86,16 +86,4 @@ func (s *Server) listParamsFrom(c *gin.Context, sc *records.Scope, body listBody
 
 // pageParam reads page or per_page: a positive integer up to 2^31-1 (0
 // when absent or empty, for the default).
-func pageParam(key, v string) (int, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := wire.Int(v)
-	if errors.Is(err, wire.ErrEmpty) {
-		return 0, nil
-	}
-	if err != nil || n < 0 || n > math.MaxInt32 {
-		return 0, records.ErrInvalidParameter.With("parameter", key).With("detail", "a positive integer")
-	}
-	return int(n), nil
-}
+func pageParam(key, v string) (int, error) { return api.PageParam(key, v) }

@@ -161,7 +161,7 @@ func fileEntry(ctx context.Context, app string, f *files.File, linkID int64, sor
 
 // POST /record/{tb}/{id}/file — upload a file and link it to the record.
 func (s *handlers) handleFileUpload(c *gin.Context) {
-	sc, id, ok := s.recordTarget(c)
+	sc, id, ok := api.RecordTarget(s.host, c)
 	if !ok {
 		return
 	}
@@ -245,7 +245,7 @@ type linkFileBody struct {
 
 // POST /record/{tb}/{id}/link-file — link an uploaded file to the record.
 func (s *handlers) handleFileLink(c *gin.Context) {
-	sc, id, ok := s.recordTarget(c)
+	sc, id, ok := api.RecordTarget(s.host, c)
 	if !ok {
 		return
 	}
@@ -583,18 +583,4 @@ func (s *handlers) handleFileReplace(c *gin.Context) {
 	}
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_replaced", "id": f.ID, "ext": f.Ext, "filename": f.Filename,
 		"is_image": f.IsImage(), "file": files.Entry(c.Request.Context(), a.Name, f)})
-}
-
-// recordTarget is the scope on the path's table and the path's record id;
-// on failure it has answered, and ok is false.
-func (s *handlers) recordTarget(c *gin.Context) (sc *records.Scope, id int64, ok bool) {
-	sc, err := s.host.RecordScope(c, c.Param("tb"))
-	if err == nil {
-		id, err = api.ParseIDString(c.Param("id"))
-	}
-	if err != nil {
-		api.Fail(c, err)
-		return nil, 0, false
-	}
-	return sc, id, true
 }
