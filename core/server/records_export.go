@@ -7,6 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/records"
 )
 
@@ -84,4 +86,28 @@ func (s *Server) handleExport(c *gin.Context) {
 		s.log.Error("export failed while streaming", "table", sc.Table.Name, "format", format.Name, "rows", n, "err", err)
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// POST /records/{tb}/export-link[?format=…&filter…] — {url, expires_in}:
+// the export with the same query, signed for the caller (auth.SignLink),
+// for a new tab or a download link that sends no Authorization header
+// (CONTRACT §10). Only session tokens sign: an API key sends itself.
+func (s *Server) handleExportLink(c *gin.Context) {
+	a := appOf(c)
+	actor := actorOf(c)
+	g, ok := c.Get(ctxGrants)
+	if !ok || actor.UserID == 0 {
+		s.fail(c, errs.New(errs.Invalid, "session_required", "export links are made for a signed-in user's session; an API key exports with GET /records/{tb}/export"))
+		return
+	}
+	secret, err := a.JWTSecret(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := c.Request.URL.Query()
+	q.Del("t")
+	path := "/" + a.Name + "/api/records/" + c.Param("tb") + "/export"
+	q.Set("t", auth.SignLink(secret, a.Name, path, actor.UserID, g.(*auth.Grants).User.TokenVersion, s.now()))
+	success(c, http.StatusOK, gin.H{"url": path + "?" + q.Encode(), "expires_in": int(auth.LinkTTL.Seconds())})
 }
