@@ -97,7 +97,8 @@ func (s *Server) handleCheckPassword(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, nil)
+	// BraDypUS's code (its spelling), which its client's messages know.
+	success(c, http.StatusOK, gin.H{"code": "valid_pasword"})
 }
 
 // checkPassword verifies the caller's own password, with the sign-in

@@ -214,7 +214,7 @@ func TestSessionEndpoints(t *testing.T) {
 			{Name: "migrations not for writers", URL: "/dig/api/migrations", Headers: testenv.Bearer(reader), ExpectedStatus: 403,
 				ExpectedContent: []string{`"code":"not_enough_privilege"`, `"required":"admin"`}},
 			{Name: "check-password right", Method: "POST", URL: "/dig/api/admin/check-password", Headers: testenv.Bearer(super),
-				Body: `{"password":"` + testenv.Password + `"}`, ExpectedStatus: 200},
+				Body: `{"password":"` + testenv.Password + `"}`, ExpectedStatus: 200, ExpectedContent: []string{`"code":"valid_pasword"`}},
 			{Name: "check-password accepts pwd", Method: "POST", URL: "/dig/api/admin/check-password", Headers: testenv.Bearer(super),
 				Body: `{"pwd":"` + testenv.Password + `"}`, ExpectedStatus: 200},
 			{Name: "check-password wrong", Method: "POST", URL: "/dig/api/admin/check-password", Headers: testenv.Bearer(super),
