@@ -119,9 +119,15 @@ func PluginCounts(ctx context.Context, s *Scope, id int64) ([]PluginCount, error
 }
 
 // Duplicate copies a record's fields into a new record created by the
-// caller. Unique fields are left empty (a copy would collide); plugin rows
-// are not copied.
-func Duplicate(ctx context.Context, s *Scope, id int64) (int64, error) {
+// caller, with overrides (field → value) applied. Unique fields are left
+// empty unless overridden (a copy would collide); plugin rows are not
+// copied.
+func Duplicate(ctx context.Context, s *Scope, id int64, overrides map[string]any) (int64, error) {
+	for k := range overrides {
+		if _, ok := s.Table.Field(k); !ok {
+			return 0, ErrInvalidField.With("field", k)
+		}
+	}
 	if !s.CanAdd() {
 		return 0, ErrNotEnough
 	}
@@ -138,7 +144,10 @@ func Duplicate(ctx context.Context, s *Scope, id int64) (int64, error) {
 		for _, f := range s.Table.Fields {
 			v := st.Core[f.Name]
 			if f.Unique {
-				v = nil
+				v = nil // a copy cannot keep a unique value: send a new one in core
+			}
+			if o, ok := overrides[f.Name]; ok {
+				v = o
 			}
 			dbv, err := toDB(tx.Engine, f.DBType, v)
 			if err != nil {

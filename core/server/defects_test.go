@@ -208,3 +208,29 @@ func TestDuplicateKeepsEveryType(t *testing.T) {
 		}
 	})
 }
+
+// TestDuplicateWithValues: a unique field is left empty in a copy, so a
+// copy of a record whose unique field is also required needs the new
+// value in the body; overrides name fields of the table.
+func TestDuplicateWithValues(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		site := f.create(t, f.writer, "sites", `{"name":"Original"}`) // name: required, unique
+		url := fmt.Sprintf("/dig/api/record/sites/%d/duplicate", site)
+		if code, m := f.do(t, f.writer, "POST", url, ""); code != 400 || m["code"] != "validation_failed" {
+			t.Fatalf("without a new value: %d %v", code, m)
+		}
+		if code, m := f.do(t, f.writer, "POST", url, `{"core":{"nope":1}}`); code != 400 || m["code"] != "invalid_field" {
+			t.Fatalf("unknown field: %d %v", code, m)
+		}
+		code, m := f.do(t, f.writer, "POST", url, `{"core":{"name":"Copy"}}`)
+		if code != 200 || m["code"] != "success_duplicated" {
+			t.Fatalf("with a new value: %d %v", code, m)
+		}
+		_, rec := f.do(t, f.reader, "GET", fmt.Sprintf("/dig/api/record/sites/%v", m["id"]), "")
+		if v := rec["core"].(map[string]any)["name"].(map[string]any)["val"]; v != "Copy" {
+			t.Fatalf("copy's name: %v", v)
+		}
+	})
+}

@@ -309,7 +309,18 @@ func (s *Server) handleDuplicate(c *gin.Context) {
 	if !ok {
 		return
 	}
-	newID, err := records.Duplicate(c.Request.Context(), sc, id)
+	// Optional {core:{field: value}}: values for the copy (a unique field
+	// is otherwise left empty).
+	var body struct {
+		Core map[string]any `json:"core"`
+	}
+	if c.Request.ContentLength != 0 {
+		if err := decodeBody(c, &body); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	newID, err := records.Duplicate(c.Request.Context(), sc, id, body.Core)
 	if err != nil {
 		s.fail(c, err)
 		return
