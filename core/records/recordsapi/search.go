@@ -27,14 +27,8 @@ func (s handlers) handleSearchConfig(c *gin.Context) {
 
 // GET /search/{tb}/values?fld=&q=&limit= — distinct values of a field.
 func (s handlers) handleSearchValues(c *gin.Context) {
-	sc, err := s.host.RecordScope(c, c.Param("tb"))
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	limit, err := limitParam(c)
-	if err != nil {
-		api.Fail(c, err)
+	sc, limit, ok := s.scopeAndLimit(c)
+	if !ok {
 		return
 	}
 	vals, err := records.Values(c.Request.Context(), sc, records.ValuesQuery{Field: c.Query("fld"), Q: c.Query("q"), Limit: limit})
@@ -48,14 +42,8 @@ func (s handlers) handleSearchValues(c *gin.Context) {
 // GET /record/{tb}/field-options?fld=&q=&limit= — the choices of a select
 // field, read from its source table as the caller.
 func (s handlers) handleFieldOptions(c *gin.Context) {
-	sc, err := s.host.RecordScope(c, c.Param("tb"))
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	limit, err := limitParam(c)
-	if err != nil {
-		api.Fail(c, err)
+	sc, limit, ok := s.scopeAndLimit(c)
+	if !ok {
 		return
 	}
 	scopeOf := func(table string) (*records.Scope, error) { return s.host.RecordScope(c, table) }
@@ -102,14 +90,8 @@ func (s handlers) handleCheckUnique(c *gin.Context) {
 // GET /record/{tb}/link-candidates?q=&limit= — records whose label
 // contains q, to link to.
 func (s handlers) handleLinkCandidates(c *gin.Context) {
-	sc, err := s.host.RecordScope(c, c.Param("tb"))
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	limit, err := limitParam(c)
-	if err != nil {
-		api.Fail(c, err)
+	sc, limit, ok := s.scopeAndLimit(c)
+	if !ok {
 		return
 	}
 	data, err := records.LinkCandidates(c.Request.Context(), sc, c.Query("q"), limit)
@@ -131,4 +113,18 @@ func limitParam(c *gin.Context) (int, error) {
 		return 0, records.ErrInvalidParameter.With("parameter", "limit").With("detail", "a positive integer")
 	}
 	return int(n), nil
+}
+
+// scopeAndLimit is the caller's scope on the path's table and the limit
+// parameter; on failure it has answered, and ok is false.
+func (s handlers) scopeAndLimit(c *gin.Context) (*records.Scope, int, bool) {
+	sc, err := s.host.RecordScope(c, c.Param("tb"))
+	if err == nil {
+		var limit int
+		if limit, err = limitParam(c); err == nil {
+			return sc, limit, true
+		}
+	}
+	api.Fail(c, err)
+	return nil, 0, false
 }
