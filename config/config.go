@@ -31,6 +31,15 @@ type Config struct {
 	// STRATA_MAX_UPLOAD_BYTES. Upload routes allow a body this large plus
 	// the multipart framing.
 	MaxUploadBytes int64
+	// MetricsAddr serves the Prometheus metrics on their own listener
+	// (STRATA_METRICS_ADDR, e.g. 127.0.0.1:9090; "" : none).
+	MetricsAddr string
+	// MetricsToken serves them on the main port too, at /metrics, to the
+	// bearer of this token (STRATA_METRICS_TOKEN; "" : not there).
+	MetricsToken string
+	// MaxBackupUploadBytes caps an archive sent to POST /backups/upload
+	// (default 4 GiB); STRATA_MAX_BACKUP_UPLOAD_BYTES.
+	MaxBackupUploadBytes int64
 	// MaxBatchRequests caps the requests of one POST /<app>/api/batch.
 	MaxBatchRequests int
 	PasswordCost     int    // bcrypt cost
@@ -177,18 +186,19 @@ const (
 // Default returns the built-in configuration.
 func Default() Config {
 	return Config{
-		Addr:             DefaultAddr,
-		DataDir:          DefaultDataDir,
-		PluginDir:        DefaultPluginDir,
-		MaxBodyBytes:     DefaultMaxBodyBytes,
-		MaxUploadBytes:   DefaultMaxUploadBytes,
-		MaxBatchRequests: DefaultMaxBatchRequests,
-		PasswordCost:     DefaultPasswordCost,
-		LogLevel:         "info",
-		LogFormat:        "text",
-		ShutdownTimeout:  15 * time.Second,
-		BodyTimeout:      30 * time.Second,
-		RateLimits:       DefaultRateLimits,
+		Addr:                 DefaultAddr,
+		DataDir:              DefaultDataDir,
+		PluginDir:            DefaultPluginDir,
+		MaxBodyBytes:         DefaultMaxBodyBytes,
+		MaxUploadBytes:       DefaultMaxUploadBytes,
+		MaxBackupUploadBytes: 4 << 30,
+		MaxBatchRequests:     DefaultMaxBatchRequests,
+		PasswordCost:         DefaultPasswordCost,
+		LogLevel:             "info",
+		LogFormat:            "text",
+		ShutdownTimeout:      15 * time.Second,
+		BodyTimeout:          30 * time.Second,
+		RateLimits:           DefaultRateLimits,
 	}
 }
 
@@ -207,6 +217,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	str("DATABASE_URL", &c.DatabaseURL)
 	str("STRATA_PG_NAMESPACE", &c.PGNamespace)
 	str("SERVICE_PUBLIC_URL", &c.PublicURL)
+	str("STRATA_METRICS_ADDR", &c.MetricsAddr)
+	str("STRATA_METRICS_TOKEN", &c.MetricsToken)
 	str("STRATA_LOG_LEVEL", &c.LogLevel)
 	str("STRATA_LOG_FORMAT", &c.LogFormat)
 	c.AllowNewApp = getenv("SERVICE_ALLOW_NEW_APP") == "1"
@@ -218,6 +230,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_MAX_BODY_BYTES: %q is not a positive integer", v))
 		}
 		c.MaxBodyBytes = n
+	}
+	if v := getenv("STRATA_MAX_BACKUP_UPLOAD_BYTES"); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n <= 0 {
+			errList = append(errList, fmt.Errorf("STRATA_MAX_BACKUP_UPLOAD_BYTES: %q is not a positive integer", v))
+		} else {
+			c.MaxBackupUploadBytes = n
+		}
 	}
 	if v := getenv("STRATA_MAX_UPLOAD_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

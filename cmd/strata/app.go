@@ -13,19 +13,23 @@ import (
 
 func cmdApp(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return usageError{"app needs a subcommand: create or list", "app"}
+		return usageError{"app needs a subcommand: create, list, export or import", "app"}
 	}
 	switch {
 	case args[0] == "create":
 		return cmdAppCreate(ctx, args[1:], e)
 	case args[0] == "list":
 		return cmdAppList(ctx, args[1:], e)
+	case args[0] == "export":
+		return cmdAppExport(ctx, args[1:], e)
+	case args[0] == "import":
+		return cmdAppImport(ctx, args[1:], e)
 	case isHelp(args[0]) && len(args) == 1:
 		return helpRequest{"app"}
 	case args[0] == "help": // strata app help create
 		return cmdHelp(append([]string{"app"}, args[1:]...), e)
 	}
-	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list)", args[0]), "app"}
+	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list, export, import)", args[0]), "app"}
 }
 
 // cmdAppCreate creates an application. The password comes from --password,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/files"
-	"github.com/strata-archaeo/strata/core/server"
 )
 
 // cmdFiles serves strata files SUBCOMMAND.
@@ -58,11 +57,7 @@ func cmdFilesCheck(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "files check"}
 	}
-	st, err := server.FileStorage(cfg)
-	if err != nil {
-		return err
-	}
-	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
+	st, reg, err := openStorage(ctx, cfg, e)
 	if err != nil {
 		return err
 	}

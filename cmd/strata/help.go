@@ -53,6 +53,9 @@ var (
 		{"STRATA_BODY_TIMEOUT", "30s", "time allowed to send a request body; a slower one gets 408 body_timeout"},
 		{"STRATA_MAX_BATCH_REQUESTS", fmt.Sprint(config.DefaultMaxBatchRequests), "most requests in one POST /<app>/api/batch; more get 413 batch_too_large"},
 		{"STRATA_MAX_UPLOAD_BYTES", fmt.Sprint(config.DefaultMaxUploadBytes), "cap of one uploaded file in bytes; larger files get 413 too_large"},
+		{"STRATA_METRICS_ADDR", "", "serve the Prometheus metrics on this address too (e.g. 127.0.0.1:9090, path /metrics)"},
+		{"STRATA_METRICS_TOKEN", "", "serve the metrics at /metrics on the main port to the bearer of this token"},
+		{"STRATA_MAX_BACKUP_UPLOAD_BYTES", "4294967296", "cap of an archive sent to POST /<app>/api/backups/upload (backups live in <data-dir>/backups)"},
 		{"STRATA_CURVES_DIR", "<data-dir>/curves", "extra or replacement radiocarbon curves (.14c); passed on to plugins"},
 	}
 	// File storage: S3-compatible object storage when STRATA_S3_BUCKET is
@@ -122,8 +125,9 @@ var commands = []command{
 		env:   join(envServer, envRate, envStorage, envFiles, []envVar{envSecretKey, envBcrypt}, envMail, envOAuth),
 	},
 	{
-		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list)",
-		text: "Subcommands:\n  create   create an application and its first super_admin\n  list     list the applications",
+		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list, export, import)",
+		text: "Subcommands:\n  create   create an application and its first super_admin\n  list     list the applications\n" +
+			"  export   write an application's portable archive (a backup)\n  import   restore an archive, onto either engine",
 	},
 	{
 		name: "app create", args: "NAME", required: []string{"email"},
@@ -140,6 +144,32 @@ var commands = []command{
 		text:  "Prints one line per application: its name, a tab, its description.",
 		flags: storageFlags,
 		env:   envStorage,
+	},
+	{
+		name: "app export", args: "NAME",
+		summary: "write an application's portable archive (a backup) to stdout or --out",
+		text: "The archive (.tar.gz: manifest.json with a SHA-256 per part, every table as NDJSON,\n" +
+			"the files' bytes) restores onto either engine with app import, so it moves an\n" +
+			"application from SQLite to PostgreSQL. It is read from one snapshot: the server\n" +
+			"may keep running. Secret settings stay sealed with the instance key.",
+		flags: func(c *config.Config, fs *flag.FlagSet) {
+			c.RegisterStorageFlags(fs)
+			fs.String("out", "", "write the archive to this file instead of standard output")
+		},
+		env: envStorage,
+	},
+	{
+		name: "app import", args: "FILE",
+		summary: "restore an archive as a new application, or replace one atomically",
+		text: "FILE is an archive of app export or of a backup (- reads stdin, with --as). Every part\n" +
+			"is checked against the manifest before anything is built; the application is built\n" +
+			"beside the live one and swapped in. Archives of older Strata versions are migrated\n" +
+			"after loading. Secrets sealed by another instance's key are left out (listed).",
+		flags: func(c *config.Config, fs *flag.FlagSet) {
+			c.RegisterStorageFlags(fs)
+			fs.String("as", "", "the application to create or replace (default: the archive's own)")
+		},
+		env: envStorage,
 	},
 	{
 		name: "migrate", summary: "apply pending system-table migrations to every application",

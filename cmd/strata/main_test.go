@@ -116,6 +116,11 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		if resp.StatusCode != 200 || json.Unmarshal(body, &m) != nil || m["code"] != "ok_app_created" {
 			t.Fatalf("create over TCP: %d %s", resp.StatusCode, body)
 		}
+		// The job system runs beside the server: the admin's job list
+		// answers (503 jobs_unavailable without one).
+		if code, body := jobList(t, addr); code != 200 || !strings.Contains(body, `"total":0`) {
+			t.Fatalf("GET /site/api/jobs: %d %s", code, body)
+		}
 
 		cancel() // what SIGINT/SIGTERM do through signal.NotifyContext
 		select {
@@ -136,6 +141,33 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 			t.Fatalf("after restart: %d %q", code, out)
 		}
 	})
+}
+
+// jobList signs in as the first admin of site and lists its jobs.
+func jobList(t *testing.T, addr string) (int, string) {
+	t.Helper()
+	resp, err := http.Post("http://"+addr+"/site/api/auth/login", "application/json",
+		strings.NewReader(`{"email":"a@b.org","password":"longenough1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var login struct {
+		Token string `json:"token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&login)
+	resp.Body.Close()
+	if err != nil || login.Token == "" {
+		t.Fatalf("login: %d %v", resp.StatusCode, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/site/api/jobs", nil)
+	req.Header.Set("Authorization", "Bearer "+login.Token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // TestServeDemo: on an empty instance --demo creates the demo app, prints

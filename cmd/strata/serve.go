@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/version"
@@ -48,8 +49,34 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	}
 	defer plugins.Stop()
 
-	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: plugins})
+	// The job system is opened before the server (its areas register
+	// their kinds while it is built), works jobs once it is built, and
+	// stops after the HTTP server: running jobs get the shutdown timeout
+	// to finish.
+	jobSys, err := jobs.Open(ctx, reg.Backend(), jobs.Options{Dir: cfg.DataDir, Logger: log})
 	if err != nil {
+		return err
+	}
+	jobsStopped := false
+	stopJobs := func(ctx context.Context) {
+		if !jobsStopped {
+			jobsStopped = true
+			if err := jobSys.Stop(ctx); err != nil {
+				log.Error("job system stopped uncleanly", "err", err)
+			}
+		}
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		stopJobs(ctx)
+	}()
+
+	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: plugins, Jobs: jobSys})
+	if err != nil {
+		return err
+	}
+	if err := jobSys.Start(ctx); err != nil {
 		return err
 	}
 	var demoBanner string
@@ -63,6 +90,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	srv.RegisterOnShutdown(jobSys.EndStreams) // job event streams do not hold the shutdown
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -84,6 +112,19 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		e.ready(ln.Addr().String())
 	}
 
+	if cfg.MetricsAddr != "" {
+		// The metrics on their own listener (a port the load balancer does
+		// not expose), closed with the process.
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
+		}
+		msrv := &http.Server{Handler: handler.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+		log.Info("metrics listening", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -100,6 +141,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	stopJobs(shutdownCtx)
 	log.Info("stopped")
 	return nil
 }

@@ -48,6 +48,9 @@ type Host interface {
 	// search as a condition on sc's table, validated as a list does;
 	// sc.Where adds the caller's row subset.
 	Condition(c *gin.Context, sc *records.Scope, filter json.RawMessage, search string) (*records.Cond, error)
+	// ScopeFor is a user's scope on table outside a request (a job's),
+	// their account and overrides read afresh.
+	ScopeFor(ctx context.Context, a *apps.App, userID int64, table string) (*records.Scope, error)
 }
 
 // RecordTarget is the caller's scope on the path's table (:tb) and the

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/jsonout"
 )
 
 // StatusOf maps an error kind to its HTTP status (CONTRACT §1).
@@ -55,8 +57,27 @@ func Success(c *gin.Context, status int, body gin.H) {
 		body = gin.H{}
 	}
 	body["status"] = "success"
-	c.PureJSON(status, body) // no \u003c escapes: this is an API, not HTML
+	// What gin's PureJSON writes (no \u003c escapes: this is an API, not
+	// HTML), encoded without encoding/json's reflection (jsonout).
+	buf := answerBuffers.Get().(*[]byte)
+	b, err := jsonout.Append((*buf)[:0], map[string]any(body))
+	if err != nil {
+		panic(err) // as gin's renderer does with an encoding error
+	}
+	c.Data(status, jsonContentType, append(b, '\n'))
+	if cap(b) <= maxPooledAnswer {
+		*buf = b
+		answerBuffers.Put(buf)
+	}
 }
+
+// jsonContentType is gin's for JSON.
+const jsonContentType = "application/json; charset=utf-8"
+
+// answerBuffers keep the encoding buffers of answers up to maxPooledAnswer.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+const maxPooledAnswer = 1 << 20
 
 // Fail writes the error envelope for err and aborts the chain. An error
 // without a code is answered as a generic internal_error and attached to

@@ -18,6 +18,10 @@ const (
 	// does not exist) and, unless Access is auth.Public, the caller is
 	// authenticated and authorised before the handler runs.
 	App
+	// Root routes are mounted at their bare path, outside any /api prefix
+	// and without credentials: the operations endpoints (/healthz, /readyz,
+	// /metrics) that load balancers and scrapers call.
+	Root
 )
 
 // Route is one row of a route table.
@@ -43,8 +47,11 @@ type Route struct {
 
 // FullPath is the gin pattern the route is mounted at.
 func (r Route) FullPath() string {
-	if r.Scope == Instance {
+	switch r.Scope {
+	case Instance:
 		return "/api" + r.Path
+	case Root:
+		return r.Path
 	}
 	return "/:app/api" + r.Path
 }

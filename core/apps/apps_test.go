@@ -22,6 +22,7 @@ func TestValidateName(t *testing.T) {
 		{"pompeii", true}, {"ab", true}, {"site_2024", true}, {strings.Repeat("a", 63), true},
 		{"", false}, {"a", false}, {strings.Repeat("a", 64), false}, {strings.Repeat("a", 70), false},
 		{"api", false}, {"API", false}, {"Api", false}, {"login", false}, {"projects", false}, {"cache", false},
+		{"healthz", false}, {"readyz", false}, {"metrics", false}, {"jobs", false}, {"static", false},
 		{"assets", false}, {"new-app", false}, {"oauth-callback", false}, {"index.php", false}, {"favicon.svg", false},
 		{"../x", false}, {"A B", false}, {"Pompeii", false}, {"1site", false}, {"_x", false}, {"a-b", false},
 		{"a.b", false}, {"a/b", false}, {"ä_site", false}, {"x\x00y", false},

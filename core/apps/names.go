@@ -12,6 +12,8 @@ import (
 var reserved = map[string]bool{
 	"api": true, "index.php": true, "projects": true, "cache": true, "assets": true,
 	"favicon.ico": true, "favicon.svg": true, "login": true, "oauth-callback": true, "new-app": true,
+	// CONTRACT §10: operations endpoints and the web application's paths.
+	"healthz": true, "readyz": true, "metrics": true, "jobs": true, "static": true,
 }
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{1,62}$`)

@@ -78,12 +78,36 @@ func linkedTargets(ctx context.Context, tx *store.DB, id int64) ([]Target, error
 // removes the blob, so neither a row without a blob nor a blob without a
 // row remains. Rights are the caller's to check before.
 func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Upload, to *Target) (*File, int64, error) {
+	f, err := s.Stage(ctx, app, up)
+	if err != nil {
+		return nil, 0, err
+	}
+	linkID, err := s.Insert(ctx, db, f, to, up.Before)
+	if err != nil {
+		s.Discard(app, f)
+		return nil, 0, err
+	}
+	return f, linkID, nil
+}
+
+// Stage stores an upload's bytes (and thumbnail) without any row: the
+// first half of Create, for work that writes many files' rows in one
+// transaction (a photo import). What is staged is inserted with Insert or
+// removed with Discard.
+func (s *Service) Stage(ctx context.Context, app string, up Upload) (*File, error) {
 	f := &File{}
 	f.Filename, f.Ext = SplitName(up.Name)
 	f.Creator, f.CreatedAt = up.Creator, s.now()
 	if err := s.store(ctx, app, f, up); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	return f, nil
+}
+
+// Insert writes a staged file's row and, when to is given, its link (after
+// the record's other files), in db's transaction (joined when db is one);
+// before runs first with the record the link changes.
+func (s *Service) Insert(ctx context.Context, db *store.DB, f *File, to *Target, before Before) (int64, error) {
 	var linkID int64
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("files")+` (filename, ext, mime, size, sha256, printable, blob_key, thumb_key, created_at, creator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -92,8 +116,8 @@ func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Uploa
 			return fmt.Errorf("insert file: %w", err)
 		}
 		if to != nil {
-			if up.Before != nil {
-				if err := up.Before(ctx, tx, []Target{*to}); err != nil {
+			if before != nil {
+				if err := before(ctx, tx, []Target{*to}); err != nil {
 					return err
 				}
 			}
@@ -101,12 +125,12 @@ func (s *Service) Create(ctx context.Context, db *store.DB, app string, up Uploa
 		}
 		return err
 	})
-	if err != nil {
-		s.dropBlobs(app, f)
-		return nil, 0, err
-	}
-	return f, linkID, nil
+	return linkID, err
 }
+
+// Discard removes a staged file's bytes (its rows were never written, or
+// were rolled back).
+func (s *Service) Discard(app string, f *File) { s.dropBlobs(app, f) }
 
 // store puts an upload's bytes and applies the image rules (processImage):
 // f gets its blob, size, SHA-256, type and thumbnail. On failure nothing

@@ -21,19 +21,22 @@ import (
 
 // Table is a parsed file: its columns and rows (values by column).
 type Table struct {
-	Format    string           `json:"format"` // csv, json
+	Format    string           `json:"format"` // csv, json, xlsx
 	Encoding  string           `json:"encoding,omitempty"`
 	Delimiter string           `json:"delimiter,omitempty"`
 	Columns   []string         `json:"columns"`
 	Rows      []map[string]any `json:"-"`
 }
 
-var ErrUnreadable = errs.New(errs.Invalid, "import_file_invalid", "the file is not a CSV or JSON table")
+var ErrUnreadable = errs.New(errs.Invalid, "import_file_invalid", "the file is not a CSV, JSON or XLSX table")
 
 // Parse reads a CSV (UTF-8, with or without BOM, or Windows-1252 as
-// spreadsheets often write; the delimiter sniffed among , ; tab |) or a
-// JSON array of objects.
+// spreadsheets often write; the delimiter sniffed among , ; tab |), a
+// JSON array of objects, or an XLSX workbook's first sheet.
 func Parse(data []byte) (*Table, error) {
+	if bytes.HasPrefix(data, zipMagic) {
+		return parseXLSX(data)
+	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if len(trimmed) == 0 {
 		return nil, ErrUnreadable.With("detail", "the file is empty")

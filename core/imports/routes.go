@@ -2,10 +2,17 @@ package imports
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/jobs"
+	"github.com/strata-archaeo/strata/core/records"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,22 +28,44 @@ const PreviewRows = 20
 
 var errNoFile = errs.New(errs.Invalid, "parameter_missing", "a file (multipart field \"file\") is required")
 
+// ErrNoFile: the temp_id names no previewed file (BraDypUS's code).
+var ErrNoFile = errs.New(errs.NotFound, "import_error_no_file", "no previewed file has this temp_id (previews expire)")
+
+// errUnknownType: the preview's type is none the import reads.
+var errUnknownType = errs.New(errs.Invalid, "import_error_unknown_type", "type must be csv, json or xlsx (geojson: the geodata import; photos: /import/preview-photos)")
+
+// previewTypes are the preview's accepted type values ("" : sniffed).
+var previewTypes = map[string]bool{"": true, "csv": true, "json": true, "tsv": true, "txt": true, "xlsx": true}
+
 // Routes are the import's: admins. Previews are kept in the file store
 // (a blob no file row names: strata files check removes them after its
 // grace period), so any node can import what another previewed.
-func Routes(host api.Host, store files.Storage, maxBytes int64) []api.Route {
-	h := handlers{host: host, store: store, max: maxBytes}
+//
+// A ZIP of photos may be PhotoUploadFactor times the upload limit.
+func Routes(host api.Host, svc *files.Service, maxBytes int64, jobSys *jobs.System) []api.Route {
+	h := handlers{host: host, files: svc, store: svc.Storage, max: maxBytes, photoMax: PhotoUploadFactor * maxBytes, jobs: jobSys, wait: 20 * time.Second}
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodGet, Path: "/import/:tb/fields", Access: auth.AdminOnly, Handler: h.fields},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/preview-file", Access: auth.AdminOnly, Handler: h.preview, BodyLimit: maxBytes + 1<<20},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/data", Access: auth.AdminOnly, Handler: h.data},
+		{Scope: api.App, Method: http.MethodPost, Path: "/import/preview-photos", Access: auth.AdminOnly, Handler: h.previewPhotos,
+			BodyLimit: h.photoMax + 1<<20, BodyTimeout: 30 * time.Minute},
+		{Scope: api.App, Method: http.MethodPost, Path: "/import/photos", Access: auth.AdminOnly, Handler: h.importPhotos},
 	}
 }
 
+// PhotoUploadFactor: a ZIP of photos may be this many times the upload
+// limit (1 GiB with the default 64 MiB).
+const PhotoUploadFactor = 16
+
 type handlers struct {
-	host  api.Host
-	store files.Storage
-	max   int64
+	host     api.Host
+	files    *files.Service
+	store    files.Storage
+	max      int64
+	photoMax int64
+	jobs     *jobs.System // nil: imports run in the request
+	wait     time.Duration
 }
 
 // GET /import/{tb}/fields — {fields: [{name, label, type}]}; none for an
@@ -85,7 +114,8 @@ func (h handlers) preview(c *gin.Context) {
 		"delimiter": t.Delimiter, "columns": t.Columns, "count": len(t.Rows), "rows": rows})
 }
 
-// upload reads the multipart field "file", at most max bytes.
+// upload reads the multipart field "file", at most max bytes, and the
+// "type" field when it comes before it (BraDypUS clients send it first).
 func (h handlers) upload(c *gin.Context) ([]byte, error) {
 	mr, err := c.Request.MultipartReader()
 	if err != nil {
@@ -99,7 +129,16 @@ func (h handlers) upload(c *gin.Context) ([]byte, error) {
 		if err != nil {
 			return nil, api.BodyReadErr(err)
 		}
-		if p.FormName() != "file" {
+		switch p.FormName() {
+		case "type":
+			v, _ := io.ReadAll(io.LimitReader(p, 64))
+			p.Close()
+			if !previewTypes[strings.ToLower(strings.TrimSpace(string(v)))] {
+				return nil, errUnknownType.With("type", strings.TrimSpace(string(v)))
+			}
+			continue
+		case "file":
+		default:
 			p.Close()
 			continue
 		}
@@ -112,83 +151,158 @@ func (h handlers) upload(c *gin.Context) ([]byte, error) {
 	}
 }
 
-type dataBody struct {
-	TempID    string            `json:"temp_id"`
-	FileToken string            `json:"file_token"`
-	Tb        string            `json:"tb"`
-	Mapping   map[string]string `json:"mapping"`
-	KeyField  string            `json:"key_field"`
-	DryRun    any               `json:"dry_run"`
+// previewRef names a preview (temp_id, or file_token as openapi calls it)
+// and the table it goes to.
+type previewRef struct {
+	TempID    string `json:"temp_id"`
+	FileToken string `json:"file_token"`
+	Tb        string `json:"tb"`
 }
 
-// POST /import/data {temp_id, tb, mapping, key_field?, dry_run?} — every
-// row or none: {code: ok_import_data, inserted, updated, total}; a row
-// that would not save → 400 import_rows_invalid with errors [{row, field,
-// code}]; dry_run validates and writes nothing.
+// token is the preview's token; both it and tb are required.
+func (r previewRef) token() (string, error) {
+	token := strings.TrimSpace(r.TempID)
+	if token == "" {
+		token = strings.TrimSpace(r.FileToken)
+	}
+	if token == "" || strings.TrimSpace(r.Tb) == "" {
+		return "", errs.New(errs.Invalid, "parameter_missing", "temp_id (or file_token) and tb are required")
+	}
+	return token, nil
+}
+
+// openPreview opens a kept preview by its token (ErrNoFile when none).
+func openPreview(ctx context.Context, store files.Storage, app, token string) (files.Blob, error) {
+	if !files.ValidBlobName(app, token) {
+		return nil, ErrNoFile
+	}
+	blob, err := store.Get(ctx, app, token)
+	if errors.Is(err, files.ErrBlobNotFound) {
+		return nil, ErrNoFile
+	}
+	return blob, err
+}
+
+type dataBody struct {
+	previewRef
+	Mapping  map[string]string `json:"mapping"`
+	KeyField string            `json:"key_field"`
+	DryRun   any               `json:"dry_run"`
+	Async    any               `json:"async"`
+}
+
+// POST /import/data {temp_id, tb, mapping, key_field?, dry_run?, async?}
+// — every row or none: {code: ok_import_data, inserted, updated, total};
+// a row that would not save → 400 import_rows_invalid with errors [{row,
+// field, code}]; dry_run validates and writes nothing. A signed-in user's
+// import runs as a job (import.data) the answer waits for (Wait), so a
+// long one answers 202 with the job and goes on; async answers at once.
 func (h handlers) data(c *gin.Context) {
 	var b dataBody
 	if err := api.Bind(c, &b); err != nil {
 		api.Fail(c, err)
 		return
 	}
-	token := strings.TrimSpace(b.TempID)
-	if token == "" {
-		token = strings.TrimSpace(b.FileToken)
-	}
-	if token == "" || strings.TrimSpace(b.Tb) == "" {
-		api.Fail(c, errs.New(errs.Invalid, "parameter_missing", "temp_id (or file_token) and tb are required"))
+	token, err := b.token()
+	if err != nil {
+		api.Fail(c, err)
 		return
 	}
-	dry := false
-	if b.DryRun != nil {
-		v, err := wire.Bool(b.DryRun)
-		if err != nil {
-			api.Fail(c, errs.New(errs.Invalid, "invalid_parameter", "dry_run must be a boolean").With("parameter", "dry_run"))
-			return
-		}
-		dry = v
+	dry, err := optBool(b.DryRun, "dry_run")
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	async, err := optBool(b.Async, "async")
+	if err != nil {
+		api.Fail(c, err)
+		return
 	}
 	a := api.AppOf(c)
-	var blob files.Blob
-	var err error
-	if files.ValidBlobName(a.Name, token) {
-		blob, err = h.store.Get(c.Request.Context(), a.Name, token)
-	} else {
-		err = files.ErrBlobNotFound
-	}
-	if errors.Is(err, files.ErrBlobNotFound) {
-		api.Fail(c, errs.New(errs.NotFound, "import_file_not_found", "no previewed file has this temp_id (previews expire)"))
-		return
-	}
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	data, err := io.ReadAll(io.LimitReader(blob, h.max+1))
-	blob.Close()
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	t, err := Parse(data)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
 	sc, err := h.host.RecordScope(c, b.Tb)
 	if err != nil {
 		api.Fail(c, err)
 		return
 	}
-	res, err := Run(c.Request.Context(), sc, t, Options{Mapping: b.Mapping, KeyField: b.KeyField, DryRun: dry})
+	args := dataArgs{Token: token, Tb: b.Tb, Mapping: b.Mapping, KeyField: b.KeyField, DryRun: dry}
+	user := api.ActorOf(c).UserID
+	if dry || h.jobs == nil || user == 0 {
+		// Checks, and API keys (a job acts for a user), run in the request.
+		scopeOf := func(table string) (*records.Scope, error) { return h.host.RecordScope(c, table) }
+		out, err := importFile(c.Request.Context(), h.store, a.Name, sc, args, nil, scopeOf)
+		if err != nil {
+			api.Fail(c, err)
+			return
+		}
+		answer(c, out, nil)
+		return
+	}
+	if !files.ValidBlobName(a.Name, token) {
+		api.Fail(c, ErrNoFile)
+		return
+	}
+	if _, err := h.store.Stat(c.Request.Context(), a.Name, token); err != nil {
+		if errors.Is(err, files.ErrBlobNotFound) {
+			err = ErrNoFile
+		}
+		api.Fail(c, err)
+		return
+	}
+	job, err := h.jobs.Enqueue(c.Request.Context(), a.Name, user, KindData, args)
 	if err != nil {
 		api.Fail(c, err)
 		return
 	}
-	if dry {
-		api.Success(c, http.StatusOK, gin.H{"code": "ok_import_checked", "inserted": res.Inserted, "updated": res.Updated, "total": res.Total, "dry_run": true})
+	if !async {
+		job = h.jobs.Await(c.Request.Context(), job, h.wait)
+	}
+	if job.State != jobs.Done {
+		jobs.AnswerUnfinished(c, job, "import_started", "import_failed")
 		return
 	}
-	_ = h.store.Delete(c.Request.Context(), a.Name, token) // imported: the preview is done
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_import_data", "inserted": res.Inserted, "updated": res.Updated, "total": res.Total})
+	var out gin.H
+	if err := json.Unmarshal(job.Result, &out); err != nil {
+		api.Fail(c, err)
+		return
+	}
+	answer(c, out, &job)
+}
+
+// answer writes an import's outcome (out from importFile) with its job.
+func answer(c *gin.Context, out gin.H, job *jobs.Job) {
+	if job != nil {
+		out["job"] = jobs.Wire(*job)
+	}
+	empty := out["total"] == 0 || out["total"] == float64(0)
+	if out["code"] == "ok_import_data" && empty {
+		// As BraDypUS: a file without data rows is a warning, not a success.
+		out["status"], out["detail"] = "warning", "the file has no data rows: nothing was imported"
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	api.Success(c, http.StatusOK, out)
+}
+
+// maxImageSide is the app's maxImageSize setting (0: images kept as they come).
+func (h handlers) maxImageSide(ctx context.Context, a *apps.App) int {
+	v, ok, err := a.Setting(ctx, apps.SettingMaxImageSize)
+	if err != nil || !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+func optBool(v any, name string) (bool, error) {
+	if v == nil {
+		return false, nil
+	}
+	b, err := wire.Bool(v)
+	if err != nil {
+		return false, errs.New(errs.Invalid, "invalid_parameter", name+" must be a boolean").With("parameter", name)
+	}
+	return b, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/errs"
@@ -16,6 +18,10 @@ var (
 	// ErrRowsInvalid: some rows would not save; nothing was imported.
 	ErrRowsInvalid = errs.New(errs.Invalid, "import_rows_invalid", "some rows are not valid; nothing was imported")
 	errRollback    = errors.New("imports: roll back")
+	// The codes BraDypUS clients read for a bad mapping.
+	ErrInvalidField    = errs.New(errs.Invalid, "import_error_invalid_field", "a mapped field is not a field of the table")
+	ErrMappingMismatch = errs.New(errs.Invalid, "import_error_mapping_mismatch", "no column of the mapping is in the file")
+	ErrNoKey           = errs.New(errs.Invalid, "import_error_no_key", "the key field must be one of the mapped fields")
 )
 
 // RowError is why one row would not save (row 1 is the first data row).
@@ -46,13 +52,23 @@ type Options struct {
 	KeyField string
 	// DryRun validates every row and writes nothing.
 	DryRun bool
+	// Progress is told the rows done of all (a job's progress).
+	Progress func(done, total int64)
+	// ScopeOf is the caller's scope on another table: a lookup field's
+	// value may be the label (id_field) of a record there, looked up
+	// within the caller's rows. Nil: lookups take ids only.
+	ScopeOf func(table string) (*records.Scope, error)
 }
 
 // Run imports t's rows into sc's table in one transaction: all or none.
 func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result, error) {
-	mapping := opt.Mapping
-	if len(mapping) == 0 {
-		mapping = map[string]string{}
+	mapping := map[string]string{}
+	for col, field := range opt.Mapping {
+		if field = strings.TrimSpace(field); field != "" { // "" or null: the column is ignored
+			mapping[col] = field
+		}
+	}
+	if len(opt.Mapping) == 0 {
 		for _, c := range t.Columns {
 			if _, ok := sc.Table.Field(c); ok {
 				mapping[c] = c
@@ -61,21 +77,40 @@ func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result
 	}
 	for col, field := range mapping {
 		if _, ok := sc.Table.Field(field); !ok {
-			return nil, records.ErrInvalidField.With("field", field).With("detail", "column "+col+" is mapped to no field of "+sc.Table.Name)
+			return nil, ErrInvalidField.With("field", field).With("detail", "column "+col+" is mapped to "+field+", which is no field of "+sc.Table.Name)
 		}
 	}
 	if len(mapping) == 0 {
 		return nil, errs.New(errs.Invalid, "parameter_missing", "mapping: no column names a field of the table")
 	}
+	if len(t.Rows) > 0 || len(t.Columns) > 0 {
+		matched := false
+		for col := range mapping {
+			if slices.Contains(t.Columns, col) {
+				matched = true
+			}
+		}
+		if !matched {
+			return nil, ErrMappingMismatch.With("detail", "no column of the mapping ("+strings.Join(slices.Sorted(maps.Keys(mapping)), ", ")+") is in the file ("+strings.Join(t.Columns, ", ")+")")
+		}
+	}
 	var key *schema.Field
 	if opt.KeyField != "" {
 		f, ok := sc.Table.Field(opt.KeyField)
 		if !ok {
-			return nil, records.ErrInvalidField.With("field", opt.KeyField).With("parameter", "key_field")
+			return nil, ErrInvalidField.With("field", opt.KeyField).With("parameter", "key_field").With("detail", opt.KeyField+" is no field of "+sc.Table.Name)
+		}
+		if !slices.Contains(slices.Collect(maps.Values(mapping)), f.Name) {
+			return nil, ErrNoKey.With("field", f.Name).With("detail", "the key field "+f.Name+" is not among the mapped fields")
 		}
 		key = f
 	}
+	progress := opt.Progress
+	if progress == nil {
+		progress = func(int64, int64) {}
+	}
 	res := &Result{Total: len(t.Rows)}
+	labels := newLabelResolver(opt.ScopeOf)
 	var rowErrs []RowError
 	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *sc
@@ -89,6 +124,10 @@ func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result
 					}
 					core[field] = v
 				}
+			}
+			if bad := resolveLabels(ctx, &ts, core, labels, i+1); len(bad) > 0 {
+				rowErrs = append(rowErrs, bad...)
+				continue
 			}
 			var id int64
 			if key != nil {
@@ -123,7 +162,11 @@ func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result
 			} else {
 				res.Inserted++
 			}
+			if (i+1)%500 == 0 {
+				progress(int64(i+1), int64(len(t.Rows)))
+			}
 		}
+		progress(int64(len(t.Rows)), int64(len(t.Rows)))
 		if len(rowErrs) > 0 || opt.DryRun {
 			return errRollback
 		}

@@ -141,6 +141,11 @@ func TestCircuitBreaker(t *testing.T) {
 		if p := f.json("GET", "/digs/api/plugins", "", f.super, 200)["plugins"].([]any)[0].(map[string]any); p["state"] != "disabled" || p["restarts"] != float64(2) {
 			t.Errorf("GET /plugins: %v", p)
 		}
+		// A plugin waiting for an administrator makes the server not ready.
+		if r := f.json("GET", "/readyz", "", "", 503); r["code"] != "not_ready" ||
+			fmt.Sprint(r["checks"].(map[string]any)["plugins"].(map[string]any)["not_running"]) != "[testplug]" {
+			t.Errorf("/readyz: %v", r)
+		}
 		if p := f.json("GET", "/api/info", "", "", 200)["plugins"].([]any)[0].(map[string]any); p["state"] != "disabled" {
 			t.Errorf("/api/info: %v", p)
 		}

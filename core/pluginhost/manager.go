@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/strata-archaeo/strata/core/ops"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -462,4 +463,24 @@ func (m *Manager) State(name string) State {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.state
+}
+
+// States is each loaded plugin's state, by name (for readiness).
+func (m *Manager) States() map[string]string {
+	out := map[string]string{}
+	for _, p := range m.loaded() {
+		p.mu.RLock()
+		out[p.name] = string(p.state)
+		p.mu.RUnlock()
+	}
+	return out
+}
+
+// PluginStats are the loaded plugins' states and restarts (for metrics).
+func (m *Manager) PluginStats() []ops.PluginStat {
+	var out []ops.PluginStat
+	for _, info := range m.List() {
+		out = append(out, ops.PluginStat{Name: info.Name, State: string(info.State), Restarts: info.Restarts})
+	}
+	return out
 }

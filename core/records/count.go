@@ -39,31 +39,51 @@ var counts = struct {
 
 // count is SELECT COUNT(*) over from and where, from the cache when fresh.
 func (s *Scope) count(ctx context.Context, from, where string, args []any) (int64, error) {
-	query := `SELECT COUNT(*) FROM ` + from + ` WHERE ` + where
-	gen, at := s.DB.Generation()
-	var key countKey
-	if gen != nil {
-		key = countKey{gen: gen, at: at, query: cacheText(query, args)}
-		counts.Lock()
-		e, ok := counts.m[key]
-		counts.Unlock()
-		if ok && time.Since(e.counted) < countTTL {
-			return e.total, nil
-		}
+	query := countQuery(from, where)
+	key, n, ok := s.cachedCount(query, args)
+	if ok {
+		return n, nil
 	}
-	var n int64
-	if err := s.DB.QueryRow(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count %s: %w", s.Table.Name, err)
+	p := s.DB.Pipeline()
+	p.QueryRow("count "+s.Table.Name, query, args, &n)
+	if err := p.Run(ctx); err != nil {
+		return 0, err
 	}
-	if gen != nil {
-		counts.Lock()
-		if len(counts.m) >= countCacheLimit {
-			clear(counts.m)
-		}
-		counts.m[key] = countEntry{total: n, counted: time.Now()}
-		counts.Unlock()
-	}
+	s.keepCount(key, n)
 	return n, nil
+}
+
+// countQuery counts the rows of from matching where.
+func countQuery(from, where string) string { return `SELECT COUNT(*) FROM ` + from + ` WHERE ` + where }
+
+// cachedCount is the cached total of query with args when fresh, and its
+// key in the cache (zero when the app's DB keeps no generation).
+func (s *Scope) cachedCount(query string, args []any) (key countKey, n int64, ok bool) {
+	gen, at := s.DB.Generation()
+	if gen == nil {
+		return key, 0, false
+	}
+	key = countKey{gen: gen, at: at, query: cacheText(query, args)}
+	counts.Lock()
+	e, hit := counts.m[key]
+	counts.Unlock()
+	if hit && time.Since(e.counted) < countTTL {
+		return key, e.total, true
+	}
+	return key, 0, false
+}
+
+// keepCount caches n, the total counted under key (see cachedCount).
+func (s *Scope) keepCount(key countKey, n int64) {
+	if key.gen == nil {
+		return
+	}
+	counts.Lock()
+	if len(counts.m) >= countCacheLimit {
+		clear(counts.m)
+	}
+	counts.m[key] = countEntry{total: n, counted: time.Now()}
+	counts.Unlock()
 }
 
 // cacheText is the query and its bound values as one key (values typed,

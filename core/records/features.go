@@ -73,6 +73,14 @@ type FilesSource interface {
 	RecordFiles(ctx context.Context, db *store.DB, app, table string, id int64) (any, error)
 }
 
+// FilesQueuer is a FilesSource that queues its query in the record's
+// pipeline (one round trip with the record's own on PostgreSQL); done
+// gets the section as RecordFiles gives it.
+type FilesQueuer interface {
+	FilesSource
+	QueueRecordFiles(ctx context.Context, p *store.Pipeline, app, table string, id int64, done func(any))
+}
+
 // SectionSource gives a section's value for records, batched by ids.
 type SectionSource interface {
 	Enrich(ctx context.Context, section, table string, ids []int64, actor *Actor) (map[int64]any, error)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // labelColumn is the column that names a record of t in links and lookups:
@@ -27,40 +28,79 @@ func IDFieldOf(t *schema.Table) string { return labelColumn(t) }
 // there (and ids that do not exist) have no label.
 func (s *Scope) labels(ctx context.Context, t *schema.Table, ids []int64) (map[int64]string, error) {
 	out := map[int64]string{}
+	p := s.DB.Pipeline()
+	if err := s.queueLabels(ctx, p, t, ids, out); err != nil {
+		return out, err
+	}
+	if err := p.Run(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// queueLabels queues the query of labels: into gets the label of each id
+// of t the caller may see.
+func (s *Scope) queueLabels(ctx context.Context, p *store.Pipeline, t *schema.Table, ids []int64, into map[int64]string) error {
 	if len(ids) == 0 {
-		return out, nil
+		return nil
 	}
 	acc, err := s.accessTo(ctx, t)
 	if err != nil || !acc.Readable() {
-		return out, err
+		return err
 	}
-	col := labelColumn(t)
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
 	args := make([]any, len(ids), len(ids)+1)
 	for i, id := range ids {
 		args[i] = id
 	}
-	q := s.DB.Qualify(t.Name)
-	where := q + `."id" IN (` + marks + `)`
+	s.queueLabelQuery(p, t, acc, s.DB.Qualify(t.Name)+`."id" IN (`+marks+`)`, args, into)
+	return nil
+}
+
+// queueLabelQuery queues the labels of t's records matching where, within
+// the caller's rows there (acc), into into.
+func (s *Scope) queueLabelQuery(p *store.Pipeline, t *schema.Table, acc TableAccess, where string, args []any, into map[int64]string) {
+	q, col := s.DB.Qualify(t.Name), labelColumn(t)
 	if acc.Restrict != nil && acc.Restrict.SQL != "" {
 		where += ` AND (` + acc.Restrict.SQL + `)`
 		args = append(args, acc.Restrict.Args...)
 	}
-	rows, err := s.DB.Query(ctx, `SELECT `+q+`."id", `+q+`.`+s.DB.Engine.Quote(col)+` FROM `+q+` WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("labels of %s: %w", t.Name, err)
-	}
-	defer rows.Close()
 	dbt, _ := dbTypeOf(t, col)
-	for rows.Next() {
-		var id int64
-		var v any
-		if err := rows.Scan(&id, &v); err != nil {
-			return nil, err
+	p.Query("labels of "+t.Name, `SELECT `+q+`."id", `+q+`.`+s.DB.Engine.Quote(col)+` FROM `+q+` WHERE `+where, args, func(rows store.Rows) error {
+		for rows.Next() {
+			var id int64
+			var v any
+			if err := rows.Scan(&id, &v); err != nil {
+				return err
+			}
+			into[id] = labelText(fromDB(dbt, v))
 		}
-		out[id] = labelText(fromDB(dbt, v))
+		return rows.Err()
+	})
+}
+
+// queueLookupLabels queues the labels of the records of ref that record
+// id of the scope's table points at through its lookup fields cols, in
+// one query that finds the ids itself: it needs nothing read before, so
+// it goes in the record's own round trip. Its answer is taken at its own
+// snapshot, so the caller checks it against the ids the record showed
+// (rowLookups.finish). Labels follow the caller's access to ref, as in
+// labels.
+func (s *Scope) queueLookupLabels(ctx context.Context, p *store.Pipeline, id int64, ref *schema.Table, cols []string, into map[int64]string) error {
+	acc, err := s.accessTo(ctx, ref)
+	if err != nil || !acc.Readable() {
+		return err
 	}
-	return out, rows.Err()
+	q, own := s.DB.Qualify(ref.Name), s.DB.Qualify(s.Table.Name)
+	// The record's table is aliased: it may be ref itself.
+	ids := make([]string, len(cols))
+	args := make([]any, 0, len(cols)+1)
+	for i, c := range cols {
+		ids[i] = `SELECT lk.` + s.DB.Engine.Quote(c) + ` FROM ` + own + ` AS lk WHERE lk."id" = ?`
+		args = append(args, id)
+	}
+	s.queueLabelQuery(p, ref, acc, q+`."id" IN (`+strings.Join(ids, ` UNION ALL `)+`)`, args, into)
+	return nil
 }
 
 // labelOf is the label of id in labels, or nil (JSON null) when the caller

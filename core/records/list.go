@@ -2,7 +2,6 @@ package records
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -206,22 +205,52 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 		}
 	}
 	res := &ListResult{Fields: cols, Data: []map[string]any{}}
+	p := s.DB.Pipeline()
 	if pageIDs == nil || len(pageIDs) > 0 {
-		if err := s.readPage(ctx, res, cols, query, qargs, pageIDs); err != nil {
-			return nil, err
-		}
+		s.queuePage(p, res, cols, query, qargs, pageIDs)
 	}
-	return res, s.total(ctx, res, q, pg, len(res.Data), from, where, args)
+	counted := s.queueTotal(ctx, p, q, pg, from, where, args)
+	if err := p.Run(ctx); err != nil {
+		return nil, err
+	}
+	return res, s.total(ctx, res, q, pg, len(res.Data), from, where, args, counted)
 }
 
-// readPage runs the page query and appends its rows to res. With byID, the
-// query's first column is the id and rows are put in byID's order.
-func (s *Scope) readPage(ctx context.Context, res *ListResult, cols []FieldRef, query string, args []any, byID []int64) error {
-	rows, err := s.DB.Query(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", s.Table.Name, err)
+// queueTotal queues the count of a list with the page when the count is
+// needed whatever the page holds (a page after the first, with its total)
+// and not cached, and one round trip brings both (PostgreSQL): it returns
+// the count once the pipeline has run, or nil (total counts as usual).
+func (s *Scope) queueTotal(ctx context.Context, p *store.Pipeline, q ListQuery, pg Page, from, where string, args []any) *counted {
+	if q.NoTotal || pg.Offset == 0 || !p.Pipelined(ctx) {
+		return nil
 	}
-	defer rows.Close()
+	query := countQuery(from, where)
+	key, _, ok := s.cachedCount(query, args)
+	if ok {
+		return nil
+	}
+	c := &counted{key: key}
+	p.QueryRow("count "+s.Table.Name, query, args, &c.n)
+	return c
+}
+
+// counted is a count read with the page, and where the cache keeps it.
+type counted struct {
+	key countKey
+	n   int64
+}
+
+// queuePage queues the page query; its rows are appended to res. With
+// byID, the query's first column is the id and rows are put in byID's
+// order.
+func (s *Scope) queuePage(p *store.Pipeline, res *ListResult, cols []FieldRef, query string, args []any, byID []int64) {
+	p.Query("list "+s.Table.Name, query, args, func(rows store.Rows) error {
+		return s.readPage(rows, res, cols, byID)
+	})
+}
+
+// readPage appends the rows of a page query to res (see queuePage).
+func (s *Scope) readPage(rows store.Rows, res *ListResult, cols []FieldRef, byID []int64) error {
 	types := make([]schema.DBType, len(cols))
 	for i, c := range cols {
 		types[i], _ = dbTypeOf(s.Table, c.Name)
@@ -238,7 +267,7 @@ func (s *Scope) readPage(ctx context.Context, res *ListResult, cols []FieldRef, 
 	found := map[int64]map[string]any{}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("list %s: %w", s.Table.Name, err)
+			return err
 		}
 		rec := make(map[string]any, len(cols))
 		for i, c := range cols {
@@ -265,14 +294,18 @@ func (s *Scope) readPage(ctx context.Context, res *ListResult, cols []FieldRef, 
 
 // total fills res.Total: none with total=false; without a count when the
 // page shows it all (a first page not full is the whole result); else
-// counted (count).
-func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page, got int, from, where string, args []any) error {
+// counted (count), or pre, the count read with the page (queueTotal).
+func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page, got int, from, where string, args []any, pre *counted) error {
 	switch {
 	case q.NoTotal:
 		res.NoTotal = true
 		return nil
 	case pg.Offset == 0 && int64(got) < pg.Limit:
 		res.Total = int64(got)
+		return nil
+	case pre != nil:
+		s.keepCount(pre.key, pre.n)
+		res.Total = pre.n
 		return nil
 	}
 	n, err := s.count(ctx, from, where, args)
@@ -283,23 +316,22 @@ func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page
 // listIDs is one page of the matching ids, in the list's order, with the
 // total.
 func listIDs(ctx context.Context, s *Scope, q ListQuery, from, where string, args []any, order string, pg Page) (*ListResult, error) {
-	rows, err := s.DB.Query(ctx, `SELECT `+s.column(schema.ColID)+` FROM `+from+` WHERE `+where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, pg.Limit, pg.Offset)...)
-	if err != nil {
-		return nil, fmt.Errorf("list ids of %s: %w", s.Table.Name, err)
-	}
-	defer rows.Close()
 	res := &ListResult{IDs: []int64{}}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+	p := s.DB.Pipeline()
+	p.Query("list ids of "+s.Table.Name, `SELECT `+s.column(schema.ColID)+` FROM `+from+` WHERE `+where+
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(slices.Clip(args), pg.Limit, pg.Offset), func(rows store.Rows) error {
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			res.IDs = append(res.IDs, id)
 		}
-		res.IDs = append(res.IDs, id)
-	}
-	if err := rows.Err(); err != nil {
+		return rows.Err()
+	})
+	counted := s.queueTotal(ctx, p, q, pg, from, where, args)
+	if err := p.Run(ctx); err != nil {
 		return nil, err
 	}
-	rows.Close()
-	return res, s.total(ctx, res, q, pg, len(res.IDs), from, where, args)
+	return res, s.total(ctx, res, q, pg, len(res.IDs), from, where, args, counted)
 }

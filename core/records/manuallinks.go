@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
@@ -81,15 +82,11 @@ func DeleteManualLink(ctx context.Context, db *store.DB, id int64) error {
 	return nil
 }
 
-// manualLinksSection lists the links of the record from either side, with
-// the other record's table and label (one query per linked table); the
-// label is null when the caller may not see that record.
-func (s *Scope) manualLinksSection(ctx context.Context, id int64) (obj, error) {
-	rows, err := s.DB.Query(ctx, `SELECT id, tb_one, id_one, tb_two, id_two, label, sort FROM `+s.DB.Sys("manual_links")+
-		` WHERE (tb_one = ? AND id_one = ?) OR (tb_two = ? AND id_two = ?) ORDER BY sort, id`, s.Table.Name, id, s.Table.Name, id)
-	if err != nil {
-		return nil, fmt.Errorf("manual links of %s %d: %w", s.Table.Name, id, err)
-	}
+// queueManualLinks queues the links of the record from either side, with
+// the other record's table and label (one query, then one per linked
+// table in the next round); the label is null when the caller may not
+// see that record. finish gives the section once the pipeline has run.
+func (s *Scope) queueManualLinks(ctx context.Context, p *store.Pipeline, id int64) (finish func() obj) {
 	type link struct {
 		id, refID int64
 		refTb     string
@@ -97,50 +94,56 @@ func (s *Scope) manualLinksSection(ctx context.Context, id int64) (obj, error) {
 		sort      int
 	}
 	var links []link
-	byTable := map[string][]int64{}
-	for rows.Next() {
-		var l link
-		var t1, t2 string
-		var i1, i2 int64
-		if err := rows.Scan(&l.id, &t1, &i1, &t2, &i2, &l.label, &l.sort); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		l.refTb, l.refID = t2, i2
-		if t1 != s.Table.Name || i1 != id {
-			l.refTb, l.refID = t1, i1
-		}
-		links = append(links, l)
-		byTable[l.refTb] = append(byTable[l.refTb], l.refID)
-	}
-	rows.Close()
-	tables := make([]string, 0, len(byTable))
-	for tb := range byTable {
-		tables = append(tables, tb)
-	}
-	sort.Strings(tables)
 	labels := map[string]map[int64]string{}
-	for _, tb := range tables {
-		if t, ok := s.Catalog.Table(tb); ok {
-			l, err := s.labels(ctx, t, byTable[tb])
-			if err != nil {
-				return nil, err
+	p.Query(fmt.Sprintf("manual links of %s %d", s.Table.Name, id), `SELECT id, tb_one, id_one, tb_two, id_two, label, sort FROM `+s.DB.Sys("manual_links")+
+		` WHERE (tb_one = ? AND id_one = ?) OR (tb_two = ? AND id_two = ?) ORDER BY sort, id`, []any{s.Table.Name, id, s.Table.Name, id}, func(rows store.Rows) error {
+		byTable := map[string][]int64{}
+		for rows.Next() {
+			var l link
+			var t1, t2 string
+			var i1, i2 int64
+			if err := rows.Scan(&l.id, &t1, &i1, &t2, &i2, &l.label, &l.sort); err != nil {
+				return err
 			}
-			labels[tb] = l
+			l.refTb, l.refID = t2, i2
+			if t1 != s.Table.Name || i1 != id {
+				l.refTb, l.refID = t1, i1
+			}
+			links = append(links, l)
+			byTable[l.refTb] = append(byTable[l.refTb], l.refID)
 		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		tables := make([]string, 0, len(byTable))
+		for tb := range byTable {
+			tables = append(tables, tb)
+		}
+		sort.Strings(tables)
+		for _, tb := range tables {
+			if t, ok := s.Catalog.Table(tb); ok {
+				labels[tb] = map[int64]string{}
+				if err := s.queueLabels(ctx, p, t, byTable[tb], labels[tb]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return func() obj {
+		out := obj{}
+		for _, l := range links {
+			tbLabel := l.refTb
+			if t, ok := s.Catalog.Table(l.refTb); ok {
+				tbLabel = t.Label
+			}
+			var lbl any
+			if l.label != nil {
+				lbl = *l.label
+			}
+			out[strconv.FormatInt(l.id, 10)] = obj{"key": l.id, "tb_id": l.refTb, "tb_label": tbLabel,
+				"ref_id": l.refID, "ref_label": labelOf(labels[l.refTb], l.refID), "sort": l.sort, "label": lbl}
+		}
+		return out
 	}
-	out := obj{}
-	for _, l := range links {
-		tbLabel := l.refTb
-		if t, ok := s.Catalog.Table(l.refTb); ok {
-			tbLabel = t.Label
-		}
-		var lbl any
-		if l.label != nil {
-			lbl = *l.label
-		}
-		out[fmt.Sprint(l.id)] = obj{"key": l.id, "tb_id": l.refTb, "tb_label": tbLabel,
-			"ref_id": l.refID, "ref_label": labelOf(labels[l.refTb], l.refID), "sort": l.sort, "label": lbl}
-	}
-	return out, nil
 }

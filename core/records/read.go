@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-archaeo/strata/core/jsonout"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // obj is a JSON object of the full record.
@@ -18,23 +21,65 @@ type obj = map[string]any
 // Read returns the full record of CONTRACT §5: fields, plugin rows, links,
 // backlinks, manual links, files, geodata, stratigraphic relations,
 // bibliography and schema. Each section costs one query (or one per
-// table it reaches), never one per row.
+// table it reaches), never one per row. The queries go in one pipeline:
+// on PostgreSQL, those that need nothing read before (record with its
+// version and lookup labels, plugin rows, files, links, backlinks, manual
+// links, relations) are one round trip, the labels of what they found
+// (manual links, relations) a second.
 func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
 	}
+	p := s.DB.Pipeline()
+	var version int64
+	var st *State
+	labels := map[string]map[int64]string{}
+	found := func(got *State) error { st = got; return nil }
 	// The version is read before the state: a change committed in between
 	// makes it older than what is shown (a later If-Match is refused),
 	// never newer (which would let a stale edit through).
-	version, err := RecordVersion(ctx, s, id)
+	pipelined := p.Pipelined(ctx)
+	var lookups *rowLookups
+	if !pipelined {
+		// One query after another: the version, the record, then the
+		// labels of the ids it shows.
+		s.queueVersion(p, id, &version)
+		found = func(got *State) error {
+			st = got
+			return s.queueCoreLabels(ctx, p, s.Table, st.Core, labels)
+		}
+		s.queueState(p, id, nil, found)
+	} else {
+		// Every query costs the server a statement: the version and the
+		// lookup labels are selected with the record's row, in its
+		// statement, at its snapshot (so the version is not newer than the
+		// state). Lookups of the record's own table come in a query of
+		// their own in the same round trip (lookupsOf).
+		extra := &rowExtras{}
+		extra.add(`(SELECT COALESCE(MAX(v."id"), 0) FROM `+s.DB.Sys("versions")+` AS v WHERE v.tb = ? AND v.record_id = ?)`,
+			&version, s.Table.Name, id)
+		var err error
+		if lookups, err = s.lookupsOf(ctx, p, id, extra, labels); err != nil {
+			return nil, err
+		}
+		s.queueState(p, id, extra, found)
+	}
+	sections, err := s.queueSections(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.readState(ctx, id)
-	if err != nil {
+	if err := p.Run(ctx); err != nil {
 		return nil, err
 	}
-	out, err := s.assemble(ctx, id, st)
+	if st == nil {
+		return nil, ErrRecordNotFound
+	}
+	if lookups != nil {
+		if err := lookups.finish(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	out, err := s.assemble(ctx, id, st, labels, sections)
 	if err != nil {
 		return nil, err
 	}
@@ -56,19 +101,59 @@ func ReadNew(ctx context.Context, s *Scope) (obj, error) {
 	for _, pt := range s.Catalog.PluginTables(s.Table.Name) {
 		st.Plugins[pt.Name] = []map[string]any{}
 	}
-	return s.assemble(ctx, 0, st)
+	labels := map[string]map[int64]string{}
+	p := s.DB.Pipeline()
+	if err := s.queueCoreLabels(ctx, p, s.Table, st.Core, labels); err != nil {
+		return nil, err
+	}
+	if err := p.Run(ctx); err != nil {
+		return nil, err
+	}
+	return s.assemble(ctx, 0, st, labels, nil)
 }
 
-func (s *Scope) assemble(ctx context.Context, id int64, st *State) (obj, error) {
+// recordSections are the sections of a full record its pipeline reads
+// besides the record itself; each finish gives its section once the
+// pipeline has run.
+type recordSections struct {
+	files                                  any // nil: read after the pipeline (FilesSource without a queue)
+	links, backlinks, manualLinks, rsLinks func() obj
+}
+
+// queueSections queues the queries of the record's files, links,
+// backlinks, manual links and relations.
+func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64) (*recordSections, error) {
+	sec := &recordSections{}
+	if q, ok := s.Files.(FilesQueuer); ok {
+		q.QueueRecordFiles(ctx, p, s.App, s.Table.Name, id, func(files any) { sec.files = files })
+	}
+	var err error
+	if sec.links, err = s.queueLinks(ctx, p, id); err != nil {
+		return nil, err
+	}
+	if sec.backlinks, err = s.queueBacklinks(ctx, p, id); err != nil {
+		return nil, err
+	}
+	sec.manualLinks = s.queueManualLinks(ctx, p, id)
+	sec.rsLinks = s.queueRS(ctx, p, id)
+	return sec, nil
+}
+
+// queueVersion queues the query of the record's version (RecordVersion).
+func (s *Scope) queueVersion(p *store.Pipeline, id int64, into *int64) {
+	p.QueryRow(fmt.Sprintf("version of %s %d", s.Table.Name, id), `SELECT COALESCE(MAX(id), 0) FROM `+s.DB.Sys("versions")+
+		` WHERE tb = ? AND record_id = ?`, []any{s.Table.Name, id}, into)
+}
+
+// assemble builds the full record from its state, the labels of its
+// lookups and its other sections (nil for a new record).
+func (s *Scope) assemble(ctx context.Context, id int64, st *State, labels map[string]map[int64]string, sec *recordSections) (obj, error) {
 	t := s.Table
 	canEdit := id != 0 && s.CanEdit(st.Creator)
 	idField := IDFieldOf(t)
 	meta := obj{"tb_id": t.Name, "tb_label": t.Label, "rec_id": id, "id_field": idField,
 		"can_add": s.CanAdd(), "can_edit": canEdit, "can_delete": canEdit}
-	core, err := s.coreSection(ctx, t, st.Core)
-	if err != nil {
-		return nil, err
-	}
+	core := s.coreSection(t, st.Core, labels)
 	plugins := obj{}
 	for _, pt := range s.Catalog.PluginTables(t.Name) {
 		rows := st.Plugins[pt.Name]
@@ -108,47 +193,178 @@ func (s *Scope) assemble(ctx context.Context, id int64, st *State) (obj, error) 
 	if id == 0 {
 		return out, nil
 	}
-	if s.Files != nil {
-		if out["files"], err = s.Files.RecordFiles(ctx, s.DB, s.App, t.Name, id); err != nil {
-			return nil, err
-		}
-	}
-	for key, section := range map[string]func(context.Context, int64) (obj, error){
-		"links": s.linksSection, "backlinks": s.backlinksSection,
-		"manualLinks": s.manualLinksSection, "rs": s.rsSection,
-	} {
-		v, err := section(ctx, id)
+	if sec.files != nil {
+		out["files"] = sec.files
+	} else if s.Files != nil {
+		files, err := s.Files.RecordFiles(ctx, s.DB, s.App, t.Name, id)
 		if err != nil {
 			return nil, err
 		}
-		out[key] = v
+		out["files"] = files
 	}
+	out["links"], out["backlinks"] = sec.links(), sec.backlinks()
+	out["manualLinks"], out["rs"] = sec.manualLinks(), sec.rsLinks()
 	return out, nil
 }
 
-// coreSection gives every field {name, label, val}, plus val_label for
-// lookups (one query per referenced table; null where the caller may not
-// read the referenced record) and html for Markdown.
-func (s *Scope) coreSection(ctx context.Context, t *schema.Table, vals map[string]any) (obj, error) {
-	byTable := map[string][]int64{}
+// queueCoreLabels queues the labels of vals' lookups (one query per
+// referenced table) into labels, by referenced table: none where the
+// caller may not read the referenced record.
+func (s *Scope) queueCoreLabels(ctx context.Context, p *store.Pipeline, t *schema.Table, vals map[string]any, labels map[string]map[int64]string) error {
+	var byTable map[string][]int64
+	var tables []string
 	for _, f := range t.Fields {
 		if n, ok := vals[f.Name].(int64); ok && f.IDFromTb != "" {
+			if byTable == nil {
+				byTable = map[string][]int64{}
+			}
+			if _, seen := byTable[f.IDFromTb]; !seen {
+				tables = append(tables, f.IDFromTb)
+			}
 			byTable[f.IDFromTb] = append(byTable[f.IDFromTb], n)
 		}
 	}
-	labels := map[string]map[int64]string{}
-	for tb, ids := range byTable {
+	for _, tb := range tables {
 		ref, ok := s.Catalog.Table(tb)
 		if !ok {
 			continue
 		}
-		l, err := s.labels(ctx, ref, ids)
+		labels[tb] = map[int64]string{}
+		if err := s.queueLabels(ctx, p, ref, byTable[tb], labels[tb]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowLookups are the lookup labels of a record read with its row (see
+// lookupsOf).
+type rowLookups struct {
+	s      *Scope
+	labels map[string]map[int64]string
+	// in the row: per lookup field, the referenced id as the caller may
+	// see it and its label value
+	fields []*schema.Field
+	ids    []sql.NullInt64
+	vals   []any
+	// own lists the lookups of the record's own table, read by a query of
+	// their own (queueLookupLabels) at its own snapshot
+	own []string
+}
+
+// lookupsOf arranges the labels of record id's lookups for a read in one
+// round trip. A lookup of another table is two scalar subqueries of the
+// record's row (the referenced id, within the caller's access to that
+// table, and its label): same statement, same snapshot, no statement of
+// its own. A lookup of the record's own table cannot be one (the
+// subquery's table would shadow the row's): its labels come from one
+// query that finds the ids itself, checked in finish.
+func (s *Scope) lookupsOf(ctx context.Context, p *store.Pipeline, id int64, extra *rowExtras, labels map[string]map[int64]string) (*rowLookups, error) {
+	lk := &rowLookups{s: s, labels: labels}
+	type lookup struct {
+		f   *schema.Field
+		ref *schema.Table
+		acc TableAccess
+	}
+	var in []lookup
+	for _, f := range s.Table.Fields {
+		if f.IDFromTb == "" || f.DBType != schema.DBInt {
+			continue
+		}
+		if f.IDFromTb == s.Table.Name {
+			lk.own = append(lk.own, f.Name)
+			continue
+		}
+		ref, ok := s.Catalog.Table(f.IDFromTb)
+		if !ok {
+			continue
+		}
+		acc, err := s.accessTo(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		labels[tb] = l
+		if acc.Readable() {
+			in = append(in, lookup{f, ref, acc})
+		}
 	}
-	core := obj{}
+	lk.fields = make([]*schema.Field, len(in))
+	lk.ids = make([]sql.NullInt64, len(in))
+	lk.vals = make([]any, len(in))
+	own := s.DB.Qualify(s.Table.Name)
+	for i, l := range in {
+		lk.fields[i] = l.f
+		if labels[l.ref.Name] == nil {
+			labels[l.ref.Name] = map[int64]string{}
+		}
+		q := s.DB.Qualify(l.ref.Name)
+		where := q + `."id" = ` + own + `.` + s.DB.Engine.Quote(l.f.Name)
+		var args []any
+		if c := l.acc.Restrict; c != nil && c.SQL != "" {
+			where += ` AND (` + c.SQL + `)`
+			args = c.Args
+		}
+		extra.add(`(SELECT `+q+`."id" FROM `+q+` WHERE `+where+`)`, &lk.ids[i], args...)
+		if col := labelColumn(l.ref); col != schema.ColID {
+			extra.add(`(SELECT `+q+`.`+s.DB.Engine.Quote(col)+` FROM `+q+` WHERE `+where+`)`, &lk.vals[i], args...)
+		}
+	}
+	if len(lk.own) > 0 {
+		if labels[s.Table.Name] == nil {
+			labels[s.Table.Name] = map[int64]string{}
+		}
+		if err := s.queueLookupLabels(ctx, p, id, s.Table, lk.own, labels[s.Table.Name]); err != nil {
+			return nil, err
+		}
+	}
+	return lk, nil
+}
+
+// finish puts the labels read with the row in place, then looks up again,
+// as a read one query after another does, the ids of the record's own
+// table the row shows without a label (hidden from the caller, gone, or
+// changed between the two statements).
+func (lk *rowLookups) finish(ctx context.Context, st *State) error {
+	s := lk.s
+	for i, f := range lk.fields {
+		if !lk.ids[i].Valid {
+			continue // none, hidden, or gone: no label
+		}
+		ref, _ := s.Catalog.Table(f.IDFromTb)
+		col := labelColumn(ref)
+		v := lk.vals[i]
+		if col == schema.ColID {
+			v = lk.ids[i].Int64
+		}
+		dbt, _ := dbTypeOf(ref, col)
+		lk.labels[ref.Name][lk.ids[i].Int64] = labelText(fromDB(dbt, v))
+	}
+	if len(lk.own) == 0 {
+		return nil
+	}
+	mine := lk.labels[s.Table.Name]
+	var ids []int64
+	for _, name := range lk.own {
+		if n, ok := st.Core[name].(int64); ok {
+			if _, ok := mine[n]; !ok {
+				ids = append(ids, n)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	again := s.DB.Pipeline()
+	if err := s.queueLabels(ctx, again, s.Table, ids, mine); err != nil {
+		return err
+	}
+	return again.Run(ctx)
+}
+
+// coreSection gives every field {name, label, val}, plus val_label for
+// lookups (null where the caller may not read the referenced record) and
+// html for Markdown.
+func (s *Scope) coreSection(t *schema.Table, vals map[string]any, labels map[string]map[int64]string) obj {
+	core := make(obj, len(t.Fields))
 	for _, f := range t.Fields {
 		e := obj{"name": f.Name, "label": f.Label, "val": vals[f.Name]}
 		if f.IDFromTb != "" {
@@ -167,7 +383,7 @@ func (s *Scope) coreSection(ctx context.Context, t *schema.Table, vals map[strin
 		}
 		core[f.Name] = e
 	}
-	return core, nil
+	return core
 }
 
 // OptionsSource tells a client where a select field's values come from
@@ -196,7 +412,7 @@ func FieldSchema(f *schema.Field) obj {
 // schemaSection is the table's schema as the full record shows it,
 // encoded once per catalog and set of plugin flags: it is the largest part
 // of a record's answer, and the same for every record of the table.
-func (s *Scope) schemaSection() json.RawMessage {
+func (s *Scope) schemaSection() jsonout.Compact {
 	flags := make([]string, 0, len(s.SchemaFlags))
 	for flag, on := range s.SchemaFlags {
 		flags = append(flags, flag+"="+strconv.FormatBool(on))
@@ -208,8 +424,8 @@ func (s *Scope) schemaSection() json.RawMessage {
 		if err != nil {
 			panic(fmt.Sprintf("records: encode schema of %s: %v", s.Table.Name, err)) // plain maps of strings, numbers and bools
 		}
-		return json.RawMessage(b)
-	}).(json.RawMessage)
+		return jsonout.Compact(b)
+	}).(jsonout.Compact)
 }
 
 type schemaMemoKey struct{ table, flags string }
@@ -252,11 +468,11 @@ func (s *Scope) referrers() [][2]string {
 	return out
 }
 
-// linksSection counts, per referring table the caller may read, the rows
-// it may see that point at the record, in one UNION ALL query, with the
-// click-through filter.
-func (s *Scope) linksSection(ctx context.Context, id int64) (obj, error) {
-	out := obj{}
+// queueLinks queues the count, per referring table the caller may read,
+// of the rows it may see that point at the record, in one UNION ALL
+// query, with the click-through filter; finish gives the section once
+// the pipeline has run.
+func (s *Scope) queueLinks(ctx context.Context, p *store.Pipeline, id int64) (finish func() obj, err error) {
 	var refs [][2]string
 	var parts []string
 	var args []any
@@ -279,39 +495,41 @@ func (s *Scope) linksSection(ctx context.Context, id int64) (obj, error) {
 		refs, parts = append(refs, r), append(parts, part)
 	}
 	if len(refs) == 0 {
-		return out, nil
+		return func() obj { return obj{} }, nil
 	}
-	rows, err := s.DB.Query(ctx, strings.Join(parts, " UNION ALL "), args...)
-	if err != nil {
-		return nil, fmt.Errorf("links of %s %d: %w", s.Table.Name, id, err)
-	}
-	defer rows.Close()
 	counts := map[int]int64{}
-	for rows.Next() {
-		var k string
-		var n int64
-		if err := rows.Scan(&k, &n); err != nil {
-			return nil, err
+	p.Query(fmt.Sprintf("links of %s %d", s.Table.Name, id), strings.Join(parts, " UNION ALL "), args, func(rows store.Rows) error {
+		for rows.Next() {
+			var k string
+			var n int64
+			if err := rows.Scan(&k, &n); err != nil {
+				return err
+			}
+			i, _ := strconv.Atoi(k)
+			counts[i] = n
 		}
-		i, _ := strconv.Atoi(k)
-		counts[i] = n
-	}
-	for i, r := range refs {
-		ref, _ := s.Catalog.Table(r[0])
-		key := r[0]
-		if _, dup := out[key]; dup {
-			key = r[0] + ":" + r[1]
+		return rows.Err()
+	})
+	return func() obj {
+		out := obj{}
+		for i, r := range refs {
+			ref, _ := s.Catalog.Table(r[0])
+			key := r[0]
+			if _, dup := out[key]; dup {
+				key = r[0] + ":" + r[1]
+			}
+			out[key] = obj{"tb_id": r[0], "tb_label": ref.Label, "tot": counts[i],
+				"filter": obj{r[1]: obj{"_eq": id}}}
 		}
-		out[key] = obj{"tb_id": r[0], "tb_label": ref.Label, "tot": counts[i],
-			"filter": obj{r[1]: obj{"_eq": id}}}
-	}
-	return out, rows.Err()
+		return out
+	}, nil
 }
 
-// backlinksSection lists, per configured backlink refTb:viaTb:fkCol, the
+// queueBacklinks queues, per configured backlink refTb:viaTb:fkCol, the
 // refTb records linked to this one through viaTb.fkCol (one query each),
-// within the caller's privilege and row subsets on both tables.
-func (s *Scope) backlinksSection(ctx context.Context, id int64) (obj, error) {
+// within the caller's privilege and row subsets on both tables; finish
+// gives the section once the pipeline has run.
+func (s *Scope) queueBacklinks(ctx context.Context, p *store.Pipeline, id int64) (finish func() obj, err error) {
 	out := obj{}
 	for _, bl := range s.Table.Backlinks {
 		parts := strings.Split(bl, ":")
@@ -356,24 +574,24 @@ func (s *Scope) backlinksSection(ctx context.Context, id int64) (obj, error) {
 			args = append(args, c.Args...)
 		}
 		q := `SELECT ` + qr + `."id", ` + qr + `.` + s.DB.Engine.Quote(label) + ` FROM ` + qr + ` WHERE ` + outer + ` ORDER BY ` + qr + `."id"`
-		rows, err := s.DB.Query(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("backlink %s: %w", bl, err)
-		}
 		dbt, _ := dbTypeOf(ref, label)
-		data := []obj{}
-		for rows.Next() {
-			var rid int64
-			var v any
-			if err := rows.Scan(&rid, &v); err != nil {
-				rows.Close()
-				return nil, err
+		p.Query("backlink "+bl, q, args, func(rows store.Rows) error {
+			data := []obj{}
+			for rows.Next() {
+				var rid int64
+				var v any
+				if err := rows.Scan(&rid, &v); err != nil {
+					return err
+				}
+				data = append(data, obj{"id": rid, "label": labelText(fromDB(dbt, v))})
 			}
-			data = append(data, obj{"id": rid, "label": labelText(fromDB(dbt, v))})
-		}
-		rows.Close()
-		out[refTb] = obj{"tb_id": refTb, "tb_label": ref.Label, "tot": len(data),
-			"filter": obj{viaTb: obj{fkCol: obj{"_eq": id}}}, "data": data}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			out[refTb] = obj{"tb_id": refTb, "tb_label": ref.Label, "tot": len(data),
+				"filter": obj{viaTb: obj{fkCol: obj{"_eq": id}}}, "data": data}
+			return nil
+		})
 	}
-	return out, nil
+	return func() obj { return out }, nil
 }

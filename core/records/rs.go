@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/errs"
@@ -124,42 +125,40 @@ func RelationTable(ctx context.Context, db *store.DB, id int64) (string, error) 
 	return tb, err
 }
 
-// rsSection lists the record's relations, each oriented from this record
-// (first = the record), with both labels, in two queries.
-func (s *Scope) rsSection(ctx context.Context, id int64) (obj, error) {
-	rows, err := s.DB.Query(ctx, `SELECT id, first, second, relation FROM `+s.DB.Sys("rs")+` WHERE tb = ? AND (first = ? OR second = ?) ORDER BY id`, s.Table.Name, id, id)
-	if err != nil {
-		return nil, fmt.Errorf("relations of %s %d: %w", s.Table.Name, id, err)
-	}
+// queueRS queues the record's relations, each oriented from this record
+// (first = the record), with both labels, in two queries (two rounds);
+// finish gives the section once the pipeline has run.
+func (s *Scope) queueRS(ctx context.Context, p *store.Pipeline, id int64) (finish func() obj) {
 	type rel struct{ id, first, second, r int64 }
 	var rels []rel
-	ids := []int64{id}
-	for rows.Next() {
-		var x rel
-		if err := rows.Scan(&x.id, &x.first, &x.second, &x.r); err != nil {
-			rows.Close()
-			return nil, err
+	labels := map[int64]string{}
+	p.Query(fmt.Sprintf("relations of %s %d", s.Table.Name, id), `SELECT id, first, second, relation FROM `+s.DB.Sys("rs")+
+		` WHERE tb = ? AND (first = ? OR second = ?) ORDER BY id`, []any{s.Table.Name, id, id}, func(rows store.Rows) error {
+		ids := []int64{id}
+		for rows.Next() {
+			var x rel
+			if err := rows.Scan(&x.id, &x.first, &x.second, &x.r); err != nil {
+				return err
+			}
+			if x.second == id { // orient from this record
+				x.first, x.second, x.r = x.second, x.first, int64(InverseRelation(int(x.r)))
+			}
+			rels = append(rels, x)
+			ids = append(ids, x.second)
 		}
-		if x.second == id { // orient from this record
-			x.first, x.second, x.r = x.second, x.first, int64(InverseRelation(int(x.r)))
+		if err := rows.Err(); err != nil || len(rels) == 0 {
+			return err
 		}
-		rels = append(rels, x)
-		ids = append(ids, x.second)
+		return s.queueLabels(ctx, p, s.Table, ids, labels)
+	})
+	return func() obj {
+		out := obj{}
+		for _, x := range rels {
+			out[strconv.FormatInt(x.id, 10)] = obj{"id": x.id, "first": x.first, "second": x.second, "relation": x.r,
+				"relation_label": RelationNames[int(x.r)], "first_label": labelOf(labels, x.first), "second_label": labelOf(labels, x.second)}
+		}
+		return out
 	}
-	rows.Close()
-	out := obj{}
-	if len(rels) == 0 {
-		return out, nil
-	}
-	labels, err := s.labels(ctx, s.Table, ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range rels {
-		out[fmt.Sprint(x.id)] = obj{"id": x.id, "first": x.first, "second": x.second, "relation": x.r,
-			"relation_label": RelationNames[int(x.r)], "first_label": labelOf(labels, x.first), "second_label": labelOf(labels, x.second)}
-	}
-	return out, nil
 }
 
 // Matrix returns the nodes and relations of a table's stratigraphy, for

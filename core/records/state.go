@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // State is a record as stored: its fields and its plugin child rows. It is
@@ -44,59 +46,144 @@ func (s *Scope) selectColumns(t *schema.Table) ([]string, []schema.DBType) {
 
 // readRows reads rows of t matching where, each as a map of JSON values.
 func (s *Scope) readRows(ctx context.Context, t *schema.Table, where string, args ...any) ([]map[string]any, error) {
+	var out []map[string]any
+	p := s.DB.Pipeline()
+	s.queueRows(p, t, where, args, nil, func(rows []map[string]any) error { out = rows; return nil })
+	if err := p.Run(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rowExtras are more values a row query selects after the row's columns
+// (scalar subqueries: the record's version, its lookup labels), with
+// their bound values and scan destinations (one row's worth).
+type rowExtras struct {
+	cols []string
+	args []any
+	dest []any
+}
+
+// add selects expr (with its bound values) into dest.
+func (x *rowExtras) add(expr string, dest any, args ...any) {
+	x.cols = append(x.cols, expr)
+	x.args = append(x.args, args...)
+	x.dest = append(x.dest, dest)
+}
+
+// queueRows queues the read of t's rows matching where, in id order;
+// done gets them. extra (may be nil) adds selected values, scanned into
+// its destinations (meant for a query of one row).
+func (s *Scope) queueRows(p *store.Pipeline, t *schema.Table, where string, args []any, extra *rowExtras, done func([]map[string]any) error) {
 	names, types := s.selectColumns(t)
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = s.DB.Qualify(t.Name) + "." + s.DB.Engine.Quote(n)
-	}
-	rows, err := s.DB.Query(ctx, `SELECT `+strings.Join(quoted, ", ")+` FROM `+s.DB.Qualify(t.Name)+
-		` WHERE `+where+` ORDER BY `+s.DB.Qualify(t.Name)+`."id"`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", t.Name, err)
-	}
-	defer rows.Close()
-	vals := make([]any, len(names))
-	ptrs := make([]any, len(names))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	out := []map[string]any{}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("read %s: %w", t.Name, err)
+	q := s.DB.Qualify(t.Name)
+	var b strings.Builder
+	b.WriteString(s.selectList(t, q, names))
+	if extra != nil && len(extra.cols) > 0 {
+		// The extras' markers come before the WHERE's in the text.
+		for _, c := range extra.cols {
+			b.WriteString(", " + c)
 		}
-		m := make(map[string]any, len(names))
+		args = append(slices.Clip(extra.args), args...)
+	}
+	b.WriteString(" FROM " + q + " WHERE " + where + " ORDER BY " + q + `."id"`)
+	p.Query("read "+t.Name, b.String(), args, func(rows store.Rows) error {
+		vals := make([]any, len(names))
+		ptrs := make([]any, len(names))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if extra != nil {
+			ptrs = append(ptrs, extra.dest...)
+		}
+		out := []map[string]any{}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			m := make(map[string]any, len(names))
+			for i, n := range names {
+				m[n] = fromDB(types[i], vals[i])
+			}
+			out = append(out, m)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return done(out)
+	})
+}
+
+// selectList is "SELECT" and t's qualified columns (names), built once
+// per catalog: every read of a record starts with it.
+func (s *Scope) selectList(t *schema.Table, q string, names []string) string {
+	build := func() any {
+		var b strings.Builder
+		b.WriteString("SELECT ")
 		for i, n := range names {
-			m[n] = fromDB(types[i], vals[i])
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(q + "." + s.DB.Engine.Quote(n))
 		}
-		out = append(out, m)
+		return b.String()
 	}
-	return out, rows.Err()
+	if s.Catalog == nil {
+		return build().(string)
+	}
+	// Keyed by the table itself (not its name): a scope may hold a table
+	// its catalog does not.
+	return s.Catalog.Memo(selectListKey{t, q}, build).(string)
+}
+
+type selectListKey struct {
+	t *schema.Table
+	q string
 }
 
 // readState reads a record (within the caller's restriction) and its
-// plugin rows: one query for the record, one per plugin table.
+// plugin rows: one query for the record, one per plugin table, in one
+// round trip on PostgreSQL.
 func (s *Scope) readState(ctx context.Context, id int64) (*State, error) {
-	where, args := s.where(&Cond{SQL: s.column(schema.ColID) + " = ?", Args: []any{id}})
-	rows, err := s.readRows(ctx, s.Table, where, args...)
-	if err != nil {
+	var st *State
+	p := s.DB.Pipeline()
+	s.queueState(p, id, nil, func(got *State) error { st = got; return nil })
+	if err := p.Run(ctx); err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
+	if st == nil {
 		return nil, ErrRecordNotFound
 	}
-	st := &State{Core: rows[0], Plugins: map[string][]map[string]any{}}
-	if c, ok := st.Core[schema.ColCreator].(int64); ok {
-		st.Creator = &c
-	}
-	for _, pt := range s.Catalog.PluginTables(s.Table.Name) {
-		prow, err := s.readRows(ctx, pt, s.DB.Qualify(pt.Name)+`."id_link" = ?`, id)
-		if err != nil {
-			return nil, err
-		}
-		st.Plugins[pt.Name] = prow
-	}
 	return st, nil
+}
+
+// queueState queues the reads of a record (within the caller's
+// restriction) and of its plugin rows, all in one round. found is called
+// with the state once the record's row is read (not at all when the
+// caller may not see it, or it does not exist); its plugin rows are put
+// in before the round ends. extra (may be nil) is selected with the
+// record's row.
+func (s *Scope) queueState(p *store.Pipeline, id int64, extra *rowExtras, found func(*State) error) {
+	var st *State
+	where, args := s.where(&Cond{SQL: s.column(schema.ColID) + " = ?", Args: []any{id}})
+	s.queueRows(p, s.Table, where, args, extra, func(rows []map[string]any) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		st = &State{Core: rows[0], Plugins: map[string][]map[string]any{}}
+		if c, ok := st.Core[schema.ColCreator].(int64); ok {
+			st.Creator = &c
+		}
+		return found(st)
+	})
+	for _, pt := range s.Catalog.PluginTables(s.Table.Name) {
+		s.queueRows(p, pt, s.DB.Qualify(pt.Name)+`."id_link" = ?`, []any{id}, nil, func(rows []map[string]any) error {
+			if st != nil {
+				st.Plugins[pt.Name] = rows
+			}
+			return nil
+		})
+	}
 }
 
 // Snapshot stores record id's current state as a version (operation

@@ -38,10 +38,10 @@ var (
 // engines (the ETag of the record).
 func RecordVersion(ctx context.Context, s *Scope, id int64) (int64, error) {
 	var v int64
-	err := s.DB.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM `+s.DB.Sys("versions")+` WHERE tb = ? AND record_id = ?`,
-		s.Table.Name, id).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("version of %s %d: %w", s.Table.Name, id, err)
+	p := s.DB.Pipeline()
+	s.queueVersion(p, id, &v)
+	if err := p.Run(ctx); err != nil {
+		return 0, err
 	}
 	return v, nil
 }

@@ -54,6 +54,11 @@ func (s *Server) fallback(c *gin.Context) {
 			s.methodNotAllowed(c, allowed)
 			return
 		}
+	default:
+		if allowed := s.allowedMethods(Root, path); len(allowed) > 0 {
+			s.methodNotAllowed(c, allowed)
+			return
+		}
 	}
 	s.fail(c, errRouteNotFound)
 }

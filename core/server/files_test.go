@@ -38,9 +38,17 @@ func (f *digFixture) send(t *testing.T, who, method, url string, body []byte, h 
 // upload posts content as the multipart field to url.
 func (f *digFixture) upload(t *testing.T, who, url, field, name string, content []byte) (int, map[string]any) {
 	t.Helper()
+	return f.uploadWith(t, who, url, map[string]string{"note": "ignored"}, field, name, content)
+}
+
+// uploadWith sends form fields (before the file) and one file.
+func (f *digFixture) uploadWith(t *testing.T, who, url string, fields map[string]string, field, name string, content []byte) (int, map[string]any) {
+	t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
-	w.WriteField("note", "ignored")
+	for k, v := range fields {
+		w.WriteField(k, v)
+	}
 	part, err := w.CreateFormFile(field, name)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -61,7 +62,13 @@ type secretFixture struct {
 
 func newSecret(t *testing.T, e store.Engine) *secretFixture {
 	t.Helper()
-	f := &secretFixture{digFixture: newDig(t, e)}
+	return newSecretDeps(t, e, server.Deps{})
+}
+
+// newSecretDeps is newSecret on an instance built from deps (a clock).
+func newSecretDeps(t *testing.T, e store.Engine, deps server.Deps) *secretFixture {
+	t.Helper()
+	f := &secretFixture{digFixture: newDigDeps(t, e, deps)}
 	ctx, now := t.Context(), time.Now().UTC()
 	if _, err := schema.CreateTable(ctx, f.app.DB, schema.TableDef{Name: "secret", Label: "Secret"}, now); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/files"
 	"net/url"
 
 	"github.com/gin-gonic/gin"
@@ -71,4 +73,40 @@ func (s *Server) ListRecords(c *gin.Context, table string, def map[string]any, c
 // catalog with the plugin operators, as GET /records/{tb} reads them.
 func (s *Server) Condition(c *gin.Context, sc *records.Scope, filter json.RawMessage, search string) (*records.Cond, error) {
 	return s.listWhere(c, sc, filter, search)
+}
+
+// ScopeFor is user's scope on table outside any request (a job working
+// for them, possibly on another node): their account and overrides read
+// afresh, so a user demoted or removed since they started the work no
+// longer has its rights.
+func (s *Server) ScopeFor(ctx context.Context, a *apps.App, userID int64, table string) (*records.Scope, error) {
+	u, err := auth.FindUser(ctx, a.DB, userID)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := s.recordCatalog(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := cat.Table(table)
+	if !ok {
+		return nil, schema.ErrTableNotFound.With("table", table)
+	}
+	acc := &access{actor: &auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege},
+		overrides: map[string]auth.TablePrivilege{}, rendered: map[string]*records.Cond{}}
+	list, err := auth.ListTablePrivileges(ctx, a.DB, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range list {
+		acc.overrides[tp.TableName] = tp
+	}
+	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now,
+		Access: acc.tableAccess(a.DB, cat), App: a.Name}
+	s.addPluginScope(sc, a.Name)
+	sc.Files = files.Section{}
+	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
 }

@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/text/encoding/charmap"
 
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -80,22 +83,72 @@ func TestImport(t *testing.T) {
 			code       string
 		}{
 			{"no token", `{"tb":"sites"}`, 400, "parameter_missing"},
-			{"unknown token", `{"temp_id":"x","tb":"sites"}`, 404, "import_file_not_found"},
-			{"a token already imported", fmt.Sprintf(`{"temp_id":%q,"tb":"sites"}`, tok), 404, "import_file_not_found"},
+			{"unknown token", `{"temp_id":"x","tb":"sites"}`, 404, "import_error_no_file"},
+			{"a token already imported", fmt.Sprintf(`{"temp_id":%q,"tb":"sites"}`, tok), 404, "import_error_no_file"},
 		} {
 			if code, m := importData(tc.body); code != tc.status || m["code"] != tc.code {
 				t.Fatalf("%s: %d %v", tc.name, code, m)
 			}
 		}
-		_, m = preview("k.csv", []byte("name\nX\n"))
-		if code, m := importData(fmt.Sprintf(`{"temp_id":%q,"tb":"sites","key_field":"nope"}`, m["temp_id"])); code != 400 || m["code"] != "invalid_field" {
-			t.Fatalf("unknown key field: %d %v", code, m)
+		// A bad mapping answers BraDypUS's codes, with a detail.
+		for _, tc := range []struct {
+			name, body, code string
+		}{
+			{"unknown key field", `"key_field":"nope"`, "import_error_invalid_field"},
+			{"mapped to no field", `"mapping":{"name":"nope"}`, "import_error_invalid_field"},
+			{"no mapped column in the file", `"mapping":{"ghost":"name"}`, "import_error_mapping_mismatch"},
+			{"key field not mapped", `"tb":"units","mapping":{"name":"code"},"key_field":"site"`, "import_error_no_key"},
+		} {
+			_, m = preview("k.csv", []byte("name\nX\n"))
+			code, m := importData(fmt.Sprintf(`{"temp_id":%q,"tb":"sites",%s}`, m["temp_id"], tc.body))
+			if code != 400 || m["code"] != tc.code || m["detail"] == nil {
+				t.Fatalf("%s: %d %v", tc.name, code, m)
+			}
+		}
+		// A file with a header and no rows: a warning, nothing imported.
+		_, m = preview("h.csv", []byte("name\n"))
+		if code, m := importData(fmt.Sprintf(`{"temp_id":%q,"tb":"sites"}`, m["temp_id"])); code != 200 || m["status"] != "warning" || m["total"] != float64(0) {
+			t.Fatalf("header only: %d %v", code, m)
+		}
+		// An unknown type is refused before the file is read.
+		if code, m := f.uploadWith(t, f.super, api+"/preview-file", map[string]string{"type": "xml"}, "file", "x.csv", []byte("a\n1\n")); code != 400 || m["code"] != "import_error_unknown_type" {
+			t.Fatalf("unknown type: %d %v", code, m)
 		}
 		if code, m := preview("e.csv", []byte("")); code != 400 || m["code"] != "import_file_invalid" {
 			t.Fatalf("empty file: %d %v", code, m)
 		}
 		if code, _ := f.upload(t, f.writer, api+"/preview-file", "file", "x.csv", []byte("a\n1\n")); code != 403 {
 			t.Fatalf("writer previews: %d", code)
+		}
+	})
+}
+
+// A lookup may be given by the label (id_field) of the record it names,
+// found within the caller's rows; an unknown or ambiguous label is the
+// row's error and nothing is imported.
+func TestImportLookupByLabel(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		f := newDig(t, e)
+		if _, err := schema.PutTable(t.Context(), f.app.DB, "sites", schema.TableConfig{IDField: schema.Set("name")}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		pompeii := f.create(t, f.super, "sites", `{"name":"Pompeii"}`)
+		f.create(t, f.super, "sites", `{"name":"Ercolano"}`)
+		preview := func(csv string) string {
+			_, m := f.upload(t, f.super, "/dig/api/import/preview-file", "file", "u.csv", []byte(csv))
+			return m["temp_id"].(string)
+		}
+		code, m := f.do(t, f.super, "POST", "/dig/api/import/data", fmt.Sprintf(`{"temp_id":%q,"tb":"units"}`, preview("code,site\nUS1,Pompeii\nUS2,Nowhere\nUS3,Ercolano\n")))
+		if code != 400 || m["code"] != "import_rows_invalid" || !strings.Contains(fmt.Sprint(m["errors"]), "label_not_found") || !strings.Contains(fmt.Sprint(m["errors"]), "row:2") {
+			t.Fatalf("unknown label: %d %v", code, m)
+		}
+		code, m = f.do(t, f.super, "POST", "/dig/api/import/data", fmt.Sprintf(`{"temp_id":%q,"tb":"units"}`, preview(fmt.Sprintf("code,site\nUS1,Pompeii\nUS3,%d\n", pompeii))))
+		if code != 200 || m["inserted"] != float64(2) {
+			t.Fatalf("labels and ids: %d %v", code, m)
+		}
+		_, list := f.do(t, f.super, "GET", "/dig/api/records/units?filter[site][_eq]="+fmt.Sprint(pompeii), "")
+		if list["total"] != float64(2) {
+			t.Fatalf("units of Pompeii: %v", list)
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-archaeo/strata/core/applog"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/batch"
 	"github.com/strata-archaeo/strata/core/charts"
 	"github.com/strata-archaeo/strata/core/files"
@@ -24,7 +25,9 @@ import (
 	"github.com/strata-archaeo/strata/core/files/s3store"
 	"github.com/strata-archaeo/strata/core/freesql"
 	"github.com/strata-archaeo/strata/core/imports"
+	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/mail"
+	"github.com/strata-archaeo/strata/core/ops"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -46,6 +49,8 @@ const (
 	Instance = api.Instance
 	// App routes live under /<app>/api and see a resolved application.
 	App = api.App
+	// Root routes are the bare operations endpoints (/healthz, /readyz).
+	Root = api.Root
 )
 
 // Deps are what the server needs from the rest of the process.
@@ -71,6 +76,11 @@ type Deps struct {
 	// Config.S3 when set, checked here; else the local disk under
 	// <data-dir>/files, one folder per app).
 	Files files.Storage
+	// Jobs is the instance's job system (core/jobs), opened on the same
+	// storage as Apps; areas register their kinds on it while New builds
+	// them, so the caller starts it after New and stops it after the HTTP
+	// server. Nil: the /jobs routes answer 503 jobs_unavailable.
+	Jobs *jobs.System
 }
 
 // FileStorage is the file store the configuration names: S3 when a
@@ -117,6 +127,10 @@ type Server struct {
 	files    *files.Service
 	access   *auth.AccessCache // accounts and overrides by auth version
 	tokens   *auth.TokenCache  // verified session tokens
+	jobs     *jobs.System      // nil: none
+	health   *ops.Health
+	metrics  *ops.Metrics
+	backups  backup.Deps
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -135,7 +149,7 @@ func New(d Deps) (*Server, error) {
 	if d.Mailer == nil {
 		d.Mailer = mail.New(d.Getenv, nil)
 	}
-	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now, getenv: d.Getenv, mailer: d.Mailer, plugins: d.Plugins}
+	s := &Server{cfg: d.Config, apps: d.Apps, log: d.Logger, now: d.Now, getenv: d.Getenv, mailer: d.Mailer, plugins: d.Plugins, jobs: d.Jobs}
 	cost := d.Config.PasswordCost
 	if cost == 0 {
 		cost = auth.DefaultBcryptCost
@@ -151,6 +165,17 @@ func New(d Deps) (*Server, error) {
 		}
 	}
 	s.files = &files.Service{Storage: d.Files, Now: d.Now}
+	var plugins ops.Plugins // a nil *Manager must stay a nil interface
+	if d.Plugins != nil {
+		plugins = d.Plugins
+	}
+	s.health, s.metrics = ops.New(d.Apps, plugins, d.Now)
+	s.backups = backup.Deps{Apps: d.Apps, Files: d.Files, Store: backup.StoreFor(d.Files, d.Config.DataDir),
+		Jobs: d.Jobs, Now: d.Now, MaxUpload: d.Config.MaxBackupUploadBytes}
+	if d.Jobs != nil {
+		backup.Register(s.backups)
+		imports.Register(d.Jobs, s, d.Apps, d.Files)
+	}
 	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now); err != nil {
 		return nil, err
 	}
@@ -174,7 +199,7 @@ func New(d Deps) (*Server, error) {
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = false // fallback() answers 405 with "allowed"
 	e.ContextWithFallback = true
-	e.Use(s.recoverPanics, s.logRequests, s.checkQuery)
+	e.Use(s.metrics.Middleware, s.recoverPanics, s.logRequests, s.checkQuery)
 	e.NoRoute(s.fallback)
 	s.engine = e
 	routes := append(s.routeTable(), s.adminRoutes()...)
@@ -209,6 +234,14 @@ func (s *Server) handle(r Route) {
 	s.routes = append(s.routes, r)
 }
 
+// Jobs is the job system long operations run on (nil when the server was
+// built without one): an area registers its kinds on it.
+func (s *Server) Jobs() *jobs.System { return s.jobs }
+
+// MetricsHandler serves the Prometheus metrics (for their own listener,
+// STRATA_METRICS_ADDR).
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
 
@@ -241,6 +274,10 @@ func (s *Server) routeTable() []Route {
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.now)...)
-	core = append(core, imports.Routes(s, s.files.Storage, s.cfg.MaxUploadBytes)...)
+	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
+	core = append(core, jobs.Routes(s.jobs)...)
+	core = append(core, backup.Routes(s.backups)...)
+	core = append(core, s.health.Routes()...)
+	core = append(core, s.metrics.Route(s.cfg.MetricsToken))
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
 }

@@ -194,3 +194,7 @@ func newGorm(dialector gorm.Dialector, schemaName string) (*gorm.DB, error) {
 		// driver caches statements itself.
 	})
 }
+
+// Pool is the connection pool under the app (for work that needs its own
+// connection, such as a backup's read snapshot).
+func (db *DB) Pool() *sql.DB { return db.pool }

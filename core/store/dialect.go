@@ -30,19 +30,19 @@ func (e Engine) Placeholder(n int) string {
 // Rebind rewrites a query written with '?' markers into the engine's form.
 // Queries passed here are our own text; '?' never appears inside literals.
 func (e Engine) Rebind(query string) string {
-	if e != Postgres || !strings.Contains(query, "?") {
+	if e != Postgres || strings.IndexByte(query, '?') < 0 {
 		return query
 	}
-	var b strings.Builder
-	b.Grow(len(query) + 8)
-	n := 0
-	for i := 0; i < len(query); i++ {
-		if query[i] == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
+	b := make([]byte, 0, len(query)+len(query)/8+8)
+	n := int64(0)
+	for {
+		at := strings.IndexByte(query, '?')
+		if at < 0 {
+			return string(append(b, query...))
 		}
-		b.WriteByte(query[i])
+		n++
+		b = append(append(b, query[:at]...), '$')
+		b = strconv.AppendInt(b, n, 10)
+		query = query[at+1:]
 	}
-	return b.String()
 }

@@ -126,6 +126,13 @@ func (db *DB) PendingMigrations(ctx context.Context) ([]Migration, error) {
 // concurrently from several processes: each step re-checks, under the
 // write lock, that nobody applied it meanwhile.
 func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]Migration, error) {
+	return db.MigrateTo(ctx, now, 0)
+}
+
+// MigrateTo applies the pending steps up to and including step target
+// (0: all of them), as Migrate does. A restore brings an archive's system
+// tables to the step it was made at, loads it, then migrates the rest.
+func (db *DB) MigrateTo(ctx context.Context, now func() time.Time, target int) ([]Migration, error) {
 	if err := db.ensureMigrationTable(ctx); err != nil {
 		return nil, err
 	}
@@ -135,6 +142,9 @@ func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]Migration, e
 	}
 	var applied []Migration
 	for _, m := range pending {
+		if target > 0 && m.ID > target {
+			break
+		}
 		ran, err := db.applyMigration(ctx, m, now().UTC())
 		if err != nil {
 			return applied, fmt.Errorf("migration %04d_%s: %w", m.ID, m.Name, err)

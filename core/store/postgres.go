@@ -34,6 +34,7 @@ type PostgresOptions struct {
 type PostgresBackend struct {
 	pool *sql.DB
 	ns   string
+	conn *pgx.ConnConfig // what the pool connects with, for services that need their own pool
 }
 
 // OpenPostgres connects to url and makes sure the registry exists.
@@ -67,7 +68,7 @@ func OpenPostgres(ctx context.Context, url string, opts PostgresOptions) (*Postg
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	b := &PostgresBackend{pool: pool, ns: opts.Namespace}
+	b := &PostgresBackend{pool: pool, ns: opts.Namespace, conn: cfg.Copy()}
 	if err := b.ensureRegistry(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -82,6 +83,17 @@ func (b *PostgresBackend) Pool() *sql.DB { return b.pool }
 
 // Namespace returns the backend's namespace.
 func (b *PostgresBackend) Namespace() string { return b.ns }
+
+// ConnConfig is a copy of the configuration the shared pool connects
+// with (search_path pg_catalog, time zone UTC): for an instance-wide
+// service that needs a pgx pool of its own (the job queue).
+func (b *PostgresBackend) ConnConfig() *pgx.ConnConfig { return b.conn.Copy() }
+
+// ServiceSchema names the schema of an instance-wide service (the job
+// queue: ServiceSchema("jobs")): <ns>__<name>. The double underscore keeps
+// it apart from every app schema (<ns>_<app>, and app names start with a
+// letter); DestroyNamespace drops it with the rest.
+func (b *PostgresBackend) ServiceSchema(name string) string { return b.ns + "__" + name }
 
 func (b *PostgresBackend) registry() string {
 	return quoteIdent(b.ns) + "." + quoteIdent("apps")
@@ -222,8 +234,8 @@ func (b *PostgresBackend) Drop(ctx context.Context, name string) error {
 	return tx.Commit()
 }
 
-// DestroyNamespace drops every app of the namespace and the registry
-// itself. Tests call it to leave nothing behind.
+// DestroyNamespace drops every app of the namespace, its service schemas
+// and the registry itself. Tests call it to leave nothing behind.
 func (b *PostgresBackend) DestroyNamespace(ctx context.Context) error {
 	names, err := b.List(ctx)
 	if err != nil {
@@ -234,8 +246,29 @@ func (b *PostgresBackend) DestroyNamespace(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err = b.pool.ExecContext(ctx, `DROP SCHEMA IF EXISTS `+quoteIdent(b.ns)+` CASCADE`)
-	return err
+	rows, err := b.pool.QueryContext(ctx, `SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)`, b.ns+"__")
+	if err != nil {
+		return err
+	}
+	var services []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		services = append(services, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, n := range append(services, b.ns) {
+		if _, err := b.pool.ExecContext(ctx, `DROP SCHEMA IF EXISTS `+quoteIdent(n)+` CASCADE`); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (b *PostgresBackend) Close() error { return b.pool.Close() }

@@ -65,6 +65,10 @@ func OpenSQLite(dataDir string) (*SQLiteBackend, error) {
 
 func (b *SQLiteBackend) Engine() Engine { return SQLite }
 
+// DataDir is the data folder the backend was opened on: instance-wide
+// files (the job queue's jobs.db) live there, beside apps/.
+func (b *SQLiteBackend) DataDir() string { return filepath.Dir(b.appsDir) }
+
 // AppDir returns the folder that holds the app's database (and, later, its
 // files), whether or not the app exists.
 func (b *SQLiteBackend) AppDir(name string) string { return filepath.Join(b.appsDir, name) }
@@ -126,27 +130,15 @@ func (b *SQLiteBackend) Create(ctx context.Context, name string, init func(conte
 	if _, err := os.Stat(final); err == nil {
 		return ErrAppExists // a folder of that name is in the way
 	}
-	tmp := filepath.Join(b.appsDir, creatingPrefix+name+"-"+randomHex(6))
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return fmt.Errorf("create app dir: %w", err)
+	tmp, err := b.buildBeside(ctx, name, init)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
 			_ = os.RemoveAll(tmp)
 		}
 	}()
-	db, err := openSQLiteFile(filepath.Join(tmp, sqliteDBFile))
-	if err != nil {
-		return err
-	}
-	initErr := init(ctx, db)
-	closeErr := db.Close() // checkpoints the WAL into the main file
-	if initErr != nil {
-		return initErr
-	}
-	if closeErr != nil {
-		return fmt.Errorf("close new app database: %w", closeErr)
-	}
 	// rename(2) onto an existing non-empty folder fails, so a concurrent
 	// creator in another process cannot be overwritten.
 	if err := os.Rename(tmp, final); err != nil {
@@ -156,6 +148,30 @@ func (b *SQLiteBackend) Create(ctx context.Context, name string, init func(conte
 		return fmt.Errorf("publish app dir: %w", err)
 	}
 	return nil
+}
+
+// buildBeside makes an app's database in a hidden folder of the apps
+// folder and runs init on it; the folder is removed when anything fails.
+func (b *SQLiteBackend) buildBeside(ctx context.Context, name string, init func(context.Context, *DB) error) (string, error) {
+	tmp := filepath.Join(b.appsDir, creatingPrefix+name+"-"+randomHex(6))
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", fmt.Errorf("create app dir: %w", err)
+	}
+	db, err := openSQLiteFile(filepath.Join(tmp, sqliteDBFile))
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	initErr := init(ctx, db)
+	closeErr := db.Close() // checkpoints the WAL into the main file
+	if initErr == nil && closeErr != nil {
+		initErr = fmt.Errorf("close new app database: %w", closeErr)
+	}
+	if initErr != nil {
+		_ = os.RemoveAll(tmp)
+		return "", initErr
+	}
+	return tmp, nil
 }
 
 func (b *SQLiteBackend) Drop(ctx context.Context, name string) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,9 +22,18 @@ func TestValidIdent(t *testing.T) {
 		"finds": true, "a": true, "sys_users": true, "t2_x": true,
 		"": false, "Finds": false, "2x": false, "a-b": false, "a b": false,
 		`a"b`: false, "../x": false, "é": false, strings.Repeat("a", 63): true, strings.Repeat("a", 64): false,
+		"_a": false, "a_": true, "a\n": false, "a\x00": false, "aé": false, "a{": false, "a`": false, "a/": false, "a:": false,
+		"z9": true, "a@": false, "a[": false,
+	}
+	// The rule as a regular expression: the hand-written check must agree
+	// with it on every case and on every single byte after a letter.
+	rule := regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+	for c := 0; c < 256; c++ {
+		cases["a"+string([]byte{byte(c)})] = rule.MatchString("a" + string([]byte{byte(c)}))
+		cases[string([]byte{byte(c)})] = rule.MatchString(string([]byte{byte(c)}))
 	}
 	for in, want := range cases {
-		if got := store.ValidIdent(in); got != want {
+		if got := store.ValidIdent(in); got != want || rule.MatchString(in) != want {
 			t.Errorf("ValidIdent(%q) = %v, want %v", in, got, want)
 		}
 	}
@@ -43,8 +53,17 @@ func TestRebind(t *testing.T) {
 	if got := store.SQLite.Rebind(q); got != q {
 		t.Errorf("sqlite rebind changed the query: %s", got)
 	}
-	if got, want := store.Postgres.Rebind(q), "SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)"; got != want {
-		t.Errorf("postgres rebind = %s, want %s", got, want)
+	for in, want := range map[string]string{
+		q:          "SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)",
+		"SELECT 1": "SELECT 1",
+		"?":        "$1",
+		"??, ?":    "$1$2, $3",
+		"x IN (" + strings.Repeat("?, ", 11) + "?) AND y = ?": "x IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AND y = $13",
+		"é ? ü": "é $1 ü",
+	} {
+		if got := store.Postgres.Rebind(in); got != want {
+			t.Errorf("postgres rebind %q = %s, want %s", in, got, want)
+		}
 	}
 }
 

@@ -37,8 +37,9 @@ func NewInstanceWithClock(t testing.TB, e store.Engine, clock func() time.Time, 
 	return NewInstanceWith(t, e, server.Deps{Now: clock}, opts...)
 }
 
-// NewInstanceWith builds the server from deps (clock, extra routes); the
-// config, registry and logger are filled in.
+// NewInstanceWith builds the server from deps (clock, extra routes, a job
+// system); the config and logger are filled in, and the registry unless
+// deps has one (of engine e).
 func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...func(*config.Config)) *Instance {
 	t.Helper()
 	cfg := config.Default()
@@ -52,7 +53,10 @@ func NewInstanceWith(t testing.TB, e store.Engine, deps server.Deps, opts ...fun
 	for _, o := range opts {
 		o(&cfg)
 	}
-	reg := NewRegistry(t, e)
+	reg := deps.Apps
+	if reg == nil {
+		reg = NewRegistry(t, e)
+	}
 	deps.Config, deps.Apps = cfg, reg
 	if deps.Logger == nil {
 		deps.Logger = Logger()

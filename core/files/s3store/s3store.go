@@ -146,6 +146,15 @@ func (s *Store) Put(ctx context.Context, app string, r io.Reader) (string, int64
 	if err != nil {
 		return "", 0, err
 	}
+	n, err := s.putObject(ctx, name, r)
+	if err != nil {
+		return "", 0, err
+	}
+	return key, n, nil
+}
+
+// putObject streams r into the object name: whole or not at all.
+func (s *Store) putObject(ctx context.Context, name string, r io.Reader) (int64, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -153,19 +162,82 @@ func (s *Store) Put(ctx context.Context, app string, r io.Reader) (string, int64
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream"}
 	n, last, err := readPart(src, buf)
 	if err != nil {
-		return "", 0, err
+		return 0, err
 	}
 	if last {
 		if _, err := s.client.PutObject(ctx, s.bucket, name, bytes.NewReader(buf[:n]), int64(n), opts); err != nil {
-			return "", 0, fmt.Errorf("s3store: put %s: %w", name, err)
+			return 0, fmt.Errorf("s3store: put %s: %w", name, err)
 		}
-		return key, int64(n), nil
+		return int64(n), nil
 	}
-	size, err := s.putMultipart(ctx, name, src, buf, n, opts)
+	return s.putMultipart(ctx, name, src, buf, n, opts)
+}
+
+// Named objects live beside the blobs, under <prefix><area>/<app>/<name>,
+// for what has a name of its own (backup archives). The caller validates
+// names; area and app are checked here.
+func (s *Store) named(area, app, name string) (string, error) {
+	if !files.ValidBlobName(app, strings.Repeat("0", 32)) || area == "" || strings.ContainsAny(area+name, "/\\") || name == "" || strings.HasPrefix(name, ".") {
+		return "", errBadName
+	}
+	return s.prefix + area + "/" + app + "/" + name, nil
+}
+
+// PutNamed stores r as a named object, whole or not at all.
+func (s *Store) PutNamed(ctx context.Context, area, app, name string, r io.Reader) (int64, error) {
+	obj, err := s.named(area, app, name)
 	if err != nil {
-		return "", 0, err
+		return 0, err
 	}
-	return key, size, nil
+	return s.putObject(ctx, obj, r)
+}
+
+// GetNamed opens a named object (files.ErrBlobNotFound when missing).
+func (s *Store) GetNamed(ctx context.Context, area, app, name string) (files.Blob, error) {
+	obj, err := s.named(area, app, name)
+	if err != nil {
+		return nil, files.ErrBlobNotFound
+	}
+	o, err := s.client.GetObject(ctx, s.bucket, obj, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	st, err := o.Stat()
+	if err != nil {
+		o.Close()
+		return nil, mapErr(err)
+	}
+	return &blob{Object: o, info: files.BlobInfo{Key: name, Size: st.Size, ModTime: st.LastModified}}, nil
+}
+
+// DeleteNamed removes a named object (files.ErrBlobNotFound when missing).
+func (s *Store) DeleteNamed(ctx context.Context, area, app, name string) error {
+	obj, err := s.named(area, app, name)
+	if err != nil {
+		return files.ErrBlobNotFound
+	}
+	if _, err := s.client.StatObject(ctx, s.bucket, obj, minio.StatObjectOptions{}); err != nil {
+		return mapErr(err)
+	}
+	return s.client.RemoveObject(ctx, s.bucket, obj, minio.RemoveObjectOptions{})
+}
+
+// ListNamed lists an app's named objects of an area.
+func (s *Store) ListNamed(ctx context.Context, area, app string, fn func(files.BlobInfo) error) error {
+	probe, err := s.named(area, app, "x")
+	if err != nil {
+		return err
+	}
+	prefix := strings.TrimSuffix(probe, "x")
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return obj.Err
+		}
+		if err := fn(files.BlobInfo{Key: strings.TrimPrefix(obj.Key, prefix), Size: obj.Size, ModTime: obj.LastModified}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // putMultipart uploads buf[:n] as the first part and the rest of src

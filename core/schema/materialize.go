@@ -1,0 +1,60 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// Materialize creates the physical user tables the catalog in db's system
+// tables describes, with their columns, the indexes fields imply and the
+// indexes admins made: what a restore needs after loading a catalog into a
+// new database of either engine. Search indexes are built by
+// BuildSearchIndexes once the rows are in (cheaper than keeping them in
+// step row by row). Run it in the transaction that loads the catalog.
+func Materialize(ctx context.Context, tx *store.DB) error {
+	cat, err := Load(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// Parents first: a plugin table's id_link references its parent.
+	ordered := make([]*Table, 0, len(cat.Tables))
+	for _, t := range cat.Tables {
+		if !t.IsPlugin {
+			ordered = append(ordered, t)
+		}
+	}
+	for _, t := range cat.Tables {
+		if t.IsPlugin {
+			ordered = append(ordered, t)
+		}
+	}
+	for _, t := range ordered {
+		var parent *Table
+		if t.IsPlugin && t.PluginOf != "" {
+			parent, _ = cat.Table(t.PluginOf)
+		}
+		stmts := createTableSQL(tx, t, parent)
+		for _, f := range t.Fields {
+			stmts = append(stmts, addFieldSQL(tx, t, f)...)
+		}
+		if err := execAll(ctx, tx, "create table "+t.Name, stmts...); err != nil {
+			return err
+		}
+	}
+	idx, err := listIndexes(ctx, tx, "")
+	if err != nil {
+		return err
+	}
+	for _, ix := range idx {
+		if err := createIndex(ctx, tx, ix); err != nil {
+			return fmt.Errorf("index %s of %s: %w", ix.Name, ix.Table, err)
+		}
+	}
+	return nil
+}
+
+// BuildSearchIndexes builds the search indexes the catalog asks for (and
+// fills them from the rows already there), inside tx.
+func BuildSearchIndexes(ctx context.Context, tx *store.DB) error { return syncSearch(ctx, tx) }

@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Rows is a query's result being read: what *sql.Rows and pgx.Rows share.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Pipeline queues queries, each with the function that reads its rows,
+// and runs them in the order queued. A reader may queue further queries
+// (those that need what it read): they run once every query queued
+// before them has been read, in a next round.
+//
+// On PostgreSQL, outside a transaction, a round is one pgx batch: its
+// queries travel to the server together and their results come back
+// together, one round trip instead of one per query, on one connection.
+// The batch runs in one implicit transaction, each statement with its own
+// snapshot (read committed) taken in the order queued: a query queued
+// before another sees the database as it was no later than that one does.
+// On SQLite (no round trips), inside a transaction, and when the context
+// says so (WithoutPipelining), the queries run one by one in the same
+// order on the usual path: the answers are the same either way.
+//
+// Readers must not run queries themselves (the connection is busy with
+// the batch): they queue them. A reader is called with the rows once; it
+// need not read them all.
+type Pipeline struct {
+	db     *DB
+	queue  []pipelineQuery
+	rounds int
+}
+
+type pipelineQuery struct {
+	what  string
+	query string
+	args  []any
+	read  func(Rows) error
+}
+
+// Pipeline starts an empty pipeline on db.
+func (db *DB) Pipeline() *Pipeline { return &Pipeline{db: db} }
+
+type noPipelining struct{}
+
+// WithoutPipelining makes the pipelines run under ctx run their queries
+// one by one on every engine (tests compare both ways).
+func WithoutPipelining(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noPipelining{}, true)
+}
+
+type roundCounter struct{}
+
+// CountRounds makes the pipelines run under ctx add their rounds (round
+// trips on PostgreSQL; on SQLite, queries run one by one) to n: tests
+// check how many round trips an operation takes.
+func CountRounds(ctx context.Context, n *atomic.Int64) context.Context {
+	return context.WithValue(ctx, roundCounter{}, n)
+}
+
+// Pipelined reports whether the pipeline's rounds are each one round trip
+// (PostgreSQL outside a transaction).
+func (p *Pipeline) Pipelined(ctx context.Context) bool {
+	return p.db.Engine == Postgres && !p.db.tx && p.db.pool != nil && ctx.Value(noPipelining{}) == nil
+}
+
+// Query queues query, written with '?' markers; read is called with its
+// rows. what names the query in errors ("files of finds 12").
+func (p *Pipeline) Query(what, query string, args []any, read func(Rows) error) {
+	p.queue = append(p.queue, pipelineQuery{what: what, query: query, args: args, read: read})
+}
+
+// QueryRow queues a query that answers one row, scanned into dest (an
+// error when it answers none).
+func (p *Pipeline) QueryRow(what, query string, args []any, dest ...any) {
+	p.Query(what, query, args, func(rows Rows) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return sql.ErrNoRows
+		}
+		return rows.Scan(dest...)
+	})
+}
+
+// Rounds is the number of rounds run so far: round trips on PostgreSQL.
+func (p *Pipeline) Rounds() int { return p.rounds }
+
+// Run runs every queued query, and those queued while they are read,
+// stopping at the first error.
+func (p *Pipeline) Run(ctx context.Context) error {
+	if len(p.queue) == 0 {
+		return nil
+	}
+	if !p.Pipelined(ctx) {
+		for len(p.queue) > 0 {
+			round := p.next(ctx)
+			for _, q := range round {
+				if err := p.runOne(ctx, q); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	conn, err := p.db.pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		dc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: pipeline on a %T connection", driverConn)
+		}
+		for len(p.queue) > 0 {
+			if err := p.runBatch(ctx, dc.Conn(), p.next(ctx)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// next takes the queued queries as the next round.
+func (p *Pipeline) next(ctx context.Context) []pipelineQuery {
+	round := p.queue
+	p.queue = nil
+	p.rounds++
+	if n, ok := ctx.Value(roundCounter{}).(*atomic.Int64); ok {
+		n.Add(1)
+	}
+	return round
+}
+
+// runOne runs q alone on the usual path (statement cache, transaction).
+func (p *Pipeline) runOne(ctx context.Context, q pipelineQuery) error {
+	rows, err := p.db.Query(ctx, q.query, q.args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", q.what, err)
+	}
+	err = q.read(rows)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", q.what, err)
+	}
+	return nil
+}
+
+// runBatch sends round as one pgx batch and reads its results in order.
+func (p *Pipeline) runBatch(ctx context.Context, conn *pgx.Conn, round []pipelineQuery) (err error) {
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(round))}
+	for _, q := range round {
+		b.Queue(p.db.Engine.Rebind(q.query), q.args...)
+	}
+	res := conn.SendBatch(ctx, b)
+	defer func() {
+		if cerr := res.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	scan := &pgxRows{}
+	for _, q := range round {
+		rows, err := res.Query()
+		if err != nil {
+			// pgx prepares the batch's new statements together: the
+			// failing one may be any of them.
+			return fmt.Errorf("%s: %w", batchNames(round), err)
+		}
+		scan.Rows = rows
+		err = q.read(scan)
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.what, err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("%s: %w", batchNames(round), err)
+		}
+	}
+	return nil
+}
+
+// batchNames names the queries of a batch for an error.
+func batchNames(round []pipelineQuery) string {
+	if len(round) == 1 {
+		return round[0].what
+	}
+	names := make([]string, len(round))
+	for i, q := range round {
+		names[i] = q.what
+	}
+	return "one of " + strings.Join(names, ", ")
+}
+
+// pgxRows reads pgx's rows as database/sql would give them. Typed
+// destinations (int64, string, bool, float64, time.Time, pointers to
+// them, sql.Null*) scan alike; a *any destination gets the value
+// database/sql would (int64 for every integer, float64, string, bool,
+// time.Time, []byte), not pgx's native one (int32, pgtype.Numeric, a
+// decoded JSON value...).
+type pgxRows struct {
+	pgx.Rows
+	dest []any
+	anys []anyDest
+}
+
+func (r *pgxRows) Scan(dest ...any) error {
+	wrapped := false
+	for i, d := range dest {
+		p, ok := d.(*any)
+		if !ok {
+			continue
+		}
+		if !wrapped {
+			wrapped = true
+			r.dest = append(r.dest[:0], dest...)
+			if cap(r.anys) < len(dest) {
+				r.anys = make([]anyDest, len(dest))
+			}
+			r.anys = r.anys[:len(dest)]
+		}
+		r.anys[i].p = p
+		r.dest[i] = &r.anys[i]
+	}
+	if !wrapped {
+		return r.Rows.Scan(dest...)
+	}
+	return r.Rows.Scan(r.dest...)
+}
+
+// anyDest receives a column's value as database/sql gives it (pgx decodes
+// it with its database/sql conversion for a sql.Scanner).
+type anyDest struct{ p *any }
+
+func (d *anyDest) Scan(src any) error {
+	switch v := src.(type) {
+	case []byte:
+		// database/sql hands a *any its own copy of the bytes (empty,
+		// not nil, for an empty value).
+		b := make([]byte, len(v))
+		copy(b, v)
+		*d.p = b
+	case int32:
+		*d.p = int64(v)
+	case int16:
+		*d.p = int64(v)
+	case float32:
+		*d.p = float64(v)
+	default:
+		*d.p = src
+	}
+	return nil
+}
+
+// DB is the database the pipeline runs on.
+func (p *Pipeline) DB() *DB { return p.db }
