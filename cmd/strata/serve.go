@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/jobs"
+	"github.com/strata-archaeo/strata/core/nodelock"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/version"
@@ -28,6 +29,15 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest), "serve"}
 	}
 	log := newLogger(cfg, e.stderr)
+	if cfg.DatabaseURL == "" {
+		// SQLite serves one node: a second server on this folder stops
+		// here, before it opens anything (core/nodelock says why).
+		lock, err := nodelock.Acquire(cfg.DataDir, "listening on "+cfg.Addr)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	reg, err := openRegistry(ctx, cfg, e, log)
 	if err != nil {
 		return err
