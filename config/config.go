@@ -51,6 +51,12 @@ type Config struct {
 	// client sending it a byte at a time cannot hold a connection open
 	// (uploads set their own, longer deadline). STRATA_BODY_TIMEOUT.
 	BodyTimeout time.Duration
+	// AppMaxConcurrent caps the requests one app may have in progress
+	// (STRATA_APP_MAX_CONCURRENT; 0: no cap), so one busy app cannot
+	// starve the others; AppQueueTimeout is how long a request over the
+	// cap waits for a slot before 503 app_busy (STRATA_APP_QUEUE_TIMEOUT).
+	AppMaxConcurrent int
+	AppQueueTimeout  time.Duration
 	// RateLimits slow repeated sign-in, reset and API-key attempts.
 	RateLimits RateLimits
 	// TrustedProxies lists the reverse proxies (IP addresses or CIDR
@@ -181,6 +187,10 @@ const (
 	// DefaultMaxBatchRequests is the default cap of a batch's requests.
 	DefaultMaxBatchRequests = 1000
 	DefaultPasswordCost     = 12
+	// DefaultAppMaxConcurrent: far above what one app's users make on
+	// their own (the 16-client benchmark stays under it), low enough that
+	// one app flooding the instance leaves workers to the others.
+	DefaultAppMaxConcurrent = 64
 )
 
 // Default returns the built-in configuration.
@@ -198,6 +208,8 @@ func Default() Config {
 		LogFormat:            "text",
 		ShutdownTimeout:      15 * time.Second,
 		BodyTimeout:          30 * time.Second,
+		AppMaxConcurrent:     DefaultAppMaxConcurrent,
+		AppQueueTimeout:      5 * time.Second,
 		RateLimits:           DefaultRateLimits,
 	}
 }
@@ -252,6 +264,20 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_BODY_TIMEOUT: %q is not a positive duration (e.g. 30s)", v))
 		}
 		c.BodyTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("STRATA_APP_MAX_CONCURRENT")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_APP_MAX_CONCURRENT: %q is not a whole number (0 removes the cap)", v))
+		}
+		c.AppMaxConcurrent = n
+	}
+	if v := strings.TrimSpace(getenv("STRATA_APP_QUEUE_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_APP_QUEUE_TIMEOUT: %q is not a duration (e.g. 5s)", v))
+		}
+		c.AppQueueTimeout = d
 	}
 	if v := getenv("STRATA_MAX_BATCH_REQUESTS"); v != "" {
 		n, err := strconv.Atoi(v)

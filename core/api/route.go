@@ -43,6 +43,10 @@ type Route struct {
 	// signed `t` query parameter made for its path (auth.SignLink): for
 	// what browsers fetch by URL (<img>, a new tab).
 	SignedLink bool
+	// Stream marks a route that stays open to push events (job progress):
+	// it holds no slot of the app's concurrency cap, since it waits on
+	// others' work rather than taking the server's.
+	Stream bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

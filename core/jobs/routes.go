@@ -25,7 +25,7 @@ func Routes(sys *System) []api.Route {
 		{Scope: api.App, Method: http.MethodGet, Path: "/jobs", Access: auth.AdminOnly, Handler: h.list},
 		{Scope: api.App, Method: http.MethodGet, Path: "/jobs/:id", Access: auth.Enter, Handler: h.get},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/jobs/:id", Access: auth.Enter, Handler: h.cancel},
-		{Scope: api.App, Method: http.MethodGet, Path: "/jobs/:id/events", Access: auth.Enter, Handler: h.events},
+		{Scope: api.App, Method: http.MethodGet, Path: "/jobs/:id/events", Access: auth.Enter, Handler: h.events, Stream: true},
 	}
 }
 

@@ -124,6 +124,22 @@ func (s *Server) limitBody(limit int64, timeout time.Duration) gin.HandlerFunc {
 	}
 }
 
+var errAppBusy = errs.New(errs.Unavailable, "app_busy", "this application has too many requests in progress: retry shortly")
+
+// gateApp holds one of the app's slots (STRATA_APP_MAX_CONCURRENT) for
+// the rest of the request; with none free within the queue timeout the
+// answer is 503 app_busy with Retry-After.
+func (s *Server) gateApp(c *gin.Context) {
+	release, ok := s.gate.Enter(c.Request.Context(), appOf(c).Name)
+	if !ok {
+		c.Header("Retry-After", "1")
+		s.fail(c, errAppBusy)
+		return
+	}
+	defer release()
+	c.Next()
+}
+
 // resolveApp loads the application named by the first path segment.
 func (s *Server) resolveApp(c *gin.Context) {
 	a, err := s.apps.Get(c.Request.Context(), c.Param("app"))

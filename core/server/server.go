@@ -14,6 +14,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/applog"
+	"github.com/strata-archaeo/strata/core/appgate"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/backup"
@@ -131,6 +132,7 @@ type Server struct {
 	health   *ops.Health
 	metrics  *ops.Metrics
 	backups  backup.Deps
+	gate     *appgate.Gate // requests in progress per app
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -169,6 +171,7 @@ func New(d Deps) (*Server, error) {
 	if d.Plugins != nil {
 		plugins = d.Plugins
 	}
+	s.gate = appgate.New(d.Config.AppMaxConcurrent, d.Config.AppQueueTimeout)
 	s.health, s.metrics = ops.New(d.Apps, plugins, d.Now)
 	s.backups = backup.Deps{Apps: d.Apps, Files: d.Files, Store: backup.StoreFor(d.Files, d.Config.DataDir),
 		Jobs: d.Jobs, Now: d.Now, MaxUpload: d.Config.MaxBackupUploadBytes}
@@ -220,6 +223,9 @@ func (s *Server) handle(r Route) {
 	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit, r.BodyTimeout)}
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp)
+		if !r.Stream {
+			chain = append(chain, s.gateApp)
+		}
 		if r.Access != auth.Public {
 			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))
 		}
