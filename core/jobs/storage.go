@@ -202,3 +202,22 @@ func (st *storage) page(ctx context.Context, app string, limit, offset int) (ids
 	}
 	return ids, total, rows.Err()
 }
+
+// countByState counts the jobs of the whole instance by river state.
+func (st *storage) countByState(ctx context.Context) (map[rivertype.JobState]int64, error) {
+	rows, err := st.db.QueryContext(ctx, `SELECT state, count(*) FROM `+st.table+` WHERE kind = `+st.arg(1)+` GROUP BY state`, taskKind)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: count by state: %w", err)
+	}
+	defer rows.Close()
+	out := map[rivertype.JobState]int64{}
+	for rows.Next() {
+		var s string
+		var n int64
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[rivertype.JobState(s)] += n
+	}
+	return out, rows.Err()
+}

@@ -307,3 +307,17 @@ func (s *System) List(ctx context.Context, app string, page, perPage int) ([]Job
 	}
 	return out, total, nil
 }
+
+// CountByState counts the instance's jobs by state (every state present,
+// zero included): what the metrics report as jobs by state.
+func (s *System) CountByState(ctx context.Context) (map[State]int64, error) {
+	raw, err := s.st.countByState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[State]int64{Queued: 0, Running: 0, Done: 0, Failed: 0, Cancelled: 0}
+	for rs, n := range raw {
+		out[stateOf(rs)] += n
+	}
+	return out, nil
+}

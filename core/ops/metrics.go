@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"crypto/subtle"
 	"database/sql"
 	"net/http"
@@ -22,6 +23,10 @@ type PluginStat struct {
 	Name     string
 	State    string
 	Restarts int
+	// Calls the host made to the plugin, how many failed, and the time
+	// they took in all (rate(seconds)/rate(calls) is the mean latency).
+	Calls, Errors int64
+	Seconds       float64
 }
 
 // Metrics are the server's Prometheus metrics, in a registry of their own
@@ -33,6 +38,16 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	signIns  *prometheus.CounterVec
+}
+
+// Sign-in outcomes, the only values of the outcome label.
+var signInOutcomes = map[string]string{
+	"":                     "success",
+	"login_data_not_valid": "failure",
+	"account_locked":       "locked",
+	"rate_limited":         "rate_limited",
+	"not_enough_privilege": "pending",
 }
 
 // NewMetrics builds the metrics; pool (nil: none) is the PostgreSQL pool
@@ -46,7 +61,14 @@ func NewMetrics(pool *sql.DB, plugins Plugins) *Metrics {
 		Name: "strata_http_request_duration_seconds", Help: "Time to answer HTTP requests, by route template and method.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"route", "method"})
-	m.reg.MustRegister(m.requests, m.latency,
+	m.signIns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "strata_signin_attempts_total",
+		Help: "Password sign-in attempts by outcome: success, failure (wrong email or password), locked (refused by the account lock), rate_limited, pending, error.",
+	}, []string{"outcome"})
+	for _, o := range signInOutcomes {
+		m.signIns.WithLabelValues(o) // every outcome shows from the start, at 0
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.signIns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(pool, "postgres"))
@@ -73,6 +95,53 @@ func (m *Metrics) Middleware(c *gin.Context) {
 	}
 	m.requests.WithLabelValues(route, method, strconv.Itoa(c.Writer.Status())).Inc()
 	m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+}
+
+// SignIn counts one password sign-in attempt by its result (err nil: it
+// succeeded).
+func (m *Metrics) SignIn(err error) {
+	outcome, ok := signInOutcomes[errs.CodeOf(err)]
+	if !ok {
+		outcome = "error"
+	}
+	if err == nil {
+		outcome = "success"
+	}
+	m.signIns.WithLabelValues(outcome).Inc()
+}
+
+// WatchJobs reports the instance's jobs by state at each scrape, read
+// through count (the job system's CountByState).
+func (m *Metrics) WatchJobs(count func(ctx context.Context) (map[string]int64, error)) {
+	m.reg.MustRegister(jobCollector{count})
+}
+
+// WatchGate reports the requests refused by the per-app concurrency cap.
+func (m *Metrics) WatchGate(refused func() int64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "strata_app_busy_total", Help: "Requests refused with app_busy: their application had too many requests in progress.",
+	}, func() float64 { return float64(refused()) }))
+}
+
+var jobsDesc = prometheus.NewDesc("strata_jobs", "Jobs of the instance by state (queued, running, done, failed, cancelled).", []string{"state"}, nil)
+
+type jobCollector struct {
+	count func(ctx context.Context) (map[string]int64, error)
+}
+
+func (j jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (j jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := j.count(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		return
+	}
+	for state, n := range counts {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), state)
+	}
 }
 
 // Handler serves the metrics in Prometheus's text format.
@@ -108,11 +177,17 @@ type pluginCollector struct{ src Plugins }
 var (
 	pluginUp       = prometheus.NewDesc("strata_plugin_up", "1 when the plugin's process is running and serving calls.", []string{"plugin", "state"}, nil)
 	pluginRestarts = prometheus.NewDesc("strata_plugin_restarts_total", "Restarts of the plugin's process since the server started.", []string{"plugin"}, nil)
+	pluginCalls    = prometheus.NewDesc("strata_plugin_calls_total", "gRPC calls the server made to the plugin.", []string{"plugin"}, nil)
+	pluginErrors   = prometheus.NewDesc("strata_plugin_call_errors_total", "gRPC calls to the plugin that failed.", []string{"plugin"}, nil)
+	pluginSeconds  = prometheus.NewDesc("strata_plugin_call_seconds_total", "Time spent in gRPC calls to the plugin.", []string{"plugin"}, nil)
 )
 
 func (p pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pluginUp
 	ch <- pluginRestarts
+	ch <- pluginCalls
+	ch <- pluginErrors
+	ch <- pluginSeconds
 }
 
 func (p pluginCollector) Collect(ch chan<- prometheus.Metric) {
@@ -123,5 +198,8 @@ func (p pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(pluginUp, prometheus.GaugeValue, up, s.Name, s.State)
 		ch <- prometheus.MustNewConstMetric(pluginRestarts, prometheus.CounterValue, float64(s.Restarts), s.Name)
+		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(s.Calls), s.Name)
+		ch <- prometheus.MustNewConstMetric(pluginErrors, prometheus.CounterValue, float64(s.Errors), s.Name)
+		ch <- prometheus.MustNewConstMetric(pluginSeconds, prometheus.CounterValue, s.Seconds, s.Name)
 	}
 }

@@ -127,6 +127,7 @@ type Manager struct {
 	wg       sync.WaitGroup
 	sockDir  string   // <RunDir>/plugins-<pid>/m<n>, once Start made it
 	sysReady sync.Map // app + "\x00" + plugin → struct{} once its system tables exist
+	calls    callStatsTable
 
 	mu       sync.RWMutex
 	plugins  map[string]*plugin // loaded, by name
@@ -479,8 +480,11 @@ func (m *Manager) States() map[string]string {
 // PluginStats are the loaded plugins' states and restarts (for metrics).
 func (m *Manager) PluginStats() []ops.PluginStat {
 	var out []ops.PluginStat
-	for _, info := range m.List() {
-		out = append(out, ops.PluginStat{Name: info.Name, State: string(info.State), Restarts: info.Restarts})
+	for _, p := range m.loaded() {
+		info := p.info()
+		c := m.calls.of(p.file)
+		out = append(out, ops.PluginStat{Name: info.Name, State: string(info.State), Restarts: info.Restarts,
+			Calls: c.calls.Load(), Errors: c.errors.Load(), Seconds: time.Duration(c.nanos.Load()).Seconds()})
 	}
 	return out
 }

@@ -130,7 +130,8 @@ func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pl
 		StartTimeout:     m.opts.StartTimeout,
 		Logger:           newSlogLogger(m.log, label),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageSize))},
+			grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageSize)),
+			grpc.WithUnaryInterceptor(m.calls.of(file).intercept)},
 	})
 	proc := &process{client: client, exited: make(chan struct{}), stop: make(chan struct{})}
 	rpcClient, err := client.Client()

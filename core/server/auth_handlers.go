@@ -46,16 +46,17 @@ func (s *Server) handleLogin(c *gin.Context) {
 	}
 	c.Set(applog.CtxSubject, auth.NormalizeEmail(req.Email)) // whom a failed sign-in was for, in the log
 	if err := s.allowSignIn(c, appOf(c).Name, req.Email); err != nil {
+		s.metrics.SignIn(err)
 		s.fail(c, err)
 		return
 	}
 	u, err := s.authn.Login(c.Request.Context(), appOf(c).DB, req.Email, req.Password)
+	if err == nil && !auth.Enter.Allows(u.Privilege) {
+		err = auth.ErrAccountPending
+	}
+	s.metrics.SignIn(err)
 	if err != nil {
 		s.fail(c, err)
-		return
-	}
-	if !auth.Enter.Allows(u.Privilege) {
-		s.fail(c, auth.ErrAccountPending)
 		return
 	}
 	s.issue(c, u)

@@ -56,6 +56,9 @@ func TestMetrics(t *testing.T) {
 		for _, u := range []string{"/dig/api/records/zz_private_table?q=zz_private_value", "/zz_private_path", "/dig/api/info/app"} {
 			testenv.Do(t, inst.Server, "GET", u, "", testenv.Bearer(token))
 		}
+		for range 2 {
+			testenv.Do(t, inst.Server, "POST", "/dig/api/auth/login", `{"email":"admin@example.org","password":"zz_private_wrong"}`, nil)
+		}
 		testenv.Scenario{Name: "no token", URL: "/metrics", ExpectedStatus: 401, ExpectedContent: []string{"invalid_token"}}.Run(t, inst.Server)
 		testenv.Scenario{Name: "a session token is not the metrics token", URL: "/metrics", Headers: testenv.Bearer(token), ExpectedStatus: 401}.Run(t, inst.Server)
 		req := httptest.NewRequest("GET", "/metrics", nil)
@@ -71,6 +74,10 @@ func TestMetrics(t *testing.T) {
 			`strata_http_requests_total{method="GET",route="unmatched",status="404"}`,
 			`strata_http_request_duration_seconds_bucket{method="GET",route="/:app/api/records/:tb"`,
 			"go_goroutines",
+			`strata_signin_attempts_total{outcome="success"} 1`,
+			`strata_signin_attempts_total{outcome="failure"} 2`,
+			`strata_signin_attempts_total{outcome="locked"} 0`,
+			`strata_app_busy_total 0`,
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("metrics lack %s", want)
@@ -83,4 +90,41 @@ func TestMetrics(t *testing.T) {
 			t.Fatal("a client-supplied value or the token is in the metrics")
 		}
 	})
+}
+
+// TestJobMetrics: the jobs of the instance by state, read at each scrape
+// from the job system's table, so any node reports the same figures.
+func TestJobMetrics(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		inst := testenv.NewInstanceWithJobs(t, e, func(c *config.Config) { c.MetricsToken = "tok" })
+		testenv.NewApp(t, inst.Apps, "dig")
+		scrape := func() string {
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			req.Header.Set("Authorization", "Bearer tok")
+			rec := httptest.NewRecorder()
+			inst.Server.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Fatalf("metrics: %d", rec.Code)
+			}
+			return rec.Body.String()
+		}
+		if body := scrape(); !strings.Contains(body, `strata_jobs{state="done"} 0`) || !strings.Contains(body, `strata_jobs{state="queued"} 0`) {
+			t.Fatalf("no jobs yet:\n%s", grepLines(body, "strata_jobs"))
+		}
+		token := testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
+		testenv.Scenario{Method: "POST", URL: "/dig/api/backups", Headers: testenv.Bearer(token), ExpectedStatus: 200}.Run(t, inst.Server)
+		if body := scrape(); !strings.Contains(body, `strata_jobs{state="done"} 1`) {
+			t.Fatalf("after a backup:\n%s", grepLines(body, "strata_jobs"))
+		}
+	})
+}
+
+func grepLines(body, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

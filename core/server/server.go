@@ -173,6 +173,17 @@ func New(d Deps) (*Server, error) {
 	}
 	s.gate = appgate.New(d.Config.AppMaxConcurrent, d.Config.AppQueueTimeout)
 	s.health, s.metrics = ops.New(d.Apps, plugins, d.Now)
+	s.metrics.WatchGate(s.gate.Refused)
+	if d.Jobs != nil {
+		s.metrics.WatchJobs(func(ctx context.Context) (map[string]int64, error) {
+			counts, err := d.Jobs.CountByState(ctx)
+			out := make(map[string]int64, len(counts))
+			for st, n := range counts {
+				out[string(st)] = n
+			}
+			return out, err
+		})
+	}
 	s.backups = backup.Deps{Apps: d.Apps, Files: d.Files, Store: backup.StoreFor(d.Files, d.Config.DataDir),
 		Jobs: d.Jobs, Now: d.Now, MaxUpload: d.Config.MaxBackupUploadBytes}
 	if d.Jobs != nil {
