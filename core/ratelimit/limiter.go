@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -24,6 +25,42 @@ type Limiter struct {
 	mu    sync.Mutex
 	tat   map[string]time.Time
 	sweep time.Time // next time expired keys are dropped
+
+	shared *Shared // nil: this node's memory only
+	name   string  // the limiter's name in the shared store
+}
+
+// ShareThrough makes the limit hold across nodes: events this node allows
+// are also taken from st's budget, kept under name (Shared says how).
+// It returns l.
+func (l *Limiter) ShareThrough(st *Shared, name string) *Limiter {
+	l.shared, l.name = st, name
+	return l
+}
+
+// AllowContext is Allow, also taking the event from the shared budget
+// when the limiter has one.
+func (l *Limiter) AllowContext(ctx context.Context, key string) (bool, time.Duration) {
+	return l.takeShared(ctx, key, true)
+}
+
+// CheckContext is Check, also asking the shared budget.
+func (l *Limiter) CheckContext(ctx context.Context, key string) (bool, time.Duration) {
+	return l.takeShared(ctx, key, false)
+}
+
+func (l *Limiter) takeShared(ctx context.Context, key string, record bool) (bool, time.Duration) {
+	ok, retry := l.take(key, record)
+	var err error
+	if !ok || l.shared == nil || !l.Enabled() {
+		return ok, retry
+	}
+	ok, retry, err = l.shared.take(ctx, l.name, key, l.interval, l.window, l.now(), record)
+	if err != nil {
+		l.shared.errors.Add(1)
+		return true, 0 // this node's own count allowed it
+	}
+	return ok, retry
 }
 
 // New returns a limiter of limit events per window for each key, reading

@@ -190,7 +190,11 @@ func New(d Deps) (*Server, error) {
 		backup.Register(s.backups)
 		imports.Register(d.Jobs, s, d.Apps, d.Files)
 	}
-	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now); err != nil {
+	shared, err := sharedLimits(d.Apps, d.Config.RateLimits)
+	if err != nil {
+		return nil, err
+	}
+	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now, shared); err != nil {
 		return nil, err
 	}
 	s.catalogs = schema.NewCache()
