@@ -136,8 +136,11 @@ func s3FromEnv(getenv func(string) string) (S3, []error) {
 	return c, errs
 }
 
-// RateLimits are the per-node limits of CONTRACT §10 (0 disables one).
+// RateLimits are the limits of CONTRACT §10 (0 disables one), shared by
+// the nodes of a PostgreSQL instance.
 type RateLimits struct {
+	RegisterPerAddr    int // self-registrations a minute per client address
+	OAuthStartPerAddr  int // OAuth sign-ins started a minute per client address
 	SignInPerAddr      int // sign-in attempts a minute per client address
 	SignInPerAccount   int // sign-in attempts a minute per account (email)
 	ResetPerAddr       int // reset requests a minute per client address
@@ -146,7 +149,7 @@ type RateLimits struct {
 }
 
 // DefaultRateLimits are the limits of CONTRACT §10.
-var DefaultRateLimits = RateLimits{SignInPerAddr: 20, SignInPerAccount: 10, ResetPerAddr: 5, ResetMailsPerHour: 3, APIKeyFailsPerAddr: 30}
+var DefaultRateLimits = RateLimits{RegisterPerAddr: 10, OAuthStartPerAddr: 20, SignInPerAddr: 20, SignInPerAccount: 10, ResetPerAddr: 5, ResetMailsPerHour: 3, APIKeyFailsPerAddr: 30}
 
 // rateSettings names each limit for env and flags.
 func (r *RateLimits) settings() []struct {
@@ -162,6 +165,8 @@ func (r *RateLimits) settings() []struct {
 		{"STRATA_RATE_RESET_PER_ADDR", "rate-reset-per-addr", "password-reset requests a minute per client address", &r.ResetPerAddr},
 		{"STRATA_RATE_RESET_MAILS_PER_HOUR", "rate-reset-mails-per-hour", "password-reset mails an hour per address mailed", &r.ResetMailsPerHour},
 		{"STRATA_RATE_APIKEY_FAILS_PER_ADDR", "rate-apikey-fails-per-addr", "failed API-key authentications a minute per client address", &r.APIKeyFailsPerAddr},
+		{"STRATA_RATE_REGISTER_PER_ADDR", "rate-register-per-addr", "self-registrations (password or OAuth) a minute per client address", &r.RegisterPerAddr},
+		{"STRATA_RATE_OAUTH_START_PER_ADDR", "rate-oauth-start-per-addr", "OAuth sign-ins started a minute per client address", &r.OAuthStartPerAddr},
 	}
 }
 

@@ -60,7 +60,7 @@ func TestInvalidSettingsAreAllReported(t *testing.T) {
 }
 
 func TestRateLimitSettings(t *testing.T) {
-	if d := Default().RateLimits; d != (RateLimits{20, 10, 5, 3, 30}) {
+	if d := Default().RateLimits; d != (RateLimits{RegisterPerAddr: 10, OAuthStartPerAddr: 20, SignInPerAddr: 20, SignInPerAccount: 10, ResetPerAddr: 5, ResetMailsPerHour: 3, APIKeyFailsPerAddr: 30}) {
 		t.Fatalf("defaults of CONTRACT §10: %+v", d)
 	}
 	c, err := FromEnv(envOf(map[string]string{"STRATA_RATE_SIGNIN_PER_ADDR": "50", "STRATA_RATE_RESET_MAILS_PER_HOUR": "0",

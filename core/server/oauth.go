@@ -70,6 +70,10 @@ func (s *Server) handleOAuthRedirect(c *gin.Context) {
 		s.fail(c, errUnknownProvider)
 		return
 	}
+	if err := s.allowOAuthStart(c); err != nil {
+		s.fail(c, err)
+		return
+	}
 	a := appOf(c)
 	p, ok, err := s.providerFor(c, a, provider)
 	if err != nil {
@@ -323,6 +327,10 @@ func (s *Server) handleOAuthRegister(c *gin.Context) {
 	a := appOf(c)
 	if err := s.checkRegistrationOpen(ctx, a); err != nil {
 		s.failOK(c, err)
+		return
+	}
+	if err := s.allowRegistration(c); err != nil {
+		s.fail(c, err)
 		return
 	}
 	var req oauthRegisterRequest

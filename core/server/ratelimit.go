@@ -28,6 +28,8 @@ type limits struct {
 	resetAddr     *ratelimit.Limiter // reset requests, per client address
 	resetMail     *ratelimit.Limiter // reset mails, per address mailed
 	keyFail       *ratelimit.Limiter // failed API-key authentications, per client address
+	registerAddr  *ratelimit.Limiter // self-registrations, per client address
+	oauthAddr     *ratelimit.Limiter // OAuth sign-ins started, per client address
 }
 
 func newLimits(r config.RateLimits, trusted []string, now func() time.Time, shared *ratelimit.Shared) (*limits, error) {
@@ -49,6 +51,8 @@ func newLimits(r config.RateLimits, trusted []string, now func() time.Time, shar
 		resetAddr:     limiter("reset_addr", r.ResetPerAddr, time.Minute),
 		resetMail:     limiter("reset_mail", r.ResetMailsPerHour, time.Hour),
 		keyFail:       limiter("apikey_fail", r.APIKeyFailsPerAddr, time.Minute),
+		registerAddr:  limiter("register_addr", r.RegisterPerAddr, time.Minute),
+		oauthAddr:     limiter("oauth_start_addr", r.OAuthStartPerAddr, time.Minute),
 	}, nil
 }
 
@@ -105,6 +109,24 @@ func (s *Server) allowResetRequest(c *gin.Context) error {
 func (s *Server) allowResetMail(ctx context.Context, email string) bool {
 	ok, _ := s.limits.resetMail.AllowContext(ctx, auth.NormalizeEmail(email))
 	return ok
+}
+
+// allowRegistration counts one self-registration (password or OAuth) per
+// client address, before anything is checked or hashed.
+func (s *Server) allowRegistration(c *gin.Context) error {
+	if ok, retry := s.limits.registerAddr.AllowContext(c.Request.Context(), s.clientAddr(c)); !ok {
+		return limited(retry)
+	}
+	return nil
+}
+
+// allowOAuthStart counts one OAuth sign-in started per client address: each
+// start stores a state and sends the browser to the provider.
+func (s *Server) allowOAuthStart(c *gin.Context) error {
+	if ok, retry := s.limits.oauthAddr.AllowContext(c.Request.Context(), s.clientAddr(c)); !ok {
+		return limited(retry)
+	}
+	return nil
 }
 
 // checkKeyFailures refuses an API key from an address that has failed too

@@ -208,3 +208,42 @@ func TestAPIKeyFailureRateLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestRegistrationAndOAuthStartRateLimits: self-registration (10 a minute)
+// and OAuth starts (20 a minute) per client address, counted before any
+// check; another address keeps its own budget.
+func TestRegistrationAndOAuthStartRateLimits(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		env := newSignupEnv(t, e, nil, withRateLimits)
+		env.openRegistration()
+		h := env.inst.Server
+		for _, tc := range []struct {
+			name, method, url, body string
+			limit                   int
+		}{
+			{"register", "POST", "/dig/api/auth/register", `{}`, 10},
+			{"oauth register", "POST", "/dig/api/auth/oauth/register", `{}`, 0}, // shares the registration budget
+			{"oauth start", "GET", "/dig/api/auth/oauth/idp_a/redirect", "", 20},
+		} {
+			const addr = "203.0.113.9"
+			for i := 0; i < tc.limit; i++ {
+				if status, body, _ := from(t, h, addr, tc.method, tc.url, tc.body, nil); status == http.StatusTooManyRequests {
+					t.Fatalf("%s %d of %d: %v", tc.name, i+1, tc.limit, body)
+				}
+			}
+			status, body, retry := from(t, h, addr, tc.method, tc.url, tc.body, nil)
+			expectLimited(t, tc.name+" over the limit", status, body, retry)
+			if tc.limit == 0 {
+				continue // its answer below the limit is BraDypUS's HTTP 200 error
+			}
+			if status, body, _ := from(t, h, "203.0.113.10", tc.method, tc.url, tc.body, nil); status == http.StatusTooManyRequests {
+				t.Fatalf("%s from another address: %v", tc.name, body)
+			}
+		}
+		env.clk.Advance(time.Minute)
+		if status, body, _ := from(t, h, "203.0.113.9", "POST", "/dig/api/auth/register", `{}`, nil); status == http.StatusTooManyRequests {
+			t.Fatalf("a minute later: %v", body)
+		}
+	})
+}

@@ -53,6 +53,10 @@ func (s *Server) handleRegister(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := s.allowRegistration(c); err != nil {
+		s.fail(c, err)
+		return
+	}
 	var req registerRequest
 	if err := bindJSON(c, &req); err != nil {
 		s.fail(c, err)
