@@ -202,3 +202,5 @@ func (n *node) login(app, email, password string) string {
 }
 
 var nodeClient = &http.Client{Timeout: 30 * time.Second}
+
+func jsonDecode(raw []byte, v any) error { return json.Unmarshal(raw, v) }

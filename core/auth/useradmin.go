@@ -284,7 +284,12 @@ func updateUser(ctx context.Context, tx *store.DB, actor *Actor, in UserInput, h
 		changes["email"] = *in.Email
 	}
 	if hash != "" {
+		// A new password ends every session of the account, on every node
+		// (the token version is checked on each request): whoever knew the
+		// old one is signed out. The caller changing their own gets a new
+		// token in the answer.
 		changes["password"] = hash
+		changes["token_version"] = gorm.Expr("token_version + 1")
 	}
 	if in.Privilege != nil && *in.Privilege != target.Privilege {
 		if target.Privilege == SuperAdmin && superAdmins <= 1 {
