@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,10 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-archaeo/strata/core/testenv"
 )
 
 // nodeArgsEnv, when set in the environment, makes this test binary a
@@ -41,23 +41,8 @@ type node struct {
 	code   int
 }
 
-// lockedBuffer collects a process's output written by another goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is the test kit's goroutine-safe buffer.
+type lockedBuffer = testenv.SyncBuffer
 
 // nodeEnv is the child's environment: this process's, without any Strata
 // or database setting of the machine, plus env.

@@ -184,23 +184,15 @@ func upload(t *testing.T, n *node, tok, path, name string, content []byte) int {
 	fw, _ := w.CreateFormFile("file", name)
 	_, _ = fw.Write(content)
 	_ = w.Close()
-	req, _ := http.NewRequest("POST", n.URL+path, &body)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := nodeClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	status, raw := n.raw(t, "POST", path, tok, w.FormDataContentType(), &body)
 	var m struct {
 		ID   int `json:"id"`
 		File struct {
 			ID int `json:"id"`
 		} `json:"file"`
 	}
-	if resp.StatusCode != 200 || jsonDecode(raw, &m) != nil || (m.ID == 0 && m.File.ID == 0) {
-		t.Fatalf("upload: %d %s", resp.StatusCode, raw)
+	if status != 200 || jsonDecode(raw, &m) != nil || (m.ID == 0 && m.File.ID == 0) {
+		t.Fatalf("upload: %d %s", status, raw)
 	}
 	if m.ID != 0 {
 		return m.ID
@@ -210,7 +202,21 @@ func upload(t *testing.T, n *node, tok, path, name string, content []byte) int {
 
 func download(t *testing.T, n *node, tok, path string) []byte {
 	t.Helper()
-	req, _ := http.NewRequest("GET", n.URL+path, nil)
+	status, raw := n.raw(t, "GET", path, tok, "", nil)
+	if status != 200 {
+		t.Fatalf("download: %d %s", status, raw)
+	}
+	return raw
+}
+
+// raw sends a request with a bearer token and returns the status and the
+// body's bytes.
+func (n *node) raw(t *testing.T, method, path, tok, contentType string, body io.Reader) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, n.URL+path, body)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := nodeClient.Do(req)
 	if err != nil {
@@ -218,10 +224,7 @@ func download(t *testing.T, n *node, tok, path string) []byte {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("download: %d %s", resp.StatusCode, raw)
-	}
-	return raw
+	return resp.StatusCode, raw
 }
 
 // buildPlugins builds the named plugins of this repository into a new

@@ -103,23 +103,8 @@ func install(t testing.TB, src, dst string) {
 	}
 }
 
-// syncBuffer collects log output written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is the test kit's goroutine-safe buffer.
+type syncBuffer = testenv.SyncBuffer
 
 // fastOptions make supervision quick enough for tests.
 func fastOptions(dir string, reg *apps.Registry, log *slog.Logger) pluginhost.Options {

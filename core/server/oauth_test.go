@@ -35,23 +35,8 @@ const (
 	ownOrigin    = "http://example.com"
 )
 
-// lockedBuffer collects log output written from request goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is the test kit's goroutine-safe buffer.
+type lockedBuffer = testenv.SyncBuffer
 
 type oauthEnv struct {
 	t     *testing.T

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,23 +21,8 @@ import (
 	"github.com/strata-archaeo/strata/core/testenv"
 )
 
-// signupLogs collects log output written from request goroutines.
-type signupLogs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *signupLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *signupLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// signupLogs is the test kit's goroutine-safe buffer.
+type signupLogs = testenv.SyncBuffer
 
 // signupEnv is an instance whose mail goes to a local provider speaking the
 // real wire format, with a clock the test moves.

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,23 +103,8 @@ func buildPlugins(root, dir string) error {
 	return nil
 }
 
-// syncBuffer collects log output written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is the test kit's goroutine-safe buffer.
+type syncBuffer = testenv.SyncBuffer
 
 // fixture is a server with the real plugins on real storage: app "dig"
 // with the tables sites (name), units (code, site: a lookup to sites) and
