@@ -51,6 +51,11 @@ type Config struct {
 	// client sending it a byte at a time cannot hold a connection open
 	// (uploads set their own, longer deadline). STRATA_BODY_TIMEOUT.
 	BodyTimeout time.Duration
+	// WriteTimeout bounds the time an ordinary request may take to be
+	// answered once its body is in (STRATA_WRITE_TIMEOUT; 0: none), so a
+	// client that stops reading cannot hold a connection. Downloads,
+	// exports and event streams have none.
+	WriteTimeout time.Duration
 	// AppMaxConcurrent caps the requests one app may have in progress
 	// (STRATA_APP_MAX_CONCURRENT; 0: no cap), so one busy app cannot
 	// starve the others; AppQueueTimeout is how long a request over the
@@ -213,6 +218,7 @@ func Default() Config {
 		LogFormat:            "text",
 		ShutdownTimeout:      15 * time.Second,
 		BodyTimeout:          30 * time.Second,
+		WriteTimeout:         2 * time.Minute,
 		AppMaxConcurrent:     DefaultAppMaxConcurrent,
 		AppQueueTimeout:      5 * time.Second,
 		RateLimits:           DefaultRateLimits,
@@ -269,6 +275,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_BODY_TIMEOUT: %q is not a positive duration (e.g. 30s)", v))
 		}
 		c.BodyTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("STRATA_WRITE_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_WRITE_TIMEOUT: %q is not a duration (e.g. 2m; 0 for none)", v))
+		}
+		c.WriteTimeout = d
 	}
 	if v := strings.TrimSpace(getenv("STRATA_APP_MAX_CONCURRENT")); v != "" {
 		n, err := strconv.Atoi(v)

@@ -51,6 +51,7 @@ var (
 		{"SERVICE_PUBLIC_URL", "", "external base URL (http:// or https://): links in mails, OAuth redirects"},
 		{"STRATA_MAX_BODY_BYTES", fmt.Sprint(config.DefaultMaxBodyBytes), "request body cap in bytes; larger bodies get 413 too_large"},
 		{"STRATA_BODY_TIMEOUT", "30s", "time allowed to send a request body; a slower one gets 408 body_timeout"},
+		{"STRATA_WRITE_TIMEOUT", "2m", "time to answer an ordinary request once its body is in (0: none)"},
 		{"STRATA_APP_MAX_CONCURRENT", "64", "requests one application may have in progress (0: no cap)"},
 		{"STRATA_APP_QUEUE_TIMEOUT", "5s", "how long a request over its app's cap waits before 503 app_busy"},
 		{"STRATA_MAX_BATCH_REQUESTS", fmt.Sprint(config.DefaultMaxBatchRequests), "most requests in one POST /<app>/api/batch; more get 413 batch_too_large"},

@@ -44,9 +44,12 @@ type Route struct {
 	// what browsers fetch by URL (<img>, a new tab).
 	SignedLink bool
 	// Stream marks a route that stays open to push events (job progress):
-	// it holds no slot of the app's concurrency cap, since it waits on
-	// others' work rather than taking the server's.
+	// no write deadline, and no slot of the app's concurrency cap, since it
+	// waits on others' work rather than taking the server's.
 	Stream bool
+	// LongAnswer marks a route whose answer may take long to send (a
+	// download or an export of any size): no write deadline.
+	LongAnswer bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

@@ -92,7 +92,7 @@ func Routes(d Deps) []api.Route {
 		{Scope: api.App, Method: http.MethodGet, Path: "/backups", Access: auth.AdminOnly, Handler: h.list},
 		{Scope: api.App, Method: http.MethodPost, Path: "/backups", Access: auth.AdminOnly, Handler: h.create},
 		{Scope: api.App, Method: http.MethodPost, Path: "/backups/upload", Access: auth.SuperAdminOnly, Handler: h.upload, BodyLimit: d.MaxUpload, BodyTimeout: time.Hour},
-		{Scope: api.App, Method: http.MethodGet, Path: "/backup/:file/download", Access: auth.AdminOnly, Handler: h.download, SignedLink: true},
+		{Scope: api.App, Method: http.MethodGet, Path: "/backup/:file/download", Access: auth.AdminOnly, Handler: h.download, SignedLink: true, LongAnswer: true},
 		{Scope: api.App, Method: http.MethodPost, Path: "/backup/:file/restore", Access: auth.AdminOnly, Handler: h.restore},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/backup/:file", Access: auth.AdminOnly, Handler: h.delete},
 	}

@@ -140,6 +140,21 @@ func (s *Server) gateApp(c *gin.Context) {
 	c.Next()
 }
 
+// writeDeadline gives the request, once its body is in, WriteTimeout to be
+// answered: past it the connection's writes fail, so a client that stops
+// reading cannot hold it. bodyTimeout is the route's own time to send its
+// body (0: the configured one), added because the clock starts now.
+func (s *Server) writeDeadline(bodyTimeout time.Duration) gin.HandlerFunc {
+	if bodyTimeout <= 0 {
+		bodyTimeout = s.cfg.BodyTimeout
+	}
+	return func(c *gin.Context) {
+		// Not every writer supports deadlines (tests' recorders).
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(bodyTimeout + s.cfg.WriteTimeout))
+		c.Next()
+	}
+}
+
 // resolveApp loads the application named by the first path segment.
 func (s *Server) resolveApp(c *gin.Context) {
 	a, err := s.apps.Get(c.Request.Context(), c.Param("app"))

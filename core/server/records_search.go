@@ -16,7 +16,7 @@ import (
 func (s *Server) searchRoutes() []Route {
 	return []Route{
 		{Scope: App, Method: http.MethodGet, Path: "/tables", Access: auth.Enter, Handler: s.handleTables},
-		{Scope: App, Method: http.MethodGet, Path: "/records/:tb/export", Access: auth.Read, Handler: s.handleExport, SignedLink: true},
+		{Scope: App, Method: http.MethodGet, Path: "/records/:tb/export", Access: auth.Read, Handler: s.handleExport, SignedLink: true, LongAnswer: true},
 		{Scope: App, Method: http.MethodPost, Path: "/records/:tb/export-link", Access: auth.Read, Handler: s.handleExportLink},
 	}
 }

@@ -236,6 +236,9 @@ func New(d Deps) (*Server, error) {
 // handle mounts one route with the middleware its scope needs.
 func (s *Server) handle(r Route) {
 	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit, r.BodyTimeout)}
+	if !r.Stream && !r.LongAnswer && s.cfg.WriteTimeout > 0 {
+		chain = append(chain, s.writeDeadline(r.BodyTimeout))
+	}
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp)
 		if !r.Stream {

@@ -42,7 +42,7 @@ func Routes(host api.Host, svc *files.Service, maxUpload int64) []api.Route {
 		{Scope: api.App, Method: http.MethodDelete, Path: "/file-link/:id", Access: auth.Edit, Handler: s.handleFileUnlink},
 		{Scope: api.App, Method: http.MethodPost, Path: "/files/sort", Access: auth.Edit, Handler: s.handleFileSort},
 		{Scope: api.App, Method: http.MethodGet, Path: "/files", Access: auth.Read, Handler: s.handleFileList},
-		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload, SignedLink: true},
+		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/download", Access: auth.Read, Handler: s.handleFileDownload, SignedLink: true, LongAnswer: true},
 		{Scope: api.App, Method: http.MethodGet, Path: "/file/:id/thumb", Access: auth.Read, Handler: s.handleFileThumb, SignedLink: true},
 		{Scope: api.App, Method: http.MethodPatch, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFilePatch},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/file/:id", Access: auth.Edit, Handler: s.handleFileDelete},
