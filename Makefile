@@ -1,5 +1,6 @@
 # Strata — build, run, test.
 #   make run    build and start on SQLite (./data), app creation enabled
+#   make web    rebuild the web application (web/ → core/webui/dist, committed)
 #   make test   every test, on SQLite and (when a server answers) PostgreSQL
 #   make bench-load  load benchmark over HTTP, both engines (docs/performance.md)
 GO      ?= go
@@ -10,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # a count such as 1000000x, replaces every target's budget.
 FUZZTIME ?=
 
-.PHONY: build run test test-short fuzz bench bench-load lint clean proto
+.PHONY: build run web test test-short fuzz bench bench-load lint clean proto
 
 build:
 	$(GO) build -o $(BIN)/strata ./cmd/strata
@@ -19,6 +20,12 @@ build:
 
 run: build
 	SERVICE_ALLOW_NEW_APP=$${SERVICE_ALLOW_NEW_APP:-1} ./$(BIN)/strata serve --demo
+
+# The web application's build is committed (core/webui/dist) and embedded
+# with go:embed, so build and run need no npm; after changing web/, rebuild
+# it here and commit both. The lockfile pins every package.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
 
 # -p 2: the reference machine has two cores; packages share one PostgreSQL.
 test:

@@ -42,7 +42,8 @@ func ensureDemo(ctx context.Context, reg *apps.Registry, log *slog.Logger) (stri
 	return `
 Strata is running at %[1]s with a demo application "demo"
 (3 sites, 6 trenches, 48 stratigraphic units, 288 finds).
-  sign in as ` + demoEmail + ` / ` + demoPassword + `
+  open %[1]s/?app=demo in a browser and sign in as ` + demoEmail + ` / ` + demoPassword + `
+  or, with curl:
 
   TOKEN=$(curl -s -X POST %[1]s/demo/api/auth/login -H 'Content-Type: application/json' \
     -d '{"email":"` + demoEmail + `","password":"` + demoPassword + `"}' | sed 's/.*"token":"\([^"]*\)".*/\1/')

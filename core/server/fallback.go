@@ -18,10 +18,14 @@ var (
 	errMethodNotAllowed    = errs.New(errs.MethodNotAllowed, "method_not_allowed", "the route does not accept this method")
 )
 
-// fallback answers every request no route matched, in the JSON envelope:
+// fallback answers every request no route matched: the web application's
+// pages and assets, else a JSON error:
 // an unknown application, a path missing or wrongly carrying the application
 // prefix, a method the path does not accept, or an unknown route.
 func (s *Server) fallback(c *gin.Context) {
+	if s.webui.Serve(c.Writer, c.Request) {
+		return // a page or an asset of the web application (core/webui)
+	}
 	path := c.Request.URL.Path
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 

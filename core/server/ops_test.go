@@ -53,7 +53,7 @@ func TestMetrics(t *testing.T) {
 		inst := testenv.NewInstance(t, e, func(c *config.Config) { c.MetricsToken = "s3cret-metrics" })
 		testenv.NewApp(t, inst.Apps, "dig")
 		token := testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
-		for _, u := range []string{"/dig/api/records/zz_private_table?q=zz_private_value", "/zz_private_path", "/dig/api/info/app"} {
+		for _, u := range []string{"/dig/api/records/zz_private_table?q=zz_private_value", "/api/zz_private_path", "/dig/api/info/app"} {
 			testenv.Do(t, inst.Server, "GET", u, "", testenv.Bearer(token))
 		}
 		for range 2 {

@@ -29,8 +29,12 @@ func TestRoutingErrorsUseTheEnvelope(t *testing.T) {
 			{Name: "unknown app, unknown route", URL: "/nope/api/whatever", ExpectedStatus: 404, ExpectedContent: []string{`"code":"app_not_found"`}},
 			{Name: "known app, unknown route", URL: "/demo/api/whatever", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
 			{Name: "unknown instance route", URL: "/api/whatever", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
-			{Name: "outside the api", URL: "/some/page", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
-			{Name: "root", URL: "/", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
+			// GET of a page path answers the web application (core/webui);
+			// other methods and paths no page has stay JSON.
+			{Name: "outside the api, not GET", Method: "POST", URL: "/some/page", Body: `{}`, ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
+			{Name: "root, not GET", Method: "DELETE", URL: "/", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
+			{Name: "no page has the path", URL: "/favicon.ico", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
+			{Name: "unknown asset", URL: "/static/assets/nothing.js", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
 			{Name: "trailing slash is another path", URL: "/api/info/", ExpectedStatus: 404, ExpectedContent: []string{`"code":"route_not_found"`}},
 			{Name: "wrong method on instance route", Method: "DELETE", URL: "/api/info", ExpectedStatus: 405,
 				ExpectedContent: []string{`"code":"method_not_allowed"`, `"allowed":["GET"]`}},

@@ -35,6 +35,7 @@ import (
 	"github.com/strata-archaeo/strata/core/searchreplace"
 	"github.com/strata-archaeo/strata/core/templates"
 	"github.com/strata-archaeo/strata/core/vocab"
+	"github.com/strata-archaeo/strata/core/webui"
 	"github.com/strata-archaeo/strata/core/welcome"
 )
 
@@ -132,7 +133,8 @@ type Server struct {
 	health   *ops.Health
 	metrics  *ops.Metrics
 	backups  backup.Deps
-	gate     *appgate.Gate // requests in progress per app
+	gate     *appgate.Gate  // requests in progress per app
+	webui    *webui.Handler // the web application's pages (fallback)
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -218,6 +220,7 @@ func New(d Deps) (*Server, error) {
 	e.HandleMethodNotAllowed = false // fallback() answers 405 with "allowed"
 	e.ContextWithFallback = true
 	e.Use(s.metrics.Middleware, s.recoverPanics, s.logRequests, s.checkQuery)
+	s.webui = webui.New()
 	e.NoRoute(s.fallback)
 	s.engine = e
 	routes := append(s.routeTable(), s.adminRoutes()...)

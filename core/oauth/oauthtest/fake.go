@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,7 @@ type Provider struct {
 	access       map[string]Identity
 	failToken    int
 	redirectURIs []string
+	consent      *Identity
 }
 
 // NewIdpA starts a fake OpenID Connect provider, closed at cleanup.
@@ -65,9 +67,7 @@ func start(t testing.TB, name string) *Provider {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", p.token)
 	mux.HandleFunc("GET /userinfo", p.userinfo)
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "the fake has no consent page: use Grant", http.StatusNotImplemented)
-	})
+	mux.HandleFunc("GET /authorize", p.authorize)
 	p.Server = httptest.NewServer(mux)
 	t.Cleanup(p.Server.Close)
 	return p
@@ -107,6 +107,38 @@ func (p *Provider) Grant(id Identity) string {
 	p.codes[code] = id
 	p.mu.Unlock()
 	return code
+}
+
+// Consent makes the authorization page answer as if the user had signed
+// in as id and consented: a redirect to the request's redirect_uri with a
+// fresh code and the state, as a provider sends the browser back. A
+// browser test drives the whole flow this way; without Consent the page
+// answers 501 and API tests use Grant.
+func (p *Provider) Consent(id Identity) {
+	p.mu.Lock()
+	p.consent = &id
+	p.mu.Unlock()
+}
+
+func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	id := p.consent
+	p.mu.Unlock()
+	q := r.URL.Query()
+	if id == nil {
+		http.Error(w, "the fake has no consent page: use Grant or Consent", http.StatusNotImplemented)
+		return
+	}
+	target, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || target.Host == "" || q.Get("client_id") != p.ClientID || q.Get("response_type") != "code" {
+		http.Error(w, "invalid authorization request", http.StatusBadRequest)
+		return
+	}
+	back := target.Query()
+	back.Set("code", p.Grant(*id))
+	back.Set("state", q.Get("state"))
+	target.RawQuery = back.Encode()
+	http.Redirect(w, r, target.String(), http.StatusFound)
 }
 
 // FailNextTokens makes the next n token requests answer 500.

@@ -1,0 +1,235 @@
+package browsertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/demo"
+	"github.com/strata-archaeo/strata/core/mail"
+	"github.com/strata-archaeo/strata/core/mail/mailtest"
+	"github.com/strata-archaeo/strata/core/oauth/oauthtest"
+	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/server"
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/testenv"
+)
+
+const (
+	appName       = "demo"
+	adminEmail    = "demo@example.org"
+	adminPassword = "demo-password"
+	// accounts the scenarios use besides the admin
+	resetEmail = "reset@example.org"
+	oauthEmail = "oauth@example.org"
+)
+
+var plugins = []string{"chronology", "radiocarbon"}
+
+// root is the module's directory (go test runs in the package's).
+func root(t testing.TB) string {
+	dir, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("module root not found from %s", dir)
+	}
+	return dir
+}
+
+// requireBrowser skips (or, with STRATA_REQUIRE_BROWSER=1, fails) when
+// what the browser tests need is missing.
+func requireBrowser(t *testing.T) (node, chromium string) {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv("STRATA_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("%s (STRATA_REQUIRE_BROWSER=1)", what)
+		}
+		t.Skipf("skipped: %s; install it to run the browser tests (README, \"The web application\")", what)
+	}
+	if testing.Short() && os.Getenv("STRATA_REQUIRE_BROWSER") != "1" {
+		t.Skip("skipped in -short mode")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	chromium = os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("Chromium is not installed at " + chromium + " (apt-get install chromium)")
+	}
+	if _, err := os.Stat(filepath.Join(root(t), "web", "node_modules", "playwright-core")); err != nil {
+		missing("web/node_modules is missing (cd web && npm ci)")
+	}
+	return node, chromium
+}
+
+// buildPlugins builds the plugins the scenarios use into dir.
+func buildPlugins(t *testing.T, dir string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, p := range plugins {
+		args = append(args, "./plugins/"+p)
+	}
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build the plugins: %v: %s", err, stderr.String())
+	}
+}
+
+// site is a running server with everything the scenarios need.
+type site struct {
+	URL     string // the server, over a real listener
+	Control string // the test's own endpoints (mailbox)
+}
+
+func startSite(t *testing.T, e store.Engine, pluginDir string) site {
+	t.Helper()
+	ctx := context.Background()
+	reg := testenv.NewRegistry(t, e)
+	app, err := reg.Create(ctx, apps.CreateParams{Name: appName, Definition: "Demo excavation", Email: adminEmail,
+		Password: adminPassword, AdminName: "Demo Admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Seed(ctx, app, demo.Small, 1, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.NewUser(t, app, "Reset Person", resetEmail, auth.Writer)
+	testenv.NewUser(t, app, "OAuth Person", oauthEmail, auth.Reader)
+
+	mailbox := mailtest.NewProvider(t)
+	idp := oauthtest.NewIdpA(t)
+	idp.Consent(oauthtest.Identity{Sub: "g-oauth-person", Email: oauthEmail, EmailVerified: true, Name: "OAuth Person"})
+	mailEnv, idpEnv := mailbox.Getenv(), oauthtest.Getenv(idp)
+	getenv := func(k string) string {
+		if v := mailEnv(k); v != "" {
+			return v
+		}
+		return idpEnv(k)
+	}
+
+	mgr := pluginhost.New(pluginhost.Options{Dir: pluginDir, Apps: reg, Logger: testenv.Logger(),
+		Env: pluginhost.Environment(func(string) string { return "" }, t.TempDir())})
+	if err := mgr.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.Stop)
+	for _, p := range plugins {
+		if s := mgr.State(p); s != pluginhost.StateRunning {
+			t.Fatalf("plugin %s: %s", p, s)
+		}
+	}
+	cfg := config.Default()
+	cfg.PasswordCost = 4
+	cfg.RateLimits = config.RateLimits{}
+	cfg.DataDir = t.TempDir()
+	srv, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: testenv.Logger(), Plugins: mgr,
+		Getenv: getenv, Mailer: mail.New(getenv, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(srv)
+	t.Cleanup(web.Close)
+
+	// What the scenarios start from: radiocarbon dates on the units, and
+	// the OAuth provider configured for the app.
+	token := testenv.Login(t, srv, appName, adminEmail, adminPassword)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/config/table/units/radiocarbon", ""},
+		{"PUT", "/config/app", fmt.Sprintf(`{"oauth":{"idp_a":{"client_id":%q,"client_secret":%q}}}`, idp.ClientID, idp.ClientSecret)},
+	} {
+		if status, body := testenv.Do(t, srv, c.method, "/"+appName+"/api"+c.path, c.body, testenv.Bearer(token)); status != 200 {
+			t.Fatalf("%s %s: %d %v", c.method, c.path, status, body)
+		}
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /mail", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(mailbox.Received())
+	})
+	control := httptest.NewServer(mux)
+	t.Cleanup(control.Close)
+	return site{URL: web.URL, Control: control.URL}
+}
+
+// TestBrowserScenarios runs web/e2e/scenarios.mjs on each engine.
+func TestBrowserScenarios(t *testing.T) {
+	node, chromium := requireBrowser(t)
+	pluginDir := t.TempDir()
+	buildPlugins(t, pluginDir)
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		// Not parallel: one Chromium at a time on a 2-core machine.
+		s := startSite(t, e, pluginDir)
+		shots := filepath.Join(root(t), "web", "e2e", "screenshots", string(e))
+		if err := os.MkdirAll(shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, "e2e/scenarios.mjs")
+		cmd.Dir = filepath.Join(root(t), "web")
+		cmd.Env = append(os.Environ(), "BASE_URL="+s.URL, "CONTROL_URL="+s.Control, "APP="+appName,
+			"ADMIN_EMAIL="+adminEmail, "ADMIN_PASSWORD="+adminPassword, "RESET_EMAIL="+resetEmail,
+			"OAUTH_EMAIL="+oauthEmail, "SHOTS_DIR="+shots, "CHROMIUM="+chromium, "ENGINE="+string(e))
+		if only := os.Getenv("E2E_ONLY"); only != "" {
+			cmd.Env = append(cmd.Env, "E2E_ONLY="+only)
+		}
+		out, err := cmd.CombinedOutput()
+		t.Logf("scenarios (%s), screenshots in %s:\n%s", e, shots, out)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatal("the scenarios took more than 3 minutes")
+		}
+		if err != nil {
+			var failed []string
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "FAIL ") {
+					failed = append(failed, strings.TrimPrefix(line, "FAIL "))
+				}
+			}
+			t.Fatalf("scenarios failed (%v): %s", err, strings.Join(failed, "; "))
+		}
+	})
+}
+
+// TestComponents runs the component tests of the filter builder and the
+// field editors (vitest, in jsdom).
+func TestComponents(t *testing.T) {
+	node, _ := requireBrowser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "node_modules/vitest/vitest.mjs", "run")
+	cmd.Dir = filepath.Join(root(t), "web")
+	cmd.Env = append(os.Environ(), "CI=1", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("vitest:\n%s", out)
+	if err != nil {
+		t.Fatalf("component tests failed: %v", err)
+	}
+}

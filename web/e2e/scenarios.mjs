@@ -1,0 +1,386 @@
+// End-to-end scenarios of the web application in headless Chromium
+// against a running Strata server (started by core/webui/browsertest,
+// which passes the addresses and accounts in the environment). Each
+// scenario runs in a new tab — a new sessionStorage, so a new session —
+// saves screenshots into SHOTS_DIR and fails on any console error (a CSP
+// violation included). Prints "ok <name>" / "FAIL <name>: <why>" and a
+// closing "N passed, N failed".
+import { launch } from './browser.mjs'
+import { join } from 'node:path'
+import assert from 'node:assert/strict'
+
+const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v }
+const BASE = env('BASE_URL')
+const CONTROL = env('CONTROL_URL')
+const APP = env('APP')
+const ADMIN = { email: env('ADMIN_EMAIL'), password: env('ADMIN_PASSWORD') }
+const RESET_EMAIL = env('RESET_EMAIL')
+const SHOTS = env('SHOTS_DIR')
+const ONLY = process.env.E2E_ONLY ? process.env.E2E_ONLY.split(',') : null
+const TIMEOUT = 15000
+
+async function shot(page, name) { await page.screenshot({ path: join(SHOTS, name + '.png'), fullPage: true }) }
+
+async function signIn(page, { email, password } = ADMIN) {
+  await page.goto(`${BASE}/?app=${APP}`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.waitForURL(`${BASE}/${APP}`)
+  await page.locator('[data-test=user]').filter({ hasText: /\S/ }).waitFor()
+}
+
+// api calls the API with the tab's own session token.
+async function api(page, path, init = {}) {
+  return page.evaluate(async ([app, path, init]) => {
+    const s = JSON.parse(sessionStorage.getItem('strata.sessions'))[app]
+    const r = await fetch(`/${app}/api${path}`, { ...init, headers: { Authorization: 'Bearer ' + s.token, 'Content-Type': 'application/json' } })
+    return { status: r.status, body: await r.json() }
+  }, [APP, path, init])
+}
+
+const totalOf = async (page) => Number((await page.locator('[data-test=total]').textContent()).match(/\d+/)[0])
+
+const scenarios = {
+  async 'sign in, wrong password, sign out'(page) {
+    await page.goto(BASE + '/')
+    await page.getByRole('button', { name: /Demo excavation/ }).click()
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill('not-the-password')
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor()
+    await shot(page, 'signin-error')
+    await page.getByLabel('Password').fill(ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL(`${BASE}/${APP}`)
+    await page.getByText('Demo Admin').waitFor()
+    const stored = await page.evaluate(() => JSON.parse(sessionStorage.getItem('strata.sessions')))
+    assert.ok(stored[APP]?.token, 'the token is in sessionStorage')
+    assert.equal(await page.evaluate(() => document.cookie), '', 'no cookie')
+    await shot(page, 'tables')
+    await page.locator('[data-test=signout]').click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor()
+    assert.equal(await page.evaluate((app) => JSON.parse(sessionStorage.getItem('strata.sessions'))[app], APP), undefined)
+  },
+
+  async 'browse: sort, page, quick search, columns'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'Finds', exact: true }).first().click()
+    await page.locator('[data-test=rows] tr').first().waitFor()
+    assert.equal(await totalOf(page), 288)
+    await page.getByRole('button', { name: /^Weight/ }).click()
+    await page.waitForURL(/sort=weight&dir=asc/)
+    await page.getByRole('button', { name: /^Weight/ }).click()
+    await page.waitForURL(/dir=desc/)
+    const weights = await page.locator('[data-test=rows] tr td:nth-child(5)').allTextContents()
+    const nums = weights.map(Number)
+    assert.deepEqual(nums, [...nums].sort((a, b) => b - a), 'sorted by weight, descending')
+    await page.locator('[data-test=next-page]').click()
+    await page.waitForURL(/page=2/)
+    await page.locator('[data-test=page]').filter({ hasText: 'Page 2 of 10' }).waitFor()
+    await page.locator('[data-test=quick-search]').fill('INV-00001')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.waitForURL(/q=INV-00001/)
+    await page.locator('[data-test=total]').filter({ hasText: /^10 records/ }).waitFor()
+    await page.locator('summary', { hasText: 'Columns' }).click()
+    await page.locator('[data-test=columns]').getByLabel('Description').check()
+    await page.waitForURL(/cols=/)
+    await page.getByRole('columnheader', { name: 'Description' }).waitFor()
+    await shot(page, 'list')
+  },
+
+  async 'filter with a nested condition, kept in the URL'(page) {
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/finds`)
+    await page.locator('[data-test=rows] tr').first().waitFor()
+    await page.locator('[data-test=toggle-filter]').click()
+    const root = page.locator('[data-test=filter-group-0]')
+    // material is bronze AND (weight > 4000 OR unit › code starts with "US 1")
+    await root.locator('[data-test=add-condition]').last().click()
+    const c1 = root.locator('[data-test=condition]').first()
+    await c1.locator('[data-test=cond-field]').selectOption({ label: 'Material' })
+    await c1.locator('[data-test=cond-op]').selectOption('_eq')
+    await c1.locator('[data-test=cond-value]').fill('bronze')
+    await root.locator('[data-test=add-group]').last().click()
+    const group = page.locator('[data-test=filter-group-1]')
+    await group.locator('[data-test=join]').selectOption('or')
+    const g1 = group.locator('[data-test=condition]').first()
+    await g1.locator('[data-test=cond-field]').selectOption({ label: 'Weight (g)' })
+    await g1.locator('[data-test=cond-op]').selectOption('_gt')
+    await g1.locator('[data-test=cond-value]').fill('4000')
+    await group.locator('[data-test=add-condition]').click()
+    const g2 = group.locator('[data-test=condition]').nth(1)
+    await g2.locator('[data-test=cond-field]').selectOption({ label: 'Unit › code' })
+    await g2.locator('[data-test=cond-op]').selectOption('_starts_with')
+    await g2.locator('[data-test=cond-value]').fill('US 1')
+    await shot(page, 'filter-builder')
+    await page.locator('[data-test=apply-filter]').click()
+    await page.waitForURL(/f=/)
+    const want = { _and: [{ material: { _eq: 'bronze' } }, { _or: [{ weight: { _gt: '4000' } }, { unit: { code: { _starts_with: 'US 1' } } }] }] }
+    const f = JSON.parse(new URL(page.url()).searchParams.get('f'))
+    assert.deepEqual(f, want)
+    const expected = await api(page, `/records/finds?filter=${encodeURIComponent(JSON.stringify(want))}&per_page=1`)
+    assert.equal(expected.status, 200)
+    assert.ok(expected.body.total > 0 && expected.body.total < 288, `a real selection: ${expected.body.total}`)
+    await page.locator('[data-test=total]').filter({ hasText: new RegExp(`^${expected.body.total} records`) }).waitFor()
+    await shot(page, 'filtered')
+    // The shared URL reproduces the view, conditions included.
+    const shared = page.url()
+    const other = await page.context().newPage()
+    try {
+      await other.goto(BASE + '/')
+      await other.evaluate((s) => sessionStorage.setItem('strata.sessions', s), await page.evaluate(() => sessionStorage.getItem('strata.sessions')))
+      await other.goto(shared)
+      await other.locator('[data-test=total]').filter({ hasText: new RegExp(`^${expected.body.total} records`) }).waitFor()
+      assert.equal(await other.locator('[data-test=filter-group-1] [data-test=condition]').count(), 2)
+    } finally { await other.close() }
+  },
+
+  async 'edit a record: validation, lookup, radiocarbon date with its curve'(page) {
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/units/9`)
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Code').fill('')
+    await page.locator('[data-test=save]').click()
+    await page.locator('.field[data-field=code] .field-error').filter({ hasText: 'Required' }).waitFor()
+    await shot(page, 'validation')
+    await page.getByLabel('Code').fill('US 9')
+    const trench = page.getByLabel('Trench')
+    await trench.fill('S02-T0')
+    await page.getByRole('option', { name: 'S02-T02' }).click()
+    await page.locator('[data-test=add-row-units_radiocarbon]').click()
+    await page.getByLabel('Lab code').fill('OxA-9999')
+    await page.getByLabel('Age (BP)').fill('2450')
+    await page.getByLabel('Error (±)').fill('35')
+    await shot(page, 'edit-form')
+    await page.locator('[data-test=save]').click()
+    await page.locator('[data-test=notice]').filter({ hasText: 'Saved.' }).waitFor()
+    await page.locator('dd[data-field=trench] a').filter({ hasText: 'S02-T02' }).waitFor()
+    const curve = page.locator('[data-test=c14-density]')
+    await curve.waitFor()
+    assert.ok((await curve.getAttribute('d')).split('L').length > 20, 'the probability curve has points')
+    const s1 = await page.locator('[data-test=sigma1]').textContent()
+    assert.match(s1, /BCE/)
+    await page.locator('[data-test=c14-curve]').scrollIntoViewIfNeeded()
+    await shot(page, 'radiocarbon')
+    const rec = await api(page, '/record/units/9')
+    assert.equal(rec.body.core.trench.val_label, 'S02-T02')
+    assert.equal(rec.body.plugins.units_radiocarbon.data[0].lab_code.val, 'OxA-9999')
+    assert.ok(rec.body.plugins.units_radiocarbon.data[0].cal_2s_from.val > 0, 'calibrated on save')
+  },
+
+  async 'field editors: select, number bounds, date, boolean, markdown preview'(page) {
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/finds/20`)
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Material').selectOption('iron')
+    await page.getByLabel('Weight (g)').fill('-5')
+    await page.getByLabel('Found on').fill('2021-03-04')
+    await page.getByLabel('Complete').check()
+    await page.locator('[data-test=save]').click()
+    await page.locator('.field[data-field=weight] .field-error').waitFor()
+    await shot(page, 'field-errors')
+    await page.getByLabel('Weight (g)').fill('12.5')
+    await page.locator('[data-test=save]').click()
+    await page.locator('[data-test=notice]').waitFor()
+    const rec = (await api(page, '/record/finds/20')).body.core
+    assert.deepEqual([rec.material.val, rec.weight.val, rec.found_on.val, rec.complete.val], ['iron', 12.5, '2021-03-04', true])
+    await page.goto(`${BASE}/${APP}/t/sites/1`)
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Description').fill('A **strong** wall and <img src=x onerror=alert(1)>')
+    await page.locator('[data-test=md-preview]').click()
+    await page.locator('.md-preview strong').filter({ hasText: 'strong' }).waitFor()
+    assert.equal(await page.locator('.md-preview img').count(), 0, 'raw HTML is not rendered in the preview')
+    await shot(page, 'markdown')
+    await page.locator('[data-test=save]').click()
+    await page.locator('dd[data-field=description] strong').waitFor()
+  },
+
+  async 'versions: diff and restore'(page) {
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/finds/30`)
+    const before = (await api(page, '/record/finds/30')).body.core.description.val
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Description').fill('changed by the browser test')
+    await page.locator('[data-test=save]').click()
+    await page.locator('dd[data-field=description]').filter({ hasText: 'changed by the browser test' }).waitFor()
+    await page.locator('[data-test=versions]').click()
+    await page.locator('[data-test=versions-panel] li button').first().click()
+    const diff = page.locator('[data-test=diff]')
+    await diff.getByText(before).waitFor()
+    await diff.getByText('changed by the browser test').waitFor()
+    await shot(page, 'versions')
+    await page.locator('[data-test=restore]').click()
+    await page.locator('[data-test=notice]').filter({ hasText: 'Version restored' }).waitFor()
+    await page.locator('dd[data-field=description]').filter({ hasText: before }).waitFor()
+  },
+
+  async 'Harris matrix of the demo site'(page) {
+    await signIn(page)
+    await page.locator(`nav a[href="/${APP}/matrix/units"]`).click()
+    await page.waitForURL(/matrix\/units/)
+    await page.locator('[data-test=matrix-node]').first().waitFor()
+    assert.equal(await page.locator('[data-test=matrix-node]').count(), 48)
+    assert.ok(await page.locator('[data-test=matrix] line.edge').count() >= 42, 'relations drawn')
+    // US 1 covers US 2: US 1 is drawn above.
+    const y = async (label) => (await page.locator('[data-test=matrix-node]', { hasText: new RegExp(`^${label}$`) }).boundingBox()).y
+    assert.ok(await y('US 1') < await y('US 2'))
+    await shot(page, 'matrix')
+    await page.locator('[data-test=matrix-node]', { hasText: /^US 2$/ }).click()
+    await page.waitForURL(/t\/units\/2$/)
+  },
+
+  async 'admin: add a user with a table privilege'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'Users' }).click()
+    const form = page.locator('[data-test=add-user]')
+    await form.getByLabel('Name').fill('Trench Writer')
+    await form.getByLabel('Email').fill('trench.writer@example.org')
+    await form.getByLabel('Password').fill('a-long-password')
+    await form.getByLabel('Privilege').selectOption({ label: 'reader' })
+    await form.getByRole('button', { name: 'Add a user' }).click()
+    await page.locator('[data-test=users]').getByText('trench.writer@example.org').waitFor()
+    await page.locator('[data-test="privileges-trench.writer@example.org"]').click()
+    await page.locator('[data-test=priv-table]').selectOption({ label: 'Finds' })
+    await page.locator('[data-test=priv-level]').selectOption({ label: 'writer' })
+    await page.locator('[data-test=save-privilege]').click()
+    await page.locator('[data-test=privileges-panel]').getByText('Finds: writer').waitFor()
+    await shot(page, 'users')
+    const users = (await api(page, '/users')).body.users
+    const u = users.find((x) => x.email === 'trench.writer@example.org')
+    assert.equal(u.privilege, 30)
+    const privs = (await api(page, `/user/${u.id}/privileges`)).body.data
+    assert.deepEqual(privs.map((p) => [p.table_name, p.privilege]), [['finds', 20]])
+  },
+
+  async 'admin: create an API key, shown once'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'API keys' }).click()
+    const form = page.locator('[data-test=create-key]')
+    await form.getByLabel('Label').fill('field tablet')
+    await form.getByLabel('Privilege').selectOption({ label: 'reader' })
+    await form.getByRole('button', { name: 'Create a key' }).click()
+    const key = (await page.locator('[data-test=key-value]').textContent()).trim()
+    assert.match(key, /^svc_[A-Za-z0-9_-]{43}$/)
+    await page.locator('[data-test=keys]').getByText('field tablet').waitFor()
+    await shot(page, 'api-key')
+    const r = await fetch(`${BASE}/${APP}/api/tables`, { headers: { Authorization: 'Bearer ' + key } })
+    assert.equal(r.status, 200, 'the key works')
+    await page.reload()
+    await page.locator('[data-test=keys]').getByText('field tablet').waitFor()
+    assert.equal(await page.locator('[data-test=key-value]').count(), 0, 'not shown again')
+  },
+
+  async 'admin: turn chronology on for a table, its fields appear'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'Plugin features' }).click()
+    const toggle = page.locator('[data-test=toggle-chronology-finds]')
+    await toggle.waitFor()
+    assert.equal(await toggle.isChecked(), false)
+    await toggle.check()
+    await page.locator('[data-test=plugin-notice]').filter({ hasText: 'now on for finds' }).waitFor()
+    assert.equal(await page.locator('[data-test=toggle-chronology-finds]').isChecked(), true)
+    await shot(page, 'plugins')
+    await page.goto(`${BASE}/${APP}/t/finds/5`)
+    await page.locator('[data-test=record] dt', { hasText: 'Dating' }).waitFor()
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Dating').fill('c1 CE')
+    await page.locator('[data-test=save]').click()
+    await page.locator('dd[data-field=chrono_label]').filter({ hasText: 'c1 CE' }).waitFor()
+    await page.locator('dd[data-field=chrono_from]').filter({ hasText: '1' }).waitFor()
+    await shot(page, 'chronology-fields')
+  },
+
+  async 'reset a password through the mailed link'(page) {
+    await page.goto(`${BASE}/?app=${APP}`)
+    await page.locator('[data-test=forgot]').click()
+    await page.getByLabel('Email').fill(RESET_EMAIL)
+    await page.getByRole('button', { name: 'Send the link' }).click()
+    await page.getByRole('status').filter({ hasText: 'reset link has been sent' }).waitFor()
+    const mails = await (await fetch(CONTROL + '/mail')).json()
+    const mail = mails.reverse().find((m) => m.to.includes(RESET_EMAIL))
+    assert.ok(mail, 'a mail was sent')
+    const link = (mail.text.match(/https?:\/\/\S+reset-password\?\S+/) || [])[0]
+    assert.ok(link && link.startsWith(BASE + `/${APP}/reset-password?`), `the link points at the web app: ${link}`)
+    await page.goto(link)
+    await page.getByLabel('New password', { exact: true }).fill('new-password-42')
+    await page.getByLabel('Repeat the new password').fill('new-password-42')
+    await shot(page, 'reset-form')
+    await page.getByRole('button', { name: 'Save the password' }).click()
+    await page.locator('[data-test=reset-done]').waitFor()
+    await page.getByRole('link', { name: 'Sign in' }).click()
+    await page.getByLabel('Email').fill(RESET_EMAIL)
+    await page.getByLabel('Password').fill('new-password-42')
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL(`${BASE}/${APP}`)
+    await page.getByText('Reset Person').waitFor()
+  },
+
+  async 'OAuth sign-in against the provider'(page) {
+    await page.goto(`${BASE}/?app=${APP}`)
+    await page.locator('[data-test=oauth-idp_a]').click()
+    await page.waitForURL(`${BASE}/${APP}`)
+    await page.getByText('OAuth Person').waitFor()
+    assert.ok(!page.url().includes('token='), 'the token left the address bar')
+    await page.locator('[data-test=tables] a').first().waitFor()
+    await shot(page, 'oauth-signed-in')
+  },
+
+  async 'tablet width and Italian'(page) {
+    await page.setViewportSize({ width: 768, height: 1024 })
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/finds`)
+    await page.locator('[data-test=rows] tr').first().waitFor()
+    await page.locator('[data-test=language]').selectOption('it')
+    await page.getByRole('button', { name: 'Filtro' }).waitFor()
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+    assert.ok(overflow <= 0, `no sideways scrolling of the page (${overflow}px)`)
+    await page.getByRole('button', { name: '☰' }).click()
+    await page.getByRole('link', { name: 'Siti' }).or(page.getByRole('link', { name: 'Sites' })).first().waitFor()
+    await shot(page, 'tablet-it')
+    await page.locator('[data-test=language]').selectOption('en')
+    // Keyboard: the skip link is the first stop and leads to the content.
+    await page.reload()
+    await page.locator('[data-test=rows] tr').first().waitFor()
+    await page.keyboard.press('Tab')
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip')
+    await page.keyboard.press('Enter')
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main')
+  },
+}
+
+const { ctx, close } = await launch()
+let passed = 0
+let failed = 0
+try {
+  for (const [name, fn] of Object.entries(scenarios)) {
+    if (ONLY && !ONLY.some((o) => name.includes(o))) continue
+    const page = await ctx.newPage()
+    page.setDefaultTimeout(TIMEOUT)
+    const problems = []
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()) })
+    page.on('pageerror', (e) => problems.push(String(e)))
+    page.on('dialog', (d) => d.accept())
+    const started = Date.now()
+    try {
+      await fn(page)
+      // 4xx answers the scenario asked for show as console errors too; only
+      // script errors and CSP violations fail it.
+      const bad = problems.filter((p) => /Content Security Policy|TypeError|ReferenceError|Uncaught|\[Vue warn\]/.test(p))
+      assert.deepEqual(bad, [], 'console errors')
+      passed++
+      console.log(`ok ${name} (${Date.now() - started} ms)`)
+    } catch (e) {
+      failed++
+      await shot(page, 'FAILED-' + name.replace(/\W+/g, '-')).catch(() => {})
+      console.log(`FAIL ${name}: ${String(e.message || e).split('\n').slice(0, 6).join(' | ')}`)
+      if (problems.length) console.log('  console: ' + problems.join(' | '))
+    } finally {
+      await page.close()
+    }
+  }
+} finally {
+  await close()
+}
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed ? 1 : 0)

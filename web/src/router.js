@@ -1,0 +1,53 @@
+import { createRouter, createWebHistory } from 'vue-router'
+import { sessionOf, onSessionEnded } from './lib/api.js'
+import Home from './views/Home.vue'
+import OAuthCallback from './views/OAuthCallback.vue'
+import ResetPassword from './views/ResetPassword.vue'
+import AppShell from './views/AppShell.vue'
+import Tables from './views/Tables.vue'
+import RecordList from './views/RecordList.vue'
+import RecordView from './views/RecordView.vue'
+import Matrix from './views/Matrix.vue'
+import Users from './views/admin/Users.vue'
+import ApiKeys from './views/admin/ApiKeys.vue'
+import Plugins from './views/admin/Plugins.vue'
+import NotFound from './views/NotFound.vue'
+
+// Page routes. The server answers index.html for these paths (core/webui)
+// and keeps /api and /<app>/api for the API.
+export const routes = [
+  { path: '/', name: 'home', component: Home },
+  { path: '/oauth-callback', name: 'oauth-callback', component: OAuthCallback },
+  { path: '/:app/reset-password', name: 'reset-password', component: ResetPassword, props: true },
+  {
+    path: '/:app',
+    component: AppShell,
+    props: true,
+    meta: { signedIn: true },
+    children: [
+      { path: '', name: 'tables', component: Tables },
+      { path: 't/:tb', name: 'list', component: RecordList, props: true },
+      { path: 't/:tb/new', name: 'new', component: RecordView, props: (r) => ({ ...r.params, id: 'new' }) },
+      { path: 't/:tb/:id', name: 'record', component: RecordView, props: true },
+      { path: 'matrix/:tb?', name: 'matrix', component: Matrix, props: true },
+      { path: 'admin/users', name: 'users', component: Users },
+      { path: 'admin/keys', name: 'keys', component: ApiKeys },
+      { path: 'admin/plugins', name: 'plugins', component: Plugins },
+    ],
+  },
+  { path: '/:rest(.*)*', name: 'not-found', component: NotFound },
+]
+
+export const router = createRouter({ history: createWebHistory('/'), routes })
+
+router.beforeEach((to) => {
+  if (to.matched.some((r) => r.meta.signedIn) && !sessionOf(to.params.app)) {
+    return { name: 'home', query: { app: to.params.app, next: to.fullPath } }
+  }
+})
+
+// A 401 on any call: back to the sign-in of that app, then back here.
+onSessionEnded((app) => {
+  const cur = router.currentRoute.value
+  if (cur.params.app === app) router.push({ name: 'home', query: { app, next: cur.fullPath, ended: '1' } })
+})
