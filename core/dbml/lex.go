@@ -282,7 +282,7 @@ func unescape(e byte) byte {
 	return '\r'
 }
 
-// tripleString reads '''...''' (may span lines). Escapes: \\ and \'.
+// tripleString reads ”'...”' (may span lines). Escapes: \\ and \'.
 func (l *lexer) tripleString(p Pos) (token, error) {
 	l.advance()
 	l.advance()

@@ -79,7 +79,7 @@ func quote(s string, q byte) string {
 	return b.String()
 }
 
-// String is s as a DBML string: '...' on one line, '''...''' when it
+// String is s as a DBML string: '...' on one line, ”'...”' when it
 // spans lines.
 func String(s string) string {
 	if !strings.ContainsAny(s, "\n\r") {
