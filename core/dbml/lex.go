@@ -282,7 +282,8 @@ func unescape(e byte) byte {
 	return '\r'
 }
 
-// tripleString reads ”'...”' (may span lines). Escapes: \\ and \'.
+// tripleString reads a string between three single quotes (may span
+// lines). Escapes: two backslashes and backslash-quote.
 func (l *lexer) tripleString(p Pos) (token, error) {
 	l.advance()
 	l.advance()

@@ -79,8 +79,8 @@ func quote(s string, q byte) string {
 	return b.String()
 }
 
-// String is s as a DBML string: '...' on one line, ”'...”' when it
-// spans lines.
+// String is s as a DBML string: single-quoted on one line, between three
+// single quotes when it spans lines.
 func String(s string) string {
 	if !strings.ContainsAny(s, "\n\r") {
 		return quote(s, '\'')

@@ -11,7 +11,7 @@ import (
 
 // gen makes random schemas that exercise the printer's quoting: names
 // with spaces, quotes, backslashes, keywords and non-ASCII letters; notes
-// over several lines and with ”' inside.
+// over several lines and with three quotes inside.
 type gen struct{ r *rand.Rand }
 
 var (
