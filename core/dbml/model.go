@@ -171,8 +171,8 @@ func (s *Schema) Enum(name string) *Enum {
 	return nil
 }
 
-// Column returns the table's column called name.
-func (t *Table) Column(name string) *Column {
+// ColumnNamed returns the table's column called name.
+func (t *Table) ColumnNamed(name string) *Column {
 	for _, c := range t.Columns {
 		if c.Name == name {
 			return c

@@ -275,7 +275,7 @@ func (p *parser) column(t *Table, nt token) error {
 	if nt.kind == tQuoted && nt.text == "" {
 		return errAt(nt, "a column name is empty")
 	}
-	if o := t.Column(nt.text); o != nil {
+	if o := t.ColumnNamed(nt.text); o != nil {
 		return errAt(nt, "column %s is defined twice in table %s (first on line %d)", nt.text, t.Name, o.Line)
 	}
 	c := &Column{Pos: nt.pos, Name: nt.text}

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/batch"
 	"github.com/strata-archaeo/strata/core/charts"
+	"github.com/strata-archaeo/strata/core/dbml/dbmlapi"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
@@ -277,6 +278,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)
+	core = append(core, dbmlapi.Routes(s.plugins.RunningSpec, s.now)...)
 	core = append(core, s.health.Routes()...)
 	core = append(core, s.metrics.Route(s.cfg.MetricsToken))
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
