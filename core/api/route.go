@@ -43,6 +43,12 @@ type Route struct {
 	// signed `t` query parameter made for its path (auth.SignLink): for
 	// what browsers fetch by URL (<img>, a new tab).
 	SignedLink bool
+	// AwaitingUpgrade lets the route answer for an application that is
+	// still a BraDypUS folder awaiting its major upgrade (core/bradypus):
+	// no Strata application is resolved then, the folder is in the
+	// context. Every other route of such an application answers 409
+	// major_upgrade_required.
+	AwaitingUpgrade bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

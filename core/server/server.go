@@ -18,6 +18,7 @@ import (
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/batch"
+	"github.com/strata-archaeo/strata/core/bradypus"
 	"github.com/strata-archaeo/strata/core/charts"
 	"github.com/strata-archaeo/strata/core/dbml/dbmlapi"
 	"github.com/strata-archaeo/strata/core/files"
@@ -220,7 +221,7 @@ func New(d Deps) (*Server, error) {
 func (s *Server) handle(r Route) {
 	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit, r.BodyTimeout)}
 	if r.Scope == App {
-		chain = append(chain, s.resolveApp)
+		chain = append(chain, s.resolveApp(r))
 		if r.Access != auth.Public {
 			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))
 		}
@@ -254,7 +255,7 @@ func (s *Server) routeTable() []Route {
 		{Scope: Instance, Method: http.MethodGet, Path: "/new-app/status", Handler: s.handleNewAppStatus},
 		{Scope: Instance, Method: http.MethodPost, Path: "/new-app", Handler: s.handleNewApp},
 		{Scope: Instance, Method: http.MethodGet, Path: "/auth/apps", Handler: s.handleAuthApps},
-		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", Handler: s.handleUpgradeStatus},
+		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", AwaitingUpgrade: true, Handler: s.handleUpgradeStatus},
 		{Scope: App, Method: http.MethodPost, Path: "/upgrade/minor", Access: auth.AdminOnly, Handler: s.handleUpgradeMinor},
 
 		// Accounts and access (SPEC §4.3, §4.5; CONTRACT §3–4).
@@ -279,6 +280,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)
 	core = append(core, dbmlapi.Routes(s.plugins.RunningSpec, s.now)...)
+	core = append(core, bradypus.Routes(bradypus.Deps{Apps: s.apps, DataDir: s.cfg.DataDir, Now: s.now})...)
 	core = append(core, s.health.Routes()...)
 	core = append(core, s.metrics.Route(s.cfg.MetricsToken))
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
