@@ -3,17 +3,20 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
+	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/bradypus"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/version"
 )
 
 func cmdApp(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return usageError{"app needs a subcommand: create, list, export or import", "app"}
+		return usageError{"app needs a subcommand: create, list, export, import or adopt", "app"}
 	}
 	switch {
 	case args[0] == "create":
@@ -24,12 +27,51 @@ func cmdApp(ctx context.Context, args []string, e env) error {
 		return cmdAppExport(ctx, args[1:], e)
 	case args[0] == "import":
 		return cmdAppImport(ctx, args[1:], e)
+	case args[0] == "adopt":
+		return cmdAppAdopt(args[1:], e)
 	case isHelp(args[0]) && len(args) == 1:
 		return helpRequest{"app"}
 	case args[0] == "help": // strata app help create
 		return cmdHelp(append([]string{"app"}, args[1:]...), e)
 	}
-	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list, export, import)", args[0]), "app"}
+	return usageError{fmt.Sprintf("unknown app subcommand %q (create, list, export, import, adopt)", args[0]), "app"}
+}
+
+// cmdAppAdopt registers a BraDypUS application folder (strata app adopt
+// PATH [--name NAME]): it is then listed with upgrade "major" until a
+// super-admin of it runs the major upgrade.
+func cmdAppAdopt(args []string, e env) error {
+	var path string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, args = args[0], args[1:]
+	}
+	var name string
+	cfg, rest, err := loadConfig("app adopt", args, e, func(c *config.Config, fs *flag.FlagSet) {
+		c.RegisterStorageFlags(fs)
+		fs.StringVar(&name, "name", "", "the application's name in Strata (default: the folder's name)")
+	})
+	if err != nil {
+		return err
+	}
+	if path == "" && len(rest) > 0 {
+		path, rest = rest[0], rest[1:]
+	}
+	if path == "" || len(rest) > 0 {
+		return usageError{"usage: " + findCommand("app", "adopt").synopsis(), "app adopt"}
+	}
+	f, err := bradypus.Adopt(cfg.DataDir, path, name)
+	if err != nil {
+		if de, ok := errs.As(err); ok {
+			return fmt.Errorf("%s: %s", de.Code, de.Message)
+		}
+		return err
+	}
+	major := f.Version
+	if major == "" {
+		major = "4"
+	}
+	fmt.Fprintf(e.stdout, "adopted BraDypUS %s application %s from %s: a super-admin of it runs POST /%s/api/upgrade/major\n", major, f.Name, path, f.Name)
+	return nil
 }
 
 // cmdAppCreate creates an application. The password comes from --password,

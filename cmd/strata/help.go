@@ -128,9 +128,10 @@ var commands = []command{
 		env:   join(envServer, envRate, envStorage, envFiles, []envVar{envSecretKey, envBcrypt}, envMail, envOAuth),
 	},
 	{
-		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list, export, import)",
+		name: "app", args: "SUBCOMMAND", summary: "manage applications (create, list, export, import, adopt)",
 		text: "Subcommands:\n  create   create an application and its first super_admin\n  list     list the applications\n" +
-			"  export   write an application's portable archive (a backup)\n  import   restore an archive, onto either engine",
+			"  export   write an application's portable archive (a backup)\n  import   restore an archive, onto either engine\n" +
+			"  adopt    register a BraDypUS application folder for its major upgrade",
 	},
 	{
 		name: "app create", args: "NAME", required: []string{"email"},
@@ -171,6 +172,20 @@ var commands = []command{
 		flags: func(c *config.Config, fs *flag.FlagSet) {
 			c.RegisterStorageFlags(fs)
 			fs.String("as", "", "the application to create or replace (default: the archive's own)")
+		},
+		env: envStorage,
+	},
+	{
+		name: "app adopt", args: "PATH",
+		summary: "register a BraDypUS application folder; it awaits its major upgrade",
+		text: "PATH is a BraDypUS application folder (config.json and db/bdus.sqlite). It is linked\n" +
+			"into the data folder's bradypus/ folder (a folder placed there, or in the data folder\n" +
+			"itself, is found as well), listed with upgrade \"major\", and every signed-in route of\n" +
+			"it answers 409 major_upgrade_required until a super-admin of it runs\n" +
+			"POST /<name>/api/upgrade/major with their BraDypUS email and password.",
+		flags: func(c *config.Config, fs *flag.FlagSet) {
+			c.RegisterStorageFlags(fs)
+			fs.String("name", "", "the application's name in Strata (default: the folder's name)")
 		},
 		env: envStorage,
 	},

@@ -50,6 +50,12 @@ type Route struct {
 	// LongAnswer marks a route whose answer may take long to send (a
 	// download or an export of any size): no write deadline.
 	LongAnswer bool
+	// AwaitingUpgrade lets the route answer for an application that is
+	// still a BraDypUS folder awaiting its major upgrade (core/bradypus):
+	// no Strata application is resolved then, the folder is in the
+	// context. Every other route of such an application answers 409
+	// major_upgrade_required.
+	AwaitingUpgrade bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

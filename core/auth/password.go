@@ -82,3 +82,11 @@ func verifyPassword(stored, password string) (ok, legacy bool) {
 // that a login for an unknown email does the same work as for a known one
 // (timing itself belongs in benchmarks, not in unit tests).
 var bcryptComparisons atomic.Int64
+
+// VerifyPassword reports whether password matches a stored hash, bcrypt or
+// BraDypUS's older SHA-1 scheme (the major upgrade checks a BraDypUS
+// super-admin's credentials before the accounts are converted).
+func VerifyPassword(stored, password string) bool {
+	ok, _ := verifyPassword(stored, password)
+	return ok
+}

@@ -44,6 +44,14 @@ func (m *Manager) Feature(nameOrAlias string) (Feature, bool) {
 	return Feature{Plugin: f.plugin.name, Name: f.spec.GetName(), Running: err == nil, Spec: featureSpec(f.plugin.name, f.spec)}, true
 }
 
+// RunningSpec is what activating the feature named nameOrAlias applies,
+// when its plugin is loaded and running now (a DBML import activates the
+// features a table names); nil-safe.
+func (m *Manager) RunningSpec(nameOrAlias string) (schema.FeatureSpec, bool) {
+	f, ok := m.Feature(nameOrAlias)
+	return f.Spec, ok && f.Running
+}
+
 // featureSpec is what activation applies for a manifest feature.
 func featureSpec(pluginName string, f *pluginv1.TableFeature) schema.FeatureSpec {
 	spec := schema.FeatureSpec{Plugin: pluginName, Name: f.GetName(), Columns: fieldDefs(f.GetColumns()),

@@ -285,3 +285,11 @@ func AddField(ctx context.Context, db *store.DB, table string, def FieldDef, now
 	}
 	return out, err
 }
+
+// CheckFieldDef validates def as AddField would add it to t, with cat as
+// the catalog it would see, and returns the field without writing
+// anything: for previews of a change (a DBML import) whose tables may not
+// exist yet, cat and t can be built in memory (NewCatalog).
+func CheckFieldDef(cat *Catalog, t *Table, def FieldDef) (*Field, error) {
+	return checkFieldDef(cat, t, &def)
+}

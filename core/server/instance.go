@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/bradypus"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/version"
@@ -97,6 +99,17 @@ func (s *Server) handleAuthApps(c *gin.Context) {
 			return
 		}
 		list = append(list, summary)
+	}
+	// BraDypUS folders awaiting their major upgrade (core/bradypus).
+	folders, err := bradypus.Find(s.cfg.DataDir)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for _, f := range folders {
+		if !slices.Contains(names, f.Name) {
+			list = append(list, gin.H{"name": f.Name, "db": f.Name, "definition": f.Definition, "upgrade": "major", "oauth": []string{}})
+		}
 	}
 	success(c, http.StatusOK, gin.H{"apps": list})
 }

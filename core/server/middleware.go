@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/bradypus"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -156,17 +157,29 @@ func (s *Server) writeDeadline(bodyTimeout time.Duration) gin.HandlerFunc {
 }
 
 // resolveApp loads the application named by the first path segment.
-func (s *Server) resolveApp(c *gin.Context) {
-	a, err := s.apps.Get(c.Request.Context(), c.Param("app"))
-	if err != nil {
-		if errors.Is(err, store.ErrAppNotFound) {
-			err = apps.ErrNotFound
+func (s *Server) resolveApp(r Route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := s.apps.Get(c.Request.Context(), c.Param("app"))
+		if err != nil {
+			if errors.Is(err, store.ErrAppNotFound) {
+				err = apps.ErrNotFound
+				// A BraDypUS folder of that name awaits its major upgrade.
+				if f, ok := bradypus.Lookup(s.cfg.DataDir, c.Param("app")); ok {
+					if !r.AwaitingUpgrade {
+						s.fail(c, bradypus.ErrUpgradeRequired)
+						return
+					}
+					c.Set(bradypus.CtxFolder, f)
+					c.Next()
+					return
+				}
+			}
+			s.fail(c, err)
+			return
 		}
-		s.fail(c, err)
-		return
+		c.Set(ctxApp, a)
+		c.Next()
 	}
-	c.Set(ctxApp, a)
-	c.Next()
 }
 
 // appOf returns the application resolved for this request.

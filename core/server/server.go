@@ -19,7 +19,9 @@ import (
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/batch"
+	"github.com/strata-archaeo/strata/core/bradypus"
 	"github.com/strata-archaeo/strata/core/charts"
+	"github.com/strata-archaeo/strata/core/dbml/dbmlapi"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
@@ -243,8 +245,8 @@ func (s *Server) handle(r Route) {
 		chain = append(chain, s.writeDeadline(r.BodyTimeout))
 	}
 	if r.Scope == App {
-		chain = append(chain, s.resolveApp)
-		if !r.Stream {
+		chain = append(chain, s.resolveApp(r))
+		if !r.Stream && !r.AwaitingUpgrade { // a BraDypUS folder has no Strata app to count
 			chain = append(chain, s.gateApp)
 		}
 		if r.Access != auth.Public {
@@ -280,7 +282,7 @@ func (s *Server) routeTable() []Route {
 		{Scope: Instance, Method: http.MethodGet, Path: "/new-app/status", Handler: s.handleNewAppStatus},
 		{Scope: Instance, Method: http.MethodPost, Path: "/new-app", Handler: s.handleNewApp},
 		{Scope: Instance, Method: http.MethodGet, Path: "/auth/apps", Handler: s.handleAuthApps},
-		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", Handler: s.handleUpgradeStatus},
+		{Scope: App, Method: http.MethodGet, Path: "/upgrade/status", AwaitingUpgrade: true, Handler: s.handleUpgradeStatus},
 		{Scope: App, Method: http.MethodPost, Path: "/upgrade/minor", Access: auth.AdminOnly, Handler: s.handleUpgradeMinor},
 
 		// Accounts and access (SPEC §4.3, §4.5; CONTRACT §3–4).
@@ -304,6 +306,8 @@ func (s *Server) routeTable() []Route {
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)
+	core = append(core, dbmlapi.Routes(s.plugins.RunningSpec, s.now)...)
+	core = append(core, bradypus.Routes(bradypus.Deps{Apps: s.apps, DataDir: s.cfg.DataDir, Now: s.now})...)
 	core = append(core, s.health.Routes()...)
 	core = append(core, s.metrics.Route(s.cfg.MetricsToken))
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)

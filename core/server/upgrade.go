@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/bradypus"
 )
 
 // upgradeStatus is "minor" while system-table migrations are pending, else
@@ -28,6 +29,10 @@ func upgradeStatus(ctx context.Context, a *apps.App) (any, error) {
 // answer also names the steps (pending) and says whether they touch files
 // (Strata's system migrations never do).
 func (s *Server) handleUpgradeStatus(c *gin.Context) {
+	if _, ok := bradypus.FolderOf(c); ok {
+		success(c, http.StatusOK, gin.H{"upgrade": "major", "type": "major"})
+		return
+	}
 	pending, err := appOf(c).PendingUpgrade(c.Request.Context())
 	if err != nil {
 		s.fail(c, err)

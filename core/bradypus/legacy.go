@@ -1,0 +1,218 @@
+package bradypus
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	_ "modernc.org/sqlite" // the pure-Go driver the store uses too
+)
+
+// legacyTable is a row of bdus_cfg_tables with its fields.
+type legacyTable struct {
+	Name     string
+	Label    string
+	Order    string
+	IDField  string
+	Preview  []string
+	IsPlugin bool
+	PluginOf string
+	Sort     int
+	Extra    map[string]any
+	Fields   []legacyField
+}
+
+// legacyField is a row of bdus_cfg_fields: its columns and the extra JSON
+// (vocabulary_set, id_from_tb, readonly, check, ...), merged.
+type legacyField struct {
+	Name string
+	Def  map[string]any
+}
+
+type legacyRelation struct {
+	FromTb, FromCol, ToTb, ToCol, OnDelete, OnUpdate string
+}
+
+// legacyApp is what the upgrade reads of a BraDypUS 5 database.
+type legacyApp struct {
+	db        *sql.DB
+	Tables    []*legacyTable
+	Relations []legacyRelation
+	tables    map[string]bool // every table of the file
+}
+
+func openLegacy(path string) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(5000)"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func readLegacy(ctx context.Context, db *sql.DB) (*legacyApp, error) {
+	la := &legacyApp{db: db, tables: map[string]bool{}}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		la.tables[n] = true
+	}
+	rows.Close()
+	for _, t := range []string{"bdus_cfg_tables", "bdus_cfg_fields", "bdus_users"} {
+		if !la.tables[t] {
+			return nil, fmt.Errorf("%s is missing: not a BraDypUS 5 database", t)
+		}
+	}
+	trows, err := db.QueryContext(ctx, `SELECT name, COALESCE(label, ''), COALESCE(order_field, ''), COALESCE(id_field, ''),
+		COALESCE(preview, ''), COALESCE(is_plugin, 0), COALESCE(sort, 0), COALESCE(extra, '') FROM bdus_cfg_tables ORDER BY sort, id`)
+	if err != nil {
+		return nil, fmt.Errorf("read bdus_cfg_tables: %w", err)
+	}
+	byName := map[string]*legacyTable{}
+	for trows.Next() {
+		t := &legacyTable{}
+		var preview, extra string
+		if err := trows.Scan(&t.Name, &t.Label, &t.Order, &t.IDField, &preview, &t.IsPlugin, &t.Sort, &extra); err != nil {
+			trows.Close()
+			return nil, err
+		}
+		if strings.HasPrefix(t.Name, "bdus_") {
+			continue // BraDypUS's own tables (bdus_files) are configured here too
+		}
+		_ = json.Unmarshal([]byte(preview), &t.Preview)
+		if extra != "" {
+			if err := json.Unmarshal([]byte(extra), &t.Extra); err != nil {
+				trows.Close()
+				return nil, fmt.Errorf("bdus_cfg_tables.extra of %s: %w", t.Name, err)
+			}
+		}
+		la.Tables = append(la.Tables, t)
+		byName[t.Name] = t
+	}
+	trows.Close()
+	frows, err := db.QueryContext(ctx, `SELECT table_name, name, COALESCE(label, ''), COALESCE(type, ''), COALESCE(db_type, ''),
+		COALESCE(extra, '') FROM bdus_cfg_fields ORDER BY table_name, sort, id`)
+	if err != nil {
+		return nil, fmt.Errorf("read bdus_cfg_fields: %w", err)
+	}
+	for frows.Next() {
+		var tb, name, label, typ, dbType, extra string
+		if err := frows.Scan(&tb, &name, &label, &typ, &dbType, &extra); err != nil {
+			frows.Close()
+			return nil, err
+		}
+		t, ok := byName[tb]
+		if !ok || isSystemColumn(name) {
+			continue
+		}
+		def := map[string]any{}
+		if extra != "" {
+			if err := json.Unmarshal([]byte(extra), &def); err != nil {
+				frows.Close()
+				return nil, fmt.Errorf("bdus_cfg_fields.extra of %s.%s: %w", tb, name, err)
+			}
+		}
+		def["name"], def["label"], def["type"], def["db_type"] = name, label, typ, dbType
+		t.Fields = append(t.Fields, legacyField{Name: name, Def: def})
+	}
+	frows.Close()
+	if la.tables["bdus_cfg_relations"] {
+		rrows, err := db.QueryContext(ctx, `SELECT from_tb, from_col, to_tb, to_col, COALESCE(on_delete, ''), COALESCE(on_update, '')
+			FROM bdus_cfg_relations ORDER BY id`)
+		if err != nil {
+			return nil, fmt.Errorf("read bdus_cfg_relations: %w", err)
+		}
+		for rrows.Next() {
+			var r legacyRelation
+			if err := rrows.Scan(&r.FromTb, &r.FromCol, &r.ToTb, &r.ToCol, &r.OnDelete, &r.OnUpdate); err != nil {
+				rrows.Close()
+				return nil, err
+			}
+			if r.FromCol == "id_link" {
+				if t, ok := byName[r.FromTb]; ok {
+					t.PluginOf = r.ToTb // a plugin table's parent (BraDypUS M035)
+				}
+				continue
+			}
+			la.Relations = append(la.Relations, r)
+		}
+		rrows.Close()
+	}
+	// Parents before their plugin tables.
+	sort.SliceStable(la.Tables, func(i, j int) bool { return !la.Tables[i].IsPlugin && la.Tables[j].IsPlugin })
+	return la, nil
+}
+
+// isSystemColumn: columns every BraDypUS table has, which are not fields.
+func isSystemColumn(name string) bool {
+	switch name {
+	case "id", "creator", "id_link", "table_link":
+		return true
+	}
+	return false
+}
+
+// count is the number of rows of a table of the legacy file (0 when the
+// table is not there).
+func (la *legacyApp) count(ctx context.Context, table string) (int64, error) {
+	if !la.tables[table] {
+		return 0, nil
+	}
+	var n int64
+	err := la.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM "`+strings.ReplaceAll(table, `"`, `""`)+`"`).Scan(&n)
+	return n, err
+}
+
+// unsupported lists what the file holds that this upgrade cannot convert
+// yet; the upgrade refuses such a file rather than leave data behind.
+func (la *legacyApp) unsupported(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, t := range []struct{ table, what string }{
+		{"bdus_files", "files"}, {"bdus_geodata", "geodata"}, {"bdus_zotero_links", "reference-library links"},
+		{"bdus_charts", "charts"}, {"bdus_queries", "saved queries"}, {"bdus_cfg_templates", "print templates"},
+		{"bdus_assemblage_analyses", "assemblage analyses"},
+	} {
+		n, err := la.count(ctx, t.table)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s (%s: %d rows)", t.what, t.table, n))
+		}
+	}
+	for _, t := range la.Tables {
+		for _, k := range []string{"fuzzy_date", "chronology", "osteology", "radiocarbon"} {
+			if v, ok := t.Extra[k]; ok && truthy(v) {
+				out = append(out, fmt.Sprintf("the %s plugin on %s", k, t.Name))
+			}
+		}
+	}
+	return out, nil
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case string:
+		return x != "" && x != "0" && !strings.EqualFold(x, "false")
+	}
+	return v != nil
+}

@@ -1,0 +1,728 @@
+package bradypus
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
+)
+
+var (
+	ErrNoUpgrade      = errs.New(errs.Conflict, "no_major_upgrade_needed", "the application is a Strata application: no major upgrade is needed")
+	ErrSnapshotFailed = errs.New(errs.Unavailable, "snapshot_failed", "the snapshot of the BraDypUS folder could not be written; nothing was started")
+	ErrUpgradeFailed  = errs.New(errs.Invalid, "upgrade_failed", "the upgrade failed; the BraDypUS folder is untouched and nothing was created")
+	ErrAuthFailed     = errs.New(errs.Unauthenticated, "superadmin_auth_failed", "email and password of a super-admin of the BraDypUS application are needed")
+)
+
+// Deps are what an upgrade works with.
+type Deps struct {
+	Apps    *apps.Registry
+	DataDir string
+	Now     func() time.Time
+}
+
+// Count is one line of the verification report: rows before and after.
+type Count struct {
+	Table  string `json:"table"`
+	Before int64  `json:"before"`
+	After  int64  `json:"after"`
+	Equal  bool   `json:"equal"`
+}
+
+// Report is what an upgrade did. The verification (Counts) is advisory:
+// it never turns a success into a failure.
+type Report struct {
+	App      string   `json:"app"`
+	From     string   `json:"from_version"`
+	Dir      string   `json:"dir"` // the upgrade's record: snapshot, report.json, upgrade.log
+	Snapshot string   `json:"snapshot"`
+	Counts   []Count  `json:"counts"`
+	Verified bool     `json:"verified"`
+	Warnings []string `json:"warnings"`
+	log      []string
+}
+
+func (r *Report) logf(format string, args ...any) {
+	r.log = append(r.log, time.Now().UTC().Format(time.RFC3339)+" "+fmt.Sprintf(format, args...))
+}
+
+// Upgrade converts the BraDypUS 5 folder f into the Strata application of
+// the same name, after checking that email and password are a
+// super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones).
+//
+// In order: the credentials; what the file holds that is not converted yet
+// (files, geodata, reference-library links, charts, saved queries, print
+// templates, assemblage analyses, the chronology/osteology/radiocarbon
+// plugins: any of them with data refuses the upgrade, upgrade_failed with
+// the list, before anything is written); a snapshot of the folder
+// (snapshot_failed: nothing started); then the application is created and,
+// in one transaction, its users (ids and password hashes kept), table
+// privileges, vocabularies, tables and fields (through the catalog
+// operations), table settings, records (ids kept), relations, stratigraphic
+// relations, manual links and versions. Any failure drops what was created
+// (upgrade_failed). On success the folder is set aside (renamed hidden, or
+// its link removed) and a report with row counts before and after is
+// written beside the snapshot.
+func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*Report, error) {
+	now := d.Now().UTC()
+	rep := &Report{App: f.Name, From: f.Version, Counts: []Count{}, Warnings: []string{}}
+	if f.Engine != "" && f.Engine != "sqlite" {
+		return nil, ErrUpgradeFailed.With("detail", "only SQLite BraDypUS applications can be upgraded (major_upgrade_sqlite_only)")
+	}
+	if f.Major() < 5 {
+		return nil, ErrUpgradeFailed.With("detail", "BraDypUS 4 folders are not converted yet: upgrade them with BraDypUS 5 first")
+	}
+	if exists, err := d.Apps.Backend().Exists(ctx, f.Name); err != nil {
+		return nil, err
+	} else if exists {
+		return nil, ErrNoUpgrade
+	}
+	src, err := openLegacy(f.DBPath)
+	if err != nil {
+		return nil, ErrUpgradeFailed.With("detail", "cannot open db/bdus.sqlite: "+err.Error()).Wrap(err)
+	}
+	defer src.Close()
+	if err := checkSuperAdmin(ctx, src, email, password); err != nil {
+		return nil, err
+	}
+	la, err := readLegacy(ctx, src)
+	if err != nil {
+		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
+	}
+	if missing, err := la.unsupported(ctx); err != nil {
+		return nil, err
+	} else if len(missing) > 0 {
+		return nil, ErrUpgradeFailed.With("detail", "not converted yet, so the upgrade does not start: "+strings.Join(missing, "; ")).With("not_supported", missing)
+	}
+	rep.Dir = filepath.Join(d.DataDir, "upgrades", f.Name+"-"+now.Format("20060102-150405")+"-"+randomHex(3))
+	if rep.Snapshot, err = snapshot(f, rep.Dir); err != nil {
+		return nil, ErrSnapshotFailed.With("detail", err.Error()).Wrap(err)
+	}
+	rep.logf("snapshot %s written", rep.Snapshot)
+	if err := create(ctx, d, f, la, rep, now); err != nil {
+		rep.logf("failed: %v; the application was dropped", err)
+		_ = writeRecord(rep, false)
+		if e, ok := errs.As(err); ok && e.Kind != errs.Internal {
+			return nil, ErrUpgradeFailed.With("detail", e.Code+": "+e.Message).Wrap(err)
+		}
+		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
+	}
+	if err := setAside(f, now); err != nil {
+		rep.Warnings = append(rep.Warnings, "the BraDypUS folder could not be set aside: "+err.Error())
+	}
+	rep.logf("upgrade complete; verified: %v", rep.Verified)
+	if err := writeRecord(rep, true); err != nil {
+		rep.Warnings = append(rep.Warnings, "the report could not be written: "+err.Error())
+	}
+	return rep, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func checkSuperAdmin(ctx context.Context, src *sql.DB, email, password string) error {
+	email = auth.NormalizeEmail(email)
+	if email == "" || password == "" {
+		return errs.New(errs.Invalid, "email_password_needed", "email and password are required")
+	}
+	rows, err := src.QueryContext(ctx, `SELECT COALESCE(password, '') FROM bdus_users WHERE LOWER(TRIM(email)) = ? AND privilege = 1`, email)
+	if err != nil {
+		return ErrUpgradeFailed.With("detail", "cannot read bdus_users: "+err.Error()).Wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var hash string
+		if err := rows.Scan(&hash); err != nil {
+			return err
+		}
+		if hash != "" && auth.VerifyPassword(hash, password) {
+			return nil
+		}
+	}
+	return ErrAuthFailed
+}
+
+// snapshot writes the folder (config, database, everything in it) as
+// snapshot.tar.gz in dir.
+func snapshot(f *Folder, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "snapshot.tar.gz")
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	gz := gzip.NewWriter(out)
+	tw := tar.NewWriter(gz)
+	root, err := filepath.EvalSymlinks(f.Dir)
+	if err == nil {
+		err = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(root, p)
+			if err != nil || rel == "." {
+				return err
+			}
+			if !info.Mode().IsRegular() && !info.IsDir() {
+				return nil
+			}
+			hdr, err := tar.FileInfoHeader(info, "")
+			if err != nil {
+				return err
+			}
+			hdr.Name = filepath.ToSlash(filepath.Join(f.Name, rel))
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if info.IsDir() {
+				return nil
+			}
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			_, err = io.Copy(tw, in)
+			return err
+		})
+	}
+	for _, c := range []io.Closer{tw, gz} {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if serr := out.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
+}
+
+func writeRecord(rep *Report, ok bool) error {
+	if rep.Dir == "" {
+		return nil
+	}
+	b, _ := json.MarshalIndent(map[string]any{"ok": ok, "report": rep}, "", "  ")
+	if err := os.WriteFile(filepath.Join(rep.Dir, "report.json"), b, 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(rep.Dir, "upgrade.log"), []byte(strings.Join(rep.log, "\n")+"\n"), 0o600)
+}
+
+// setAside stops the folder from being found again: a link made by adopt
+// is removed (its target stays), a folder is renamed hidden.
+func setAside(f *Folder, now time.Time) error {
+	st, err := os.Lstat(f.Dir)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return os.Remove(f.Dir)
+	}
+	return os.Rename(f.Dir, filepath.Join(filepath.Dir(f.Dir), "."+f.Name+".upgraded-"+now.Format("20060102-150405")))
+}
+
+// create makes the application and converts into it; any failure drops it.
+func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, rep *Report, now time.Time) (err error) {
+	def := f.Definition
+	if len([]rune(def)) > 500 {
+		def = string([]rune(def)[:500])
+	}
+	// The first user is replaced by the file's users (ids and hashes
+	// kept); its password is random and never used.
+	a, err := d.Apps.Create(ctx, apps.CreateParams{Name: f.Name, Definition: def, Email: "upgrade@strata.invalid",
+		Password: randomHex(16) + "Aa1!", AdminName: "upgrade"})
+	if err != nil {
+		return err
+	}
+	rep.logf("application %s created", f.Name)
+	defer func() {
+		if err != nil {
+			if derr := d.Apps.Drop(context.WithoutCancel(ctx), f.Name); derr != nil {
+				err = errors.Join(err, fmt.Errorf("drop %s: %w", f.Name, derr))
+			}
+		}
+	}()
+	if err := a.DB.Tx(ctx, func(tx *store.DB) error { return convert(ctx, tx, la, rep, now) }); err != nil {
+		return err
+	}
+	return verify(ctx, a.DB, la, rep)
+}
+
+func convert(ctx context.Context, tx *store.DB, la *legacyApp, rep *Report, now time.Time) error {
+	users, err := copyUsers(ctx, tx, la, now)
+	if err != nil {
+		return fmt.Errorf("users: %w", err)
+	}
+	rep.logf("%d users", len(users))
+	if err := copyRows(ctx, tx, la, "bdus_vocabularies", "vocabularies", []string{"voc", "def", "sort"}, []string{"voc", "value", "sort"}, func(r []any) []any {
+		if r[2] == nil {
+			r[2] = 0
+		}
+		return r
+	}); err != nil {
+		return fmt.Errorf("vocabularies: %w", err)
+	}
+	for _, t := range la.Tables {
+		if _, err := schema.CreateTable(ctx, tx, schema.TableDef{Name: t.Name, Label: t.Label, IsPlugin: t.IsPlugin, PluginOf: t.PluginOf}, now); err != nil {
+			return fmt.Errorf("table %s: %w", t.Name, err)
+		}
+	}
+	// Fields in their order; value lists (get_values_from_tb) once every
+	// field exists, since they may name a field added later.
+	later := map[[2]string]string{}
+	for _, t := range la.Tables {
+		for _, lf := range t.Fields {
+			var fd schema.FieldDef
+			b, _ := json.Marshal(lf.Def)
+			if err := wire.Decode(b, &fd, wire.Options{}); err != nil {
+				return fmt.Errorf("field %s.%s: %w", t.Name, lf.Name, err)
+			}
+			if fd.GetValuesFromTb != "" {
+				later[[2]string{t.Name, fd.Name}], fd.GetValuesFromTb = fd.GetValuesFromTb, ""
+			}
+			if _, err := schema.AddField(ctx, tx, t.Name, fd, now); err != nil {
+				return fmt.Errorf("field %s.%s: %w", t.Name, lf.Name, err)
+			}
+		}
+	}
+	for k, v := range later {
+		if _, err := schema.PutField(ctx, tx, k[0], k[1], schema.FieldUpdate{GetValuesFromTb: schema.Set(v)}, now); err != nil {
+			return fmt.Errorf("field %s.%s: %w", k[0], k[1], err)
+		}
+	}
+	cat, err := schema.Load(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, t := range la.Tables {
+		if err := putSettings(ctx, tx, t, now); err != nil {
+			return fmt.Errorf("settings of %s: %w", t.Name, err)
+		}
+		st, _ := cat.Table(t.Name)
+		if err := copyRecords(ctx, tx, la, st, users); err != nil {
+			return fmt.Errorf("records of %s: %w", t.Name, err)
+		}
+	}
+	for _, r := range la.Relations {
+		_, err := schema.AddRelation(ctx, tx, schema.RelationInput{FromTb: r.FromTb, FromCol: r.FromCol, ToTb: r.ToTb, ToCol: r.ToCol,
+			OnDelete: r.OnDelete, OnUpdate: r.OnUpdate}, now)
+		if err != nil {
+			return fmt.Errorf("relation %s.%s > %s.%s: %w", r.FromTb, r.FromCol, r.ToTb, r.ToCol, err)
+		}
+	}
+	userOrNil := func(v any) any {
+		if n, ok := asInt(v); ok && users[n] {
+			return n
+		}
+		return nil
+	}
+	steps := []struct {
+		from, to string
+		fromCols []string
+		toCols   []string
+		fix      func([]any) []any
+	}{
+		{"bdus_user_table_privs", "table_privileges", []string{"id", "user_id", "table_name", "privilege", "subset"},
+			[]string{"id", "user_id", "table_name", "privilege", "subset", "created_at", "updated_at"}, func(r []any) []any { return append(r, now, now) }},
+		{"bdus_rs", "rs", []string{"id", "tb", "first", "second", "relation"}, []string{"id", "tb", "first", "second", "relation", "created_at"},
+			func(r []any) []any { return append(r, now) }},
+		{"bdus_userlinks", "manual_links", []string{"id", "tb_one", "id_one", "tb_two", "id_two", "sort", "label"},
+			[]string{"id", "tb_one", "id_one", "tb_two", "id_two", "sort", "label", "created_at"}, func(r []any) []any {
+				if r[5] == nil {
+					r[5] = 0
+				}
+				return append(r, now)
+			}},
+		{"bdus_versions", "versions", []string{"id", "tb", "rowid", "userid", "time", "operation", "content"},
+			[]string{"id", "tb", "record_id", "userid", "time", "operation", "content"}, func(r []any) []any {
+				r[3] = userOrNil(r[3])
+				r[4] = unixTime(r[4], now)
+				if r[5] == nil || r[5] == "" {
+					r[5] = "update"
+				}
+				r[6] = versionContent(r[6])
+				return r
+			}},
+	}
+	for _, s := range steps {
+		if err := copyRows(ctx, tx, la, s.from, s.to, s.fromCols, s.toCols, s.fix); err != nil {
+			return fmt.Errorf("%s: %w", s.from, err)
+		}
+	}
+	return syncSequences(ctx, tx, la)
+}
+
+// putSettings applies the table's BraDypUS settings through the same
+// reading of them PUT /config/table/{tb} does (order, id_field, preview
+// without id, rs, geodata, zotero).
+func putSettings(ctx context.Context, tx *store.DB, t *legacyTable, now time.Time) error {
+	cfg := map[string]any{}
+	for k, v := range t.Extra {
+		switch k {
+		case "rs", "geodata", "zotero", "refmgr", "backlinks", "chrono_density_path":
+			if !t.IsPlugin {
+				cfg[k] = v
+			}
+		}
+	}
+	if t.Order != "" && t.Order != "id" {
+		cfg["order"] = t.Order
+	}
+	if t.IDField != "" && t.IDField != "id" {
+		cfg["id_field"] = t.IDField
+	}
+	var preview []string
+	for _, p := range t.Preview {
+		if !isSystemColumn(p) {
+			preview = append(preview, p)
+		}
+	}
+	cfg["preview"] = preview
+	b, _ := json.Marshal(cfg)
+	var in schema.TableConfig
+	if err := wire.Decode(b, &in, wire.Options{}); err != nil {
+		return err
+	}
+	_, err := schema.PutTable(ctx, tx, t.Name, in, now)
+	return err
+}
+
+func copyUsers(ctx context.Context, tx *store.DB, la *legacyApp, now time.Time) (map[int64]bool, error) {
+	if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("users")); err != nil {
+		return nil, err
+	}
+	hasOAuth := la.columnExists(ctx, "bdus_users", "oauth_provider")
+	q := `SELECT id, COALESCE(name, ''), COALESCE(email, ''), COALESCE(password, ''), COALESCE(privilege, 40)`
+	if hasOAuth {
+		q += `, oauth_provider, oauth_sub`
+	} else {
+		q += `, NULL, NULL`
+	}
+	rows, err := la.db.QueryContext(ctx, q+` FROM bdus_users ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := map[int64]bool{}
+	for rows.Next() {
+		u := auth.User{TokenVersion: 1, CreatedAt: now, UpdatedAt: now}
+		var provider, sub sql.NullString
+		if err := rows.Scan(&u.ID, &u.Name, &u.Email, &u.Password, &u.Privilege, &provider, &sub); err != nil {
+			return nil, err
+		}
+		u.Email = auth.NormalizeEmail(u.Email)
+		if provider.Valid && provider.String != "" {
+			u.OAuthProvider, u.OAuthSub = &provider.String, &sub.String
+		}
+		if u.Password == "" {
+			// An account without a password (OAuth only) gets one nobody knows.
+			if u.Password, err = auth.InertHash(4); err != nil {
+				return nil, err
+			}
+		}
+		if err := tx.Gorm.WithContext(ctx).Create(&u).Error; err != nil {
+			return nil, fmt.Errorf("user %d (%s): %w", u.ID, u.Email, err)
+		}
+		ids[u.ID] = true
+	}
+	return ids, rows.Err()
+}
+
+func (la *legacyApp) columnExists(ctx context.Context, table, col string) bool {
+	rows, err := la.db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil && n == col {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteLegacy(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// copyRows copies fromCols of a system table of the file into the Strata
+// system table to (named without its prefix), through fix.
+func copyRows(ctx context.Context, tx *store.DB, la *legacyApp, from, to string, fromCols, toCols []string, fix func([]any) []any) error {
+	if !la.tables[from] {
+		return nil
+	}
+	sel := make([]string, len(fromCols))
+	for i, c := range fromCols {
+		if la.columnExists(ctx, from, c) {
+			sel[i] = quoteLegacy(c)
+		} else {
+			sel[i] = "NULL"
+		}
+	}
+	rows, err := la.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+quoteLegacy(from)+` ORDER BY 1`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	qcols := make([]string, len(toCols))
+	for i, c := range toCols {
+		qcols[i] = tx.Engine.Quote(c)
+	}
+	insert := `INSERT INTO ` + tx.Sys(to) + ` (` + strings.Join(qcols, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(toCols)-1) + `)`
+	for rows.Next() {
+		vals := make([]any, len(fromCols))
+		ptrs := make([]any, len(fromCols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		if fix != nil {
+			vals = fix(vals)
+		}
+		if _, err := tx.Exec(ctx, insert, vals...); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// copyRecords copies a user table's rows, ids kept, each value read as its
+// field's storage type ("" is no value for numbers, dates and booleans);
+// a creator who is no longer a user is left empty.
+func copyRecords(ctx context.Context, tx *store.DB, la *legacyApp, t *schema.Table, users map[int64]bool) error {
+	if !la.tables[t.Name] {
+		return nil
+	}
+	cols := slices.Clone(t.SystemColumns())
+	for _, f := range t.Fields {
+		cols = append(cols, f.Name)
+	}
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		if la.columnExists(ctx, t.Name, c) {
+			sel[i] = quoteLegacy(c)
+		} else {
+			sel[i] = "NULL"
+		}
+	}
+	rows, err := la.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+quoteLegacy(t.Name)+` ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	qcols := make([]string, len(cols))
+	for i, c := range cols {
+		qcols[i] = tx.Engine.Quote(c)
+	}
+	insert := `INSERT INTO ` + tx.Qualify(t.Name) + ` (` + strings.Join(qcols, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, c := range cols {
+			v := vals[i]
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			switch {
+			case c == schema.ColCreator:
+				if n, ok := asInt(v); ok && users[n] {
+					v = n
+				} else {
+					v = nil
+				}
+			case c == schema.ColID || c == schema.ColIDLink:
+			default:
+				f, _ := t.Field(c)
+				if v, err = storageValue(f.DBType, v); err != nil {
+					return fmt.Errorf("row %v, %s: %w", vals[0], c, err)
+				}
+			}
+			vals[i] = v
+		}
+		if _, err := tx.Exec(ctx, insert, vals...); err != nil {
+			return fmt.Errorf("row %v: %w", vals[0], err)
+		}
+	}
+	return rows.Err()
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case float64:
+		return int64(x), x == float64(int64(x))
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return n, err == nil
+	case []byte:
+		return asInt(string(x))
+	}
+	return 0, false
+}
+
+// storageValue reads a stored BraDypUS value as a value of dbt.
+func storageValue(dbt schema.DBType, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	s, isText := v.(string)
+	if isText && strings.TrimSpace(s) == "" && dbt != schema.DBText {
+		return nil, nil
+	}
+	switch dbt {
+	case schema.DBText:
+		if isText {
+			return s, nil
+		}
+		return fmt.Sprint(v), nil
+	case schema.DBInt:
+		if n, ok := asInt(v); ok {
+			return n, nil
+		}
+		if f, err := strconv.ParseFloat(fmt.Sprint(v), 64); err == nil && f == float64(int64(f)) {
+			return int64(f), nil
+		}
+		return nil, fmt.Errorf("%q is not a whole number", fmt.Sprint(v))
+	case schema.DBFloat:
+		f, err := strconv.ParseFloat(strings.TrimSpace(fmt.Sprint(v)), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", fmt.Sprint(v))
+		}
+		return f, nil
+	case schema.DBBool:
+		b, err := wire.Bool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a boolean", fmt.Sprint(v))
+		}
+		return b, nil
+	case schema.DBDate:
+		return strings.TrimSpace(fmt.Sprint(v)), nil
+	}
+	return v, nil
+}
+
+func unixTime(v any, fallback time.Time) time.Time {
+	if n, ok := asInt(v); ok && n > 0 {
+		return time.Unix(n, 0).UTC()
+	}
+	if s, ok := v.(string); ok {
+		for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05"} {
+			if t, err := time.Parse(layout, s); err == nil {
+				return t.UTC()
+			}
+		}
+	}
+	return fallback
+}
+
+// versionContent is a BraDypUS version's content (the record as a JSON
+// object) in Strata's shape {core, plugins}; anything else is kept as
+// text under legacy.
+func versionContent(v any) string {
+	s, _ := v.(string)
+	var obj map[string]any
+	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
+		if _, ok := obj["core"]; ok {
+			return s
+		}
+		b, _ := json.Marshal(map[string]any{"core": obj, "plugins": map[string]any{}})
+		return string(b)
+	}
+	b, _ := json.Marshal(map[string]any{"core": map[string]any{}, "plugins": map[string]any{}, "legacy": s})
+	return string(b)
+}
+
+// syncSequences moves PostgreSQL's id sequences past the ids copied.
+func syncSequences(ctx context.Context, tx *store.DB, la *legacyApp) error {
+	if tx.Engine != store.Postgres {
+		return nil
+	}
+	var tables []string
+	for _, t := range la.Tables {
+		tables = append(tables, tx.Qualify(t.Name)+"|"+tx.Schema()+"."+t.Name)
+	}
+	for _, s := range []string{"users", "vocabularies", "table_privileges", "rs", "manual_links", "versions"} {
+		tables = append(tables, tx.Sys(s)+"|"+tx.Schema()+"."+store.SystemTablePrefix+s)
+	}
+	for _, t := range tables {
+		q, name, _ := strings.Cut(t, "|")
+		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence(?, 'id'), COALESCE((SELECT MAX("id") FROM `+q+`), 0) + 1, false)`, name); err != nil {
+			return fmt.Errorf("sequence of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// verify counts the rows of every converted table before and after.
+func verify(ctx context.Context, db *store.DB, la *legacyApp, rep *Report) error {
+	pairs := [][2]string{{"bdus_users", store.SystemTablePrefix + "users"}, {"bdus_vocabularies", store.SystemTablePrefix + "vocabularies"},
+		{"bdus_user_table_privs", store.SystemTablePrefix + "table_privileges"}, {"bdus_rs", store.SystemTablePrefix + "rs"},
+		{"bdus_userlinks", store.SystemTablePrefix + "manual_links"}, {"bdus_versions", store.SystemTablePrefix + "versions"}}
+	for _, t := range la.Tables {
+		pairs = append(pairs, [2]string{t.Name, t.Name})
+	}
+	rep.Verified = true
+	for _, p := range pairs {
+		before, err := la.count(ctx, p[0])
+		if err != nil {
+			return err
+		}
+		target := db.Qualify(p[1])
+		if strings.HasPrefix(p[1], store.SystemTablePrefix) {
+			target = db.Sys(strings.TrimPrefix(p[1], store.SystemTablePrefix))
+		}
+		var after int64
+		if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+target).Scan(&after); err != nil {
+			return err
+		}
+		c := Count{Table: p[0], Before: before, After: after, Equal: before == after}
+		rep.Verified = rep.Verified && c.Equal
+		rep.Counts = append(rep.Counts, c)
+	}
+	return nil
+}
