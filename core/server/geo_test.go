@@ -339,3 +339,78 @@ func TestGeofaceQueries(t *testing.T) {
 		_ = strings.TrimSpace
 	})
 }
+
+// TestGeofaceLayers: the map's layers are checked and kept, vector files
+// uploaded, served by a signed link, and deleted with their layers.
+func TestGeofaceLayers(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := geoDig(t, e)
+		const api = "/dig/api"
+		for _, tc := range []struct{ name, body, detail string }{
+			{"no label", `[{"type":"tiles","path":"https://t/{z}/{x}/{y}.png"}]`, "label"},
+			{"unknown type", `[{"label":"x","type":"vector","path":"https://t"}]`, "type"},
+			{"tiles without placeholders", `[{"label":"x","type":"tiles","path":"https://t/tiles.png"}]`, "{z}"},
+			{"not http", `[{"label":"x","type":"tiles","path":"javascript:alert(1)/{z}/{x}/{y}"}]`, "http"},
+			{"wms without layers", `[{"label":"x","type":"wms","path":"https://w/wms"}]`, "wmslayers"},
+			{"unknown file", `[{"label":"x","type":"local","path":"nope.geojson"}]`, "geofile"},
+			{"bad role", `[{"label":"x","type":"tiles","layertype":"middle","path":"https://t/{z}/{x}/{y}"}]`, "layertype"},
+			{"bad color", `[{"label":"x","type":"tiles","path":"https://t/{z}/{x}/{y}","style":{"color":"red;}"}}]`, "color"},
+			{"bad opacity", `[{"label":"x","type":"tiles","path":"https://t/{z}/{x}/{y}","opacity":2}]`, "opacity"},
+		} {
+			code, m := f.do(t, f.super, "PUT", api+"/config/geoface", tc.body)
+			if code != 400 || m["code"] != "invalid_layer" || !strings.Contains(fmt.Sprint(m["detail"]), tc.detail) {
+				t.Fatalf("%s: %d %v", tc.name, code, m)
+			}
+		}
+		if code, _ := f.do(t, f.writer, "GET", api+"/config/geoface", ""); code != 403 {
+			t.Fatalf("writer reads the map config: %d", code)
+		}
+		// A vector file, then a layer showing it.
+		if code, m := f.upload(t, f.super, api+"/config/geofile", "file", "walls.geojson", []byte(`{"type":"FeatureCollection","features":[{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1]]]}}]}`)); code != 400 || m["code"] != "geometry_too_few_points" {
+			t.Fatalf("bad geofile: %d %v", code, m)
+		}
+		if code, m := f.upload(t, f.super, api+"/config/geofile", "file", "walls.exe", []byte(`{}`)); code != 400 || m["code"] != "invalid_geofile" {
+			t.Fatalf("bad name: %d %v", code, m)
+		}
+		walls := `{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"n":1},"geometry":{"type":"LineString","coordinates":[[12,41],[12.1,41.1]]}}]}`
+		if code, m := f.upload(t, f.super, api+"/config/geofile", "file", "walls.geojson", []byte(walls)); code != 200 || m["filename"] != "walls.geojson" {
+			t.Fatalf("geofile: %d %v", code, m)
+		}
+		layers := `[{"label":"OSM","type":"tiles","layertype":"base","path":"https://tile.openstreetmap.org/{z}/{x}/{y}.png"},` +
+			`{"label":"Geology","type":"wms","path":"https://wms.example.org/wms","wmslayers":"geo"},` +
+			`{"label":"Walls","type":"local","path":"walls.geojson","style":{"color":"#ff0000","weight":2}}]`
+		if code, m := f.do(t, f.super, "PUT", api+"/config/geoface", layers); code != 200 || m["code"] != "ok_geoface_updated" {
+			t.Fatalf("save layers: %d %v", code, m)
+		}
+		_, m := f.do(t, f.super, "GET", api+"/config/geoface", "")
+		if len(m["layers"].([]any)) != 3 || fmt.Sprint(m["local_files"]) != "[walls.geojson]" {
+			t.Fatalf("config: %v", m)
+		}
+		// The map shows the layers; the file's path is a signed link that
+		// works without the Authorization header.
+		_, m = f.do(t, f.reader, "GET", api+"/geoface?tb=finds", "")
+		ls := m["meta"].(map[string]any)["layers"].([]any)
+		local := ls[2].(map[string]any)["path"].(string)
+		if !strings.HasPrefix(local, api+"/geofile/walls.geojson?t=") {
+			t.Fatalf("local layer path: %s", local)
+		}
+		if rec := f.send(t, "", "GET", local, nil, nil); rec.Code != 200 || rec.Body.String() != walls || rec.Header().Get("Content-Security-Policy") != "sandbox" {
+			t.Fatalf("signed geofile: %d %s", rec.Code, rec.Body.String())
+		}
+		if rec := f.send(t, "", "GET", api+"/geofile/walls.geojson", nil, nil); rec.Code != 401 {
+			t.Fatalf("unsigned geofile: %d", rec.Code)
+		}
+		// Deleting the file takes its layer.
+		if code, m := f.do(t, f.super, "DELETE", api+"/config/geofile", `{"file":"walls.geojson"}`); code != 200 || m["code"] != "ok_geofile_deleted" {
+			t.Fatalf("delete geofile: %d %v", code, m)
+		}
+		if code, m := f.do(t, f.super, "DELETE", api+"/config/geofile", `{"file":"walls.geojson"}`); code != 404 || m["code"] != "geofile_not_found" {
+			t.Fatalf("delete again: %d %v", code, m)
+		}
+		_, m = f.do(t, f.super, "GET", api+"/config/geoface", "")
+		if len(m["layers"].([]any)) != 2 {
+			t.Fatalf("layers after the file went: %v", m["layers"])
+		}
+	})
+}
