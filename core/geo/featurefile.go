@@ -101,7 +101,11 @@ func ParseCollectionIn(data []byte, crs int) (*FeatureFile, error) {
 		}
 		g, err := ParseUnchecked(graw)
 		if err == nil {
-			g = Project(g, pr)
+			if pr != nil {
+				// Converted positions are kept to 1e-9 degrees (0.1 mm):
+				// the series' float noise goes, no survey's precision.
+				g = orb.Round(Project(g, pr), 1e9)
+			}
 			err = Validate(g, true)
 		}
 		if err != nil {

@@ -114,7 +114,7 @@ func (h handlers) insert(c *gin.Context) {
 		return
 	}
 	var fid int64
-	err = h.writer(c).Do(c.Request.Context(), func(t *txWriter) error {
+	err = h.writer(c).Do(c.Request.Context(), func(t *Tx) error {
 		fid, err = t.Insert(c.Request.Context(), b.Tb, id, g)
 		return err
 	})
@@ -167,7 +167,7 @@ func (h handlers) update(c *gin.Context) {
 		ids[i], geoms[i] = id, g
 	}
 	ctx := c.Request.Context()
-	err := h.writer(c).Do(ctx, func(t *txWriter) error {
+	err := h.writer(c).Do(ctx, func(t *Tx) error {
 		for i, id := range ids {
 			if err := t.Update(ctx, id, geoms[i]); err != nil {
 				return err
@@ -213,7 +213,7 @@ func (h handlers) delete(c *gin.Context) {
 		ids = append(ids, id)
 	}
 	ctx := c.Request.Context()
-	err := h.writer(c).Do(ctx, func(t *txWriter) error {
+	err := h.writer(c).Do(ctx, func(t *Tx) error {
 		for _, id := range ids {
 			if err := t.Delete(ctx, id); err != nil {
 				return err

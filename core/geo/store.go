@@ -52,23 +52,29 @@ type Writer struct {
 	ScopeOf ScopeOf
 }
 
-// txWriter is a Writer inside its transaction.
-type txWriter struct {
+// Tx is a Writer inside its transaction (NewTx: in a transaction of the
+// caller's, such as an import's).
+type Tx struct {
 	tx       *store.DB
 	scopeOf  ScopeOf
 	versions map[string]bool // "tb/id" already versioned
 }
 
+// NewTx is a writer working in the caller's transaction tx.
+func NewTx(tx *store.DB, scopeOf ScopeOf) *Tx {
+	return &Tx{tx: tx, scopeOf: scopeOf, versions: map[string]bool{}}
+}
+
 // Do runs fn in one transaction.
-func (w Writer) Do(ctx context.Context, fn func(t *txWriter) error) error {
+func (w Writer) Do(ctx context.Context, fn func(t *Tx) error) error {
 	return w.DB.Tx(ctx, func(tx *store.DB) error {
-		return fn(&txWriter{tx: tx, scopeOf: w.ScopeOf, versions: map[string]bool{}})
+		return fn(NewTx(tx, w.ScopeOf))
 	})
 }
 
 // touch checks that the caller may change record id of table, and
 // versions it once.
-func (t *txWriter) touch(ctx context.Context, table string, id int64) error {
+func (t *Tx) touch(ctx context.Context, table string, id int64) error {
 	sc, err := t.scopeOf(table)
 	if err != nil {
 		return err
@@ -90,7 +96,7 @@ func (t *txWriter) touch(ctx context.Context, table string, id int64) error {
 }
 
 // Insert adds a feature to record id of table and returns its id.
-func (t *txWriter) Insert(ctx context.Context, table string, id int64, g orb.Geometry) (int64, error) {
+func (t *Tx) Insert(ctx context.Context, table string, id int64, g orb.Geometry) (int64, error) {
 	if err := t.touch(ctx, table, id); err != nil {
 		return 0, err
 	}
@@ -105,7 +111,7 @@ func (t *txWriter) Insert(ctx context.Context, table string, id int64, g orb.Geo
 }
 
 // owner is the table and record of feature fid.
-func (t *txWriter) owner(ctx context.Context, fid int64) (string, int64, error) {
+func (t *Tx) owner(ctx context.Context, fid int64) (string, int64, error) {
 	var tb string
 	var id int64
 	err := t.tx.QueryRow(ctx, `SELECT tb, record_id FROM `+t.tx.Sys("geodata")+` WHERE id = ?`, fid).Scan(&tb, &id)
@@ -116,7 +122,7 @@ func (t *txWriter) owner(ctx context.Context, fid int64) (string, int64, error) 
 }
 
 // Update replaces feature fid's geometry.
-func (t *txWriter) Update(ctx context.Context, fid int64, g orb.Geometry) error {
+func (t *Tx) Update(ctx context.Context, fid int64, g orb.Geometry) error {
 	tb, id, err := t.owner(ctx, fid)
 	if err != nil {
 		return err
@@ -131,7 +137,7 @@ func (t *txWriter) Update(ctx context.Context, fid int64, g orb.Geometry) error 
 }
 
 // Delete removes feature fid.
-func (t *txWriter) Delete(ctx context.Context, fid int64) error {
+func (t *Tx) Delete(ctx context.Context, fid int64) error {
 	tb, id, err := t.owner(ctx, fid)
 	if err != nil {
 		return err
@@ -145,7 +151,7 @@ func (t *txWriter) Delete(ctx context.Context, fid int64) error {
 
 // ReplaceAll removes record id's features and adds gs (an import's
 // "replace" mode), versioning the record once.
-func (t *txWriter) ReplaceAll(ctx context.Context, table string, id int64, gs []orb.Geometry, keep bool) error {
+func (t *Tx) ReplaceAll(ctx context.Context, table string, id int64, gs []orb.Geometry, keep bool) error {
 	if err := t.touch(ctx, table, id); err != nil {
 		return err
 	}

@@ -414,3 +414,95 @@ func TestGeofaceLayers(t *testing.T) {
 		}
 	})
 }
+
+// TestGeoJSONImport: a preview, then features attached to the records
+// their property names (and records created for the others), in UTM 33N
+// converted to degrees; a dry run and a failing import write nothing.
+func TestGeoJSONImport(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := geoDig(t, e)
+		const api = "/dig/api"
+		a := f.create(t, f.writer, "finds", `{"label":"A1"}`)
+		f.addFeature(t, f.writer, "finds", a, `{"type":"Point","coordinates":[1,1]}`)
+		// 33N: the central meridian (15°E) at the equator is 500000 0;
+		// 291000 4641000 is near Rome (about 12.5°E 41.9°N).
+		file := `{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"urn:ogc:def:crs:EPSG::32633"}},"features":[
+			{"type":"Feature","properties":{"code":"A1"},"geometry":{"type":"Point","coordinates":[500000,0]}},
+			{"type":"Feature","properties":{"code":"A1"},"geometry":{"type":"LineString","coordinates":[[291000,4641000],[291100,4641100]]}},
+			{"type":"Feature","properties":{"code":"B2"},"geometry":{"type":"Polygon","coordinates":[[[291000,4641000],[291100,4641000],[291100,4641100],[291000,4641000]]]}},
+			{"type":"Feature","properties":{"other":1},"geometry":{"type":"Point","coordinates":[500000,100]}}]}`
+		preview := func(content string) string {
+			code, m := f.uploadWith(t, f.super, api+"/import/preview-file", map[string]string{"type": "geojson", "tb": "finds"}, "file", "x.geojson", []byte(content))
+			if code != 200 {
+				t.Fatalf("preview: %d %v", code, m)
+			}
+			if m["count"] != float64(4) || fmt.Sprint(m["geometry_types"]) != "[LineString Point Polygon]" || fmt.Sprint(m["geo_props"]) != "[code other]" ||
+				m["crs"] != "EPSG:32633" || m["geo_field"] != "geodata" {
+				t.Fatalf("preview answer: %v", m)
+			}
+			return m["temp_id"].(string)
+		}
+		// Not found without create_missing; a dry run writes nothing.
+		tok := preview(file)
+		code, m := f.do(t, f.super, "POST", api+"/import/geojson", fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"code","key_field":"label","dry_run":true}`, tok))
+		if code != 200 || m["code"] != "ok_import_checked" || m["updated"] != float64(2) || m["not_found"] != float64(2) {
+			t.Fatalf("dry run: %d %v", code, m)
+		}
+		_, rec := f.do(t, f.reader, "GET", fmt.Sprintf("%s/record/finds/%d", api, a), "")
+		if len(rec["geodata"].(map[string]any)) != 1 {
+			t.Fatalf("a dry run wrote: %v", rec["geodata"])
+		}
+		code, m = f.do(t, f.super, "POST", api+"/import/geojson", fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"code","key_field":"label","create_missing":true}`, tok))
+		if code != 200 || m["code"] != "ok_import_geojson" || m["total"] != float64(4) || m["updated"] != float64(2) || m["created"] != float64(1) || m["not_found"] != float64(1) {
+			t.Fatalf("import: %d %v", code, m)
+		}
+		// A1's features were replaced by the file's two, in degrees.
+		_, rec = f.do(t, f.reader, "GET", fmt.Sprintf("%s/record/finds/%d", api, a), "")
+		var wkts []string
+		for _, g := range rec["geodata"].(map[string]any) {
+			wkts = append(wkts, g.(map[string]any)["geometry"].(string))
+		}
+		slices.Sort(wkts)
+		if len(wkts) != 2 || wkts[1] != "POINT(15 0)" || !strings.HasPrefix(wkts[0], "LINESTRING(12.48") {
+			t.Fatalf("imported features: %v", wkts)
+		}
+		// B2 was created with its feature.
+		ids := f.ids(t, f.reader, api+"/records/finds?filter[label][_eq]=B2")
+		if len(ids) != 1 {
+			t.Fatalf("created record: %v", ids)
+		}
+		_, rec = f.do(t, f.reader, "GET", fmt.Sprintf("%s/record/finds/%d", api, ids[0]), "")
+		if len(rec["geodata"].(map[string]any)) != 1 {
+			t.Fatalf("created record's features: %v", rec["geodata"])
+		}
+		// Errors: nothing written.
+		for _, tc := range []struct {
+			name, body string
+			status     int
+			code       string
+		}{
+			{"no key field", fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"code"}`, preview(file)), 400, "parameter_missing"},
+			{"unknown key field", fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"code","key_field":"nope"}`, preview(file)), 400, "import_error_invalid_field"},
+			{"table without geodata", fmt.Sprintf(`{"temp_id":%q,"tb":"sites","geo_prop":"code","key_field":"name"}`, preview(file)), 400, "geodata_not_enabled"},
+			{"unknown crs", fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"code","key_field":"label","crs":"EPSG:2100"}`, preview(file)), 400, "unsupported_crs"},
+			{"gone preview", `{"temp_id":"nope","tb":"finds","geo_prop":"code","key_field":"label"}`, 404, "import_error_no_file"},
+			// A new record that would not save (label is at most 5 characters) fails the whole import.
+			{"a record that would not save", fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"other","key_field":"label","create_missing":true}`,
+				preview(strings.ReplaceAll(file, `"other":1`, `"other":"toolongvalue"`))), 400, "validation_failed"},
+		} {
+			if code, m := f.do(t, f.super, "POST", api+"/import/geojson", tc.body); code != tc.status || m["code"] != tc.code {
+				t.Fatalf("%s: %d %v", tc.name, code, m)
+			}
+		}
+		if n := len(f.ids(t, f.reader, api+"/records/finds")); n != 2 {
+			t.Fatalf("records after the failed imports: %d", n)
+		}
+		// A bad geometry is refused at the preview, naming the feature.
+		code, m = f.uploadWith(t, f.super, api+"/import/preview-file", map[string]string{"type": "geojson"}, "file", "x.geojson",
+			[]byte(`{"type":"FeatureCollection","features":[{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[1,1]}},{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[200,1]}}]}`))
+		if code != 400 || m["code"] != "geometry_out_of_range" || m["index"] != float64(1) {
+			t.Fatalf("bad preview: %d %v", code, m)
+		}
+	})
+}
