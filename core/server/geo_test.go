@@ -506,3 +506,52 @@ func TestGeoJSONImport(t *testing.T) {
 		}
 	})
 }
+
+// TestGeoExport: GeoJSON and KML exports of the current selection, the
+// spatial filter included.
+func TestGeoExport(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := geoDig(t, e)
+		a := f.create(t, f.writer, "finds", `{"label":"a & b","weight":3}`)
+		f.addFeature(t, f.writer, "finds", a, `{"type":"Point","coordinates":[12.5,41.9]}`)
+		f.addFeature(t, f.writer, "finds", a, `{"type":"Polygon","coordinates":[[[12,41],[13,41],[13,42],[12,41]]]}`)
+		b := f.create(t, f.writer, "finds", `{"label":"b"}`)
+		f.addFeature(t, f.writer, "finds", b, `{"type":"LineString","coordinates":[[1,1],[2,2]]}`)
+		f.create(t, f.writer, "finds", `{"label":"none"}`)
+
+		rec := f.export(t, f.reader, "finds", "format=geojson&columns=id,label")
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/geo+json" {
+			t.Fatalf("geojson: %d %s", rec.Code, rec.Body.String())
+		}
+		var fc struct {
+			Type     string `json:"type"`
+			Features []struct {
+				Geometry   map[string]any `json:"geometry"`
+				Properties map[string]any `json:"properties"`
+			} `json:"features"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &fc); err != nil || fc.Type != "FeatureCollection" || len(fc.Features) != 4 {
+			t.Fatalf("geojson body: %v %s", err, rec.Body.String())
+		}
+		if fc.Features[0].Properties["label"] != "a & b" || fc.Features[0].Geometry["type"] != "Point" || fc.Features[3].Geometry != nil {
+			t.Fatalf("geojson features: %+v", fc.Features)
+		}
+		// The selection: only the records meeting a box.
+		rec = f.export(t, f.reader, "finds", "format=geojson&"+url.Values{"filter[geodata][_intersects]": {"0,0,5,5"}}.Encode())
+		if err := json.Unmarshal(rec.Body.Bytes(), &fc); err != nil || len(fc.Features) != 1 || fc.Features[0].Properties["label"] != "b" {
+			t.Fatalf("filtered geojson: %s", rec.Body.String())
+		}
+		rec = f.export(t, f.reader, "finds", "format=kml&columns=id,label")
+		body := rec.Body.String()
+		if rec.Code != 200 || !strings.Contains(body, `<kml xmlns="http://www.opengis.net/kml/2.2">`) ||
+			!strings.Contains(body, `<Data name="label"><value>a &amp; b</value></Data>`) ||
+			!strings.Contains(body, "<MultiGeometry><Point><coordinates>12.5,41.9</coordinates></Point><Polygon><outerBoundaryIs><LinearRing><coordinates>12,41 13,41 13,42 12,41</coordinates>") ||
+			strings.Count(body, "<Placemark>") != 3 {
+			t.Fatalf("kml: %d %s", rec.Code, body)
+		}
+		if rec := f.export(t, f.reader, "finds", "format=shp"); rec.Code != 400 || !strings.Contains(rec.Body.String(), `"kml"`) {
+			t.Fatalf("unknown format: %d %s", rec.Code, rec.Body.String())
+		}
+	})
+}
