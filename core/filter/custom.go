@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // Operator is a filter operator added by a plugin, such as _chrono_overlap
@@ -19,6 +20,10 @@ type Operator struct {
 	// Fields are the only fields the operator may be keyed by; empty means
 	// any. Keyed by another field → invalid_filter.
 	Fields []string
+	// Virtual operators are keyed by a name that is no column, only by
+	// one of Fields (the core's _intersects, keyed by geodata): the key is
+	// not looked up among the table's fields.
+	Virtual bool
 	// Resolve is called once per condition when the filter is rendered
 	// (never by Validate). An *errs.Error it returns reaches the caller as
 	// is, so a plugin answers 400 invalid_filter for a bad operand itself.
@@ -32,6 +37,9 @@ type OperatorCall struct {
 	// Value is the operand as sent, normalised: strings (numbers and
 	// booleans in their literal text), []any and map[string]any.
 	Value any
+	// DB is the database the filter is rendered for (the app's): core
+	// operators query it; plugins reach theirs through their host.
+	DB *store.DB
 }
 
 // Resolution is what an operator resolves to: exactly one of Node (a
@@ -62,6 +70,8 @@ func (r *Registry) Register(op Operator) error {
 		return fmt.Errorf("filter operator %q is built in", op.Name)
 	case op.Resolve == nil:
 		return fmt.Errorf("filter operator %q has no Resolve", op.Name)
+	case op.Virtual && len(op.Fields) == 0:
+		return fmt.Errorf("filter operator %q is virtual: name the keys it takes (Fields)", op.Name)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -11,15 +11,20 @@ import (
 
 // custom resolves a plugin operator to a node or an id set.
 func (r *renderer) custom(s scope, c Cond) (string, error) {
-	op, ok := r.opt.Operators.lookup(c.Op)
+	op, ok := r.opt.Core.lookup(c.Op)
+	if !ok {
+		op, ok = r.opt.Operators.lookup(c.Op)
+	}
 	if !ok {
 		return "", invalidf("unknown operator %q", clip(c.Op))
 	}
 	if !op.appliesTo(c.Field) {
 		return "", invalidf("%s does not apply to %s", c.Op, c.Field)
 	}
-	if _, _, err := r.column(s, c.Field); err != nil {
-		return "", err
+	if !op.Virtual {
+		if _, _, err := r.column(s, c.Field); err != nil {
+			return "", err
+		}
 	}
 	if !r.resolve {
 		return "1 = 1", nil
@@ -27,7 +32,7 @@ func (r *renderer) custom(s scope, c Cond) (string, error) {
 	if r.expand >= maxExpansions {
 		return "", invalidf("operator %s expands into too many operators", c.Op)
 	}
-	res, err := op.Resolve(r.ctx, OperatorCall{Table: s.t, Field: c.Field, Value: c.Raw})
+	res, err := op.Resolve(r.ctx, OperatorCall{Table: s.t, Field: c.Field, Value: c.Raw, DB: r.db})
 	if err != nil {
 		if _, ok := errs.As(err); ok {
 			return "", err

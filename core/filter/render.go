@@ -14,6 +14,9 @@ import (
 type Options struct {
 	// Operators are the plugin operators; nil allows built-ins only.
 	Operators *Registry
+	// Core are the operators of core areas (geo's _intersects), looked up
+	// before the plugins'.
+	Core *Registry
 	// RootAlias is how the query names the root table; by default columns
 	// are qualified with its schema-qualified name (db.Qualify).
 	RootAlias string

@@ -44,6 +44,7 @@ func Register(sys *jobs.System, host api.Host, reg *apps.Registry, store files.S
 		scopeOf := func(table string) (*records.Scope, error) { return host.ScopeFor(ctx, app, run.User(), table) }
 		return importFile(ctx, store, app.Name, sc, a, run.Progress, scopeOf)
 	})
+	registerGeoJSON(sys, host, reg, store)
 }
 
 // importFile imports (or checks) the previewed file token into sc's table

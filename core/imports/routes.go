@@ -32,10 +32,10 @@ var errNoFile = errs.New(errs.Invalid, "parameter_missing", "a file (multipart f
 var ErrNoFile = errs.New(errs.NotFound, "import_error_no_file", "no previewed file has this temp_id (previews expire)")
 
 // errUnknownType: the preview's type is none the import reads.
-var errUnknownType = errs.New(errs.Invalid, "import_error_unknown_type", "type must be csv, json or xlsx (geojson: the geodata import; photos: /import/preview-photos)")
+var errUnknownType = errs.New(errs.Invalid, "import_error_unknown_type", "type must be csv, json, xlsx or geojson (photos: /import/preview-photos)")
 
 // previewTypes are the preview's accepted type values ("" : sniffed).
-var previewTypes = map[string]bool{"": true, "csv": true, "json": true, "tsv": true, "txt": true, "xlsx": true}
+var previewTypes = map[string]bool{"": true, "csv": true, "json": true, "tsv": true, "txt": true, "xlsx": true, "geojson": true}
 
 // Routes are the import's: admins. Previews are kept in the file store
 // (a blob no file row names: strata files check removes them after its
@@ -48,6 +48,7 @@ func Routes(host api.Host, svc *files.Service, maxBytes int64, jobSys *jobs.Syst
 		{Scope: api.App, Method: http.MethodGet, Path: "/import/:tb/fields", Access: auth.AdminOnly, Handler: h.fields},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/preview-file", Access: auth.AdminOnly, Handler: h.preview, BodyLimit: maxBytes + 1<<20},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/data", Access: auth.AdminOnly, Handler: h.data},
+		{Scope: api.App, Method: http.MethodPost, Path: "/import/geojson", Access: auth.AdminOnly, Handler: h.geojson},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/preview-photos", Access: auth.AdminOnly, Handler: h.previewPhotos,
 			BodyLimit: h.photoMax + 1<<20, BodyTimeout: 30 * time.Minute},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/photos", Access: auth.AdminOnly, Handler: h.importPhotos},
@@ -91,9 +92,14 @@ func (h handlers) fields(c *gin.Context) {
 // answers {temp_id, file_token, format, encoding, delimiter, columns,
 // count, rows}.
 func (h handlers) preview(c *gin.Context) {
-	data, err := h.upload(c)
+	up, err := h.upload(c)
 	if err != nil {
 		api.Fail(c, err)
+		return
+	}
+	data := up.data
+	if up.typ == "geojson" || (up.typ == "" && isGeoJSON(data)) {
+		h.previewGeoJSON(c, up)
 		return
 	}
 	t, err := Parse(data)
@@ -114,28 +120,42 @@ func (h handlers) preview(c *gin.Context) {
 		"delimiter": t.Delimiter, "columns": t.Columns, "count": len(t.Rows), "rows": rows})
 }
 
+// uploaded is a previewed upload: the file and the form fields sent with
+// it (before or after it: BraDypUS's client sends the file first).
+type uploaded struct {
+	data    []byte
+	typ, tb string
+}
+
 // upload reads the multipart field "file", at most max bytes, and the
-// "type" field when it comes before it (BraDypUS clients send it first).
-func (h handlers) upload(c *gin.Context) ([]byte, error) {
+// "type" and "tb" fields.
+func (h handlers) upload(c *gin.Context) (*uploaded, error) {
 	mr, err := c.Request.MultipartReader()
 	if err != nil {
 		return nil, errNoFile
 	}
+	up := &uploaded{}
 	for {
 		p, err := mr.NextPart()
 		if err == io.EOF {
-			return nil, errNoFile
+			break
 		}
 		if err != nil {
 			return nil, api.BodyReadErr(err)
 		}
 		switch p.FormName() {
-		case "type":
-			v, _ := io.ReadAll(io.LimitReader(p, 64))
+		case "type", "tb":
+			v, _ := io.ReadAll(io.LimitReader(p, 128))
 			p.Close()
-			if !previewTypes[strings.ToLower(strings.TrimSpace(string(v)))] {
-				return nil, errUnknownType.With("type", strings.TrimSpace(string(v)))
+			s := strings.TrimSpace(string(v))
+			if p.FormName() == "tb" {
+				up.tb = s
+				continue
 			}
+			if !previewTypes[strings.ToLower(s)] {
+				return nil, errUnknownType.With("type", s)
+			}
+			up.typ = strings.ToLower(s)
 			continue
 		case "file":
 		default:
@@ -147,8 +167,12 @@ func (h handlers) upload(c *gin.Context) ([]byte, error) {
 		if err != nil {
 			return nil, api.BodyReadErr(err)
 		}
-		return data, nil
+		up.data = data
 	}
+	if up.data == nil {
+		return nil, errNoFile
+	}
+	return up, nil
 }
 
 // previewRef names a preview (temp_id, or file_token as openapi calls it)

@@ -51,6 +51,10 @@ func Delete(ctx context.Context, s *Scope, ids []int64) (*DeleteResult, error) {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE tb = ? AND record_id = ?`, s.Table.Name, id); err != nil {
 				return fmt.Errorf("delete file links of %s %d: %w", s.Table.Name, id, err)
 			}
+			// Its features go too; the version just written keeps them.
+			if err := ts.deleteGeodata(ctx, id); err != nil {
+				return err
+			}
 			res.Deleted = append(res.Deleted, id)
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -213,6 +214,9 @@ type ExportFormat struct {
 	Ext         string
 	ContentType string
 	open        func(w io.Writer, sheet string) (RowWriter, error)
+	// OpenFor, set by formats of other areas (geo's GeoJSON and KML),
+	// writes with what else it reads of the scope's records.
+	OpenFor func(ctx context.Context, s *Scope, w io.Writer) (RowWriter, error)
 }
 
 // NewWriter returns a writer of the format onto w; sheet names the
@@ -221,17 +225,28 @@ func (f ExportFormat) NewWriter(w io.Writer, sheet string) (RowWriter, error) {
 	return f.open(w, sheet)
 }
 
+// NewWriterFor returns a writer of the format onto w for the export of
+// s's table.
+func (f ExportFormat) NewWriterFor(ctx context.Context, s *Scope, w io.Writer) (RowWriter, error) {
+	if f.OpenFor != nil {
+		return f.OpenFor(ctx, s, w)
+	}
+	return f.open(w, s.Table.Name)
+}
+
 var exportFormats = []ExportFormat{
 	{Name: "csv", Ext: "csv", ContentType: "text/csv; charset=utf-8", open: newCSVWriter},
 	{Name: "json", Ext: "json", ContentType: "application/json; charset=utf-8", open: newJSONWriter},
 	{Name: "xlsx", Ext: "xlsx", ContentType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", open: newXLSXWriter},
 }
 
-// ExportFormatOf returns the format called name (csv, json or xlsx).
-func ExportFormatOf(name string) (ExportFormat, error) {
+// ExportFormatOf returns the format called name (csv, json or xlsx, or
+// one of extra).
+func ExportFormatOf(name string, extra ...ExportFormat) (ExportFormat, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
-	allowed := make([]string, len(exportFormats))
-	for i, f := range exportFormats {
+	all := append(slices.Clip(exportFormats), extra...)
+	allowed := make([]string, len(all))
+	for i, f := range all {
 		if f.Name == name {
 			return f, nil
 		}

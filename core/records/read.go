@@ -24,7 +24,7 @@ type obj = map[string]any
 // table it reaches), never one per row. The queries go in one pipeline:
 // on PostgreSQL, those that need nothing read before (record with its
 // version and lookup labels, plugin rows, files, links, backlinks, manual
-// links, relations) are one round trip, the labels of what they found
+// links, relations, geodata) are one round trip, the labels of what they found
 // (manual links, relations) a second.
 func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
@@ -116,8 +116,8 @@ func ReadNew(ctx context.Context, s *Scope) (obj, error) {
 // besides the record itself; each finish gives its section once the
 // pipeline has run.
 type recordSections struct {
-	files                                  any // nil: read after the pipeline (FilesSource without a queue)
-	links, backlinks, manualLinks, rsLinks func() obj
+	files                                           any // nil: read after the pipeline (FilesSource without a queue)
+	links, backlinks, manualLinks, rsLinks, geodata func() obj
 }
 
 // queueSections queues the queries of the record's files, links,
@@ -136,6 +136,7 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64) 
 	}
 	sec.manualLinks = s.queueManualLinks(ctx, p, id)
 	sec.rsLinks = s.queueRS(ctx, p, id)
+	sec.geodata = s.queueGeodata(p, id)
 	return sec, nil
 }
 
@@ -204,6 +205,7 @@ func (s *Scope) assemble(ctx context.Context, id int64, st *State, labels map[st
 	}
 	out["links"], out["backlinks"] = sec.links(), sec.backlinks()
 	out["manualLinks"], out["rs"] = sec.manualLinks(), sec.rsLinks()
+	out["geodata"] = sec.geodata()
 	return out, nil
 }
 

@@ -19,8 +19,12 @@ type State struct {
 	Plugins map[string][]map[string]any `json:"plugins"`
 	// Files are the record's linked files, kept by the versions written
 	// before a file change (operation "files"); nil elsewhere.
-	Files   []FileRef `json:"files"`
-	Creator *int64    `json:"-"`
+	Files []FileRef `json:"files"`
+	// Geodata are the record's features, kept by every version of a
+	// geo-enabled table's record (null: the version predates them, or the
+	// table is not geo-enabled).
+	Geodata []GeoFeature `json:"geodata"`
+	Creator *int64       `json:"-"`
 }
 
 // FileRef is a linked file as a version remembers it.
@@ -236,6 +240,11 @@ func (s *Scope) snapshotWith(ctx context.Context, id int64, operation string, mo
 	st, err := s.readState(ctx, id)
 	if err != nil {
 		return err
+	}
+	if s.Table.Geodata {
+		if st.Geodata, err = s.geoFeatures(ctx, id); err != nil {
+			return err
+		}
 	}
 	if more != nil {
 		if err := more(st); err != nil {

@@ -145,6 +145,11 @@ func GetVersion(ctx context.Context, s *Scope, id int64) (*Version, *State, erro
 			return nil, nil, err
 		}
 	}
+	if v.Content.Geodata != nil {
+		if current.Geodata, err = s.geoFeatures(ctx, v.RecordID); err != nil {
+			return nil, nil, err
+		}
+	}
 	return &v, current, nil
 }
 
@@ -193,6 +198,9 @@ func Diff(v *State, current *State) []Change {
 	if v.Files != nil && cur.Files != nil && !sameJSON(v.Files, cur.Files) {
 		out = append(out, Change{Field: "files", Version: v.Files, Current: cur.Files})
 	}
+	if v.Geodata != nil && cur.Geodata != nil && !sameJSON(geoShapes(v.Geodata), geoShapes(cur.Geodata)) {
+		out = append(out, Change{Field: "geodata", Version: geoShapes(v.Geodata), Current: geoShapes(cur.Geodata)})
+	}
 	return out
 }
 
@@ -226,6 +234,9 @@ func Restore(ctx context.Context, s *Scope, versionID int64, fields, restorePlug
 		}
 		res.ID = v.RecordID
 		for _, f := range fields {
+			if f == "geodata" && v.Content.Geodata != nil {
+				continue
+			}
 			if _, ok := v.Content.Core[f]; !ok {
 				return ErrInvalidField.With("field", f).With("detail", "not in this version")
 			}
@@ -268,6 +279,12 @@ func Restore(ctx context.Context, s *Scope, versionID int64, fields, restorePlug
 		}
 		for _, pt := range restorePlugins {
 			if err := ts.restorePluginRows(ctx, pt, v); err != nil {
+				return err
+			}
+		}
+		// The features come back with a whole restore, or when named.
+		if v.Content.Geodata != nil && (len(fields) == 0 || slices.Contains(fields, "geodata")) {
+			if err := ts.restoreGeodata(ctx, v.RecordID, v.Content.Geodata); err != nil {
 				return err
 			}
 		}
@@ -375,4 +392,13 @@ func Deleted(ctx context.Context, s *Scope) ([]Version, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// geoShapes are features as a comparison shows them: id and WKT.
+func geoShapes(fs []GeoFeature) []map[string]any {
+	out := make([]map[string]any, len(fs))
+	for i, f := range fs {
+		out[i] = map[string]any{"id": f.ID, "geometry": f.Geometry}
+	}
+	return out
 }

@@ -29,6 +29,7 @@ var tableNameColumns = []struct{ sys, col string }{
 	{"manual_links", "tb_two"},
 	{"history", "tb"},    // users' recent records
 	{"file_links", "tb"}, // files linked to its records (the files stay)
+	{"geodata", "tb"},    // its records' features
 	{"table_features", "table_name"},
 }
 

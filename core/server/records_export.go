@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/strata-archaeo/strata/core/geo"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -44,7 +45,7 @@ func (s *Server) handleExport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	format, err := records.ExportFormatOf(c.Query("format"))
+	format, err := records.ExportFormatOf(c.Query("format"), geo.ExportFormats()...)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -61,7 +62,7 @@ func (s *Server) handleExport(c *gin.Context) {
 	}
 	// Table names are identifiers ([a-z0-9_]): safe in the header as is.
 	out := &attachment{c: c, contentType: format.ContentType, filename: sc.Table.Name + "." + format.Ext}
-	w, err := format.NewWriter(out, sc.Table.Name)
+	w, err := format.NewWriterFor(c.Request.Context(), sc, out)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -304,7 +304,7 @@ func TestExportFormats(t *testing.T) {
 
 		for _, s := range []testenv.Scenario{
 			{Name: "format missing", URL: "/dig/api/records/finds/export", ExpectedStatus: 400, ExpectedContent: []string{`"code":"parameter_missing"`, `"parameter":"format"`}},
-			{Name: "unknown format", URL: "/dig/api/records/finds/export?format=pdf", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_parameter"`, `"allowed":["csv","json","xlsx"]`}},
+			{Name: "unknown format", URL: "/dig/api/records/finds/export?format=pdf", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_parameter"`, `"allowed":["csv","json","xlsx","geojson","kml"]`}},
 			{Name: "unknown table", URL: "/dig/api/records/nowhere/export?format=csv", ExpectedStatus: 404, ExpectedContent: []string{`"code":"table_not_found"`}},
 			{Name: "unknown column", URL: "/dig/api/records/finds/export?format=csv&columns=label,nope", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_field"`}},
 			{Name: "unknown sort field", URL: "/dig/api/records/finds/export?format=json&sort_field=nope", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_field"`}},

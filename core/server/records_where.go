@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/strata-archaeo/strata/core/geo"
 
 	"github.com/gin-gonic/gin"
 
@@ -47,6 +48,7 @@ func (s *Server) listWhere(c *gin.Context, sc *records.Scope, bodyFilter json.Ra
 	// Plugin filter operators resolve through their plugin, as the caller.
 	opt := acc.options(sc.Catalog)
 	opt.Operators = s.plugins.Operators()
+	opt.Core = geo.Operators()
 	ctx := pluginhost.WithActor(c.Request.Context(), pluginActor(sc))
 	sql, args, err := filter.RenderWith(ctx, sc.DB, sc.Catalog, sc.Table.Name, node, opt)
 	if err != nil {

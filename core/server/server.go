@@ -27,6 +27,7 @@ import (
 	"github.com/strata-archaeo/strata/core/files/localstore"
 	"github.com/strata-archaeo/strata/core/files/s3store"
 	"github.com/strata-archaeo/strata/core/freesql"
+	"github.com/strata-archaeo/strata/core/geo"
 	"github.com/strata-archaeo/strata/core/imports"
 	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/mail"
@@ -302,6 +303,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, welcome.Routes()...)
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
+	core = append(core, geo.Routes(s)...)
 	core = append(core, templates.Routes(s, s.now)...)
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)
