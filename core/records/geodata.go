@@ -88,12 +88,10 @@ func (s *Scope) restoreGeodata(ctx context.Context, id int64, fs []GeoFeature) e
 			return fmt.Errorf("restore geodata of %s %d: %w", s.Table.Name, id, err)
 		}
 	}
-	if s.DB.Engine == store.Postgres && len(fs) > 0 {
-		_, err := s.DB.Exec(ctx, `SELECT setval(pg_get_serial_sequence(?, 'id'), GREATEST((SELECT COALESCE(MAX(id), 0) FROM `+
-			s.DB.Sys("geodata")+`), 1))`, s.DB.Schema()+".sys_geodata")
-		return err
+	if len(fs) == 0 {
+		return nil
 	}
-	return nil
+	return s.syncSequenceOf(ctx, s.DB.Sys("geodata"), s.DB.Schema()+".sys_geodata")
 }
 
 // SnapshotGeodata stores record id's state, its features included, as a

@@ -330,8 +330,18 @@ func (s *Scope) syncSequence(ctx context.Context, table string) error {
 	if s.DB.Engine != store.Postgres {
 		return nil
 	}
+	return s.syncSequenceOf(ctx, s.DB.Qualify(table), s.DB.Schema()+"."+table)
+}
+
+// syncSequenceOf moves the id sequence of the table (quoted, and as a
+// name for pg_get_serial_sequence) past its largest id, never back: an id
+// handed out once, even of a row deleted since, is never handed out again.
+func (s *Scope) syncSequenceOf(ctx context.Context, quoted, name string) error {
+	if s.DB.Engine != store.Postgres {
+		return nil
+	}
 	_, err := s.DB.Exec(ctx, `SELECT setval(pg_get_serial_sequence(?, 'id'), GREATEST((SELECT COALESCE(MAX("id"), 0) FROM `+
-		s.DB.Qualify(table)+`), 1))`, s.DB.Schema()+"."+table)
+		quoted+`), COALESCE(pg_sequence_last_value(pg_get_serial_sequence(?, 'id')::regclass), 0), 1))`, name, name)
 	return err
 }
 
