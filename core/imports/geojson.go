@@ -212,22 +212,10 @@ func (h handlers) geojson(c *gin.Context) {
 
 // registerGeoJSON adds the GeoJSON import's job kind.
 func registerGeoJSON(sys *jobs.System, host api.Host, reg *apps.Registry, store files.Storage) {
-	sys.Register(KindGeoJSON, func(ctx context.Context, run *jobs.Run) (any, error) {
-		var a geoArgs
-		if err := run.Bind(&a); err != nil {
-			return nil, err
-		}
-		app, err := reg.Get(ctx, run.App())
-		if err != nil {
-			return nil, err
-		}
-		sc, err := host.ScopeFor(ctx, app, run.User(), a.Tb)
-		if err != nil {
-			return nil, err
-		}
-		scopeOf := func(table string) (*records.Scope, error) { return host.ScopeFor(ctx, app, run.User(), table) }
-		return importGeoJSON(ctx, store, app.Name, sc, a, run.Progress, scopeOf)
-	})
+	sys.Register(KindGeoJSON, asUser(host, reg, func(a geoArgs) string { return a.Tb },
+		func(ctx context.Context, app *apps.App, sc *records.Scope, a geoArgs, run *jobs.Run, scopeOf scopeFunc) (any, error) {
+			return importGeoJSON(ctx, store, app.Name, sc, a, run.Progress, scopeOf)
+		}))
 }
 
 // GeoResult of a GeoJSON import, counted in features.

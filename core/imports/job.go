@@ -28,8 +28,22 @@ type dataArgs struct {
 // Register adds the import job kinds to the job system: the job acts as
 // the user who started it, with their rights as they are when it runs.
 func Register(sys *jobs.System, host api.Host, reg *apps.Registry, store files.Storage) {
-	sys.Register(KindData, func(ctx context.Context, run *jobs.Run) (any, error) {
-		var a dataArgs
+	sys.Register(KindData, asUser(host, reg, func(a dataArgs) string { return a.Tb },
+		func(ctx context.Context, app *apps.App, sc *records.Scope, a dataArgs, run *jobs.Run, scopeOf scopeFunc) (any, error) {
+			return importFile(ctx, store, app.Name, sc, a, run.Progress, scopeOf)
+		}))
+	registerGeoJSON(sys, host, reg, store)
+}
+
+type scopeFunc = func(table string) (*records.Scope, error)
+
+// asUser is what every import job does first: bind its arguments, open
+// the app and the scope of the table it writes as the user who started
+// it, with their rights as they are now.
+func asUser[A any](host api.Host, reg *apps.Registry, table func(A) string,
+	do func(ctx context.Context, app *apps.App, sc *records.Scope, a A, run *jobs.Run, scopeOf scopeFunc) (any, error)) jobs.Func {
+	return func(ctx context.Context, run *jobs.Run) (any, error) {
+		var a A
 		if err := run.Bind(&a); err != nil {
 			return nil, err
 		}
@@ -37,14 +51,13 @@ func Register(sys *jobs.System, host api.Host, reg *apps.Registry, store files.S
 		if err != nil {
 			return nil, err
 		}
-		sc, err := host.ScopeFor(ctx, app, run.User(), a.Tb)
+		sc, err := host.ScopeFor(ctx, app, run.User(), table(a))
 		if err != nil {
 			return nil, err
 		}
 		scopeOf := func(table string) (*records.Scope, error) { return host.ScopeFor(ctx, app, run.User(), table) }
-		return importFile(ctx, store, app.Name, sc, a, run.Progress, scopeOf)
-	})
-	registerGeoJSON(sys, host, reg, store)
+		return do(ctx, app, sc, a, run, scopeOf)
+	}
 }
 
 // importFile imports (or checks) the previewed file token into sc's table
