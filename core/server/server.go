@@ -16,6 +16,7 @@ import (
 	"github.com/strata-archaeo/strata/core/appgate"
 	"github.com/strata-archaeo/strata/core/applog"
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/assemblage"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/batch"
@@ -304,6 +305,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
+	core = append(core, assemblage.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.now)...)
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)
