@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),20000x) ./core/imports/
 	$(GO) test -run '^$$' -fuzz '^FuzzPattern$$' -fuzztime $(or $(FUZZTIME),25000x) ./core/imports/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(or $(FUZZTIME),200000x) ./core/jsonout/
+	$(GO) test -run '^$$' -fuzz '^FuzzETagMatches$$' -fuzztime $(or $(FUZZTIME),50000x) ./core/widgets/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),40000x) ./core/geo/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendFloat$$' -fuzztime $(or $(FUZZTIME),400000x) ./core/jsonout/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),200000x) ./core/dbml/

@@ -17,6 +17,9 @@
 //     keep their own files below it, e.g. radiocarbon's <data-dir>/curves);
 //   - STRATA_CURVES_DIR: when set for the server, passed on as is (the
 //     radiocarbon plugin's curves added to or replacing its built-in ones);
+//   - GAZETTEER_PLEIADES_URL, REFMGR_ZOTERO_URL (the providers' base URLs,
+//     CONTRACT.md §10) and HTTPS_PROXY, HTTP_PROXY, NO_PROXY (either case):
+//     when set for the server, passed on as they are;
 //   - what go-plugin itself adds: the handshake cookie STRATA_PLUGIN,
 //     PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT/PLUGIN_MAX_PORT, the
 //     AutoMTLS client certificate PLUGIN_CLIENT_CERT and

@@ -90,8 +90,8 @@ func (o *Options) defaults() {
 }
 
 // Environment is the environment plugin processes get: STRATA_DATA_DIR
-// (dataDir made absolute) and STRATA_CURVES_DIR when getenv has it.
-// Nothing else of the server's environment reaches a plugin.
+// (dataDir made absolute) and those of passedEnv getenv has. Nothing else
+// of the server's environment reaches a plugin.
 func Environment(getenv func(string) string, dataDir string) []string {
 	var env []string
 	if dataDir != "" {
@@ -100,10 +100,21 @@ func Environment(getenv func(string) string, dataDir string) []string {
 		}
 		env = append(env, "STRATA_DATA_DIR="+dataDir)
 	}
-	if v := getenv("STRATA_CURVES_DIR"); v != "" {
-		env = append(env, "STRATA_CURVES_DIR="+v)
+	for _, k := range passedEnv {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
 	}
 	return env
+}
+
+// passedEnv are the server's variables a plugin gets as they are: the
+// radiocarbon curves, the providers' base URLs (CONTRACT.md §10) and the
+// standard proxy settings, which the plugins' HTTP clients honour.
+var passedEnv = []string{
+	"STRATA_CURVES_DIR",
+	"GAZETTEER_PLEIADES_URL", "REFMGR_ZOTERO_URL",
+	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
 }
 
 // Errors of plugin calls and administration.

@@ -147,9 +147,10 @@ func TestSecretSettings(t *testing.T) {
 
 func TestEnvironment(t *testing.T) {
 	env := Environment(func(k string) string {
-		return map[string]string{"STRATA_CURVES_DIR": "/c", "DATABASE_URL": "postgres://x"}[k]
+		return map[string]string{"STRATA_CURVES_DIR": "/c", "DATABASE_URL": "postgres://x", "GAZETTEER_PLEIADES_URL": "http://g",
+			"HTTPS_PROXY": "http://proxy:3128", "MAIL_PROVIDER_API_KEY": "secret"}[k]
 	}, "/srv/data")
-	if strings.Join(env, " ") != "STRATA_DATA_DIR=/srv/data STRATA_CURVES_DIR=/c" {
+	if strings.Join(env, " ") != "STRATA_DATA_DIR=/srv/data STRATA_CURVES_DIR=/c GAZETTEER_PLEIADES_URL=http://g HTTPS_PROXY=http://proxy:3128" {
 		t.Fatalf("env %v", env)
 	}
 	if env := Environment(func(string) string { return "" }, ""); len(env) != 0 {

@@ -105,25 +105,29 @@ func physicalTableExists(ctx context.Context, db *store.DB, name string) (bool, 
 // (disabled, force_default, active_link) are accepted; disabled:true is
 // kept and reads as readonly, the others are ignored.
 type FieldDef struct {
-	Name            string   `json:"name"`
-	Label           string   `json:"label"`
-	Type            string   `json:"type"`
-	DBType          string   `json:"db_type"`
-	Readonly        bool     `json:"readonly"`
-	Hide            bool     `json:"hide"`
-	VocabularySet   string   `json:"vocabulary_set"`
-	GetValuesFromTb string   `json:"get_values_from_tb"`
-	IDFromTb        string   `json:"id_from_tb"`
-	Widget          string   `json:"widget"`
-	Required        bool     `json:"required"`
-	Unique          bool     `json:"unique"`
-	Min             *float64 `json:"min"`
-	Max             *float64 `json:"max"`
-	MaxLength       *int     `json:"max_length"`
-	Pattern         string   `json:"pattern"`
-	DefValue        string   `json:"def_value"`
-	Help            string   `json:"help"`
-	Disabled        bool     `json:"disabled"`
+	Name            string `json:"name"`
+	Label           string `json:"label"`
+	Type            string `json:"type"`
+	DBType          string `json:"db_type"`
+	Readonly        bool   `json:"readonly"`
+	Hide            bool   `json:"hide"`
+	VocabularySet   string `json:"vocabulary_set"`
+	GetValuesFromTb string `json:"get_values_from_tb"`
+	IDFromTb        string `json:"id_from_tb"`
+	Widget          string `json:"widget"`
+	// CheckWidget asks that Widget name an installed widget (the config
+	// API sets it; a schema copied from elsewhere, DBML or an upgrade,
+	// keeps names whose widgets may be installed later).
+	CheckWidget bool     `json:"-"`
+	Required    bool     `json:"required"`
+	Unique      bool     `json:"unique"`
+	Min         *float64 `json:"min"`
+	Max         *float64 `json:"max"`
+	MaxLength   *int     `json:"max_length"`
+	Pattern     string   `json:"pattern"`
+	DefValue    string   `json:"def_value"`
+	Help        string   `json:"help"`
+	Disabled    bool     `json:"disabled"`
 	// Check and Dic are BraDypUS's validation list and inline values
 	// (legacy.go): read into the settings above, kept for reading back.
 	Check wire.List `json:"check"`
@@ -264,6 +268,9 @@ func AddField(ctx context.Context, db *store.DB, table string, def FieldDef, now
 			return ErrTableNotFound
 		}
 		f, err := checkFieldDef(cat, t, &def)
+		if err == nil && def.CheckWidget {
+			err = checkWidget(ctx, tx, f.Widget)
+		}
 		if err != nil {
 			return err
 		}
@@ -284,6 +291,23 @@ func AddField(ctx context.Context, db *store.DB, table string, def FieldDef, now
 		err = markSearchIndexes(ctx, db, []*Table{{Fields: []*Field{out}}})
 	}
 	return out, err
+}
+
+// checkWidget refuses a widget parameter naming no installed widget. The
+// widgets live in sys_widgets (core/widgets, which keeps the table; it
+// sits above schema in the imports, so the one query is made here).
+func checkWidget(ctx context.Context, tx *store.DB, name string) error {
+	if name == "" {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+tx.Sys("widgets")+` WHERE name = ?`, name).Scan(&n); err != nil {
+		return fmt.Errorf("check widget %s: %w", name, err)
+	}
+	if n == 0 {
+		return ErrInvalidParameter.With("parameter", "widget").With("detail", "no widget of this name is installed (GET /widgets)")
+	}
+	return nil
 }
 
 // CheckFieldDef validates def as AddField would add it to t, with cat as

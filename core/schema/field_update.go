@@ -41,6 +41,9 @@ type FieldUpdate struct {
 	SearchIndex     Patch[*bool]     `json:"search_index"`
 	DateMin         Patch[string]    `json:"-"`
 	DateMax         Patch[string]    `json:"-"`
+	// CheckWidget asks that a changed Widget name an installed widget
+	// (as FieldDef.CheckWidget).
+	CheckWidget bool `json:"-"`
 }
 
 // defOf is the FieldDef that would create f as it is now.
@@ -132,6 +135,11 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 			}
 		}
 		nf, err := checkFieldDef(st.cat, &others, &def)
+		if err == nil && in.CheckWidget && nf.Widget != f.Widget {
+			// Only a changed widget is checked: a field keeps working
+			// after its widget is deleted.
+			err = checkWidget(ctx, tx, nf.Widget)
+		}
 		if err != nil {
 			return err
 		}

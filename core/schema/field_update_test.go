@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
+	"github.com/strata-archaeo/strata/core/widgets"
 )
 
 func TestPutFieldSettings(t *testing.T) {
@@ -17,8 +19,14 @@ func TestPutFieldSettings(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		fx := newFixture(t, e)
+		if _, err := schema.PutField(ctx, fx.db, "finds", "label", schema.FieldUpdate{Widget: schema.Set("w"), CheckWidget: true}, fx.now); !errors.Is(err, schema.ErrInvalidParameter) {
+			t.Fatalf("a widget not installed: %v", err)
+		}
+		if _, _, err := widgets.Save(ctx, fx.db, "w", []byte("export default {}"), fx.now); err != nil {
+			t.Fatal(err)
+		}
 		f, err := schema.PutField(ctx, fx.db, "finds", "label", schema.FieldUpdate{
-			Label: schema.Set("Label"), Readonly: schema.Set(true), Hide: schema.Set(true), Widget: schema.Set("w"),
+			Label: schema.Set("Label"), Readonly: schema.Set(true), Hide: schema.Set(true), Widget: schema.Set("w"), CheckWidget: true,
 			Help: schema.Set("h"), Required: schema.Set(true), Min: schema.Set(ptr(1.0)), Max: schema.Set(ptr(9.0)),
 			MaxLength: schema.Set(ptr(40)), Pattern: schema.Set("^[a-z]+$"), DefValue: schema.Set("%today%"), Unique: schema.Set(true),
 			Type: schema.Set("long_text"),

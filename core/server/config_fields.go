@@ -98,6 +98,7 @@ func (s *Server) handleConfigAddField(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	def.CheckWidget = true
 	f, err := schema.AddField(c.Request.Context(), appOf(c).DB, c.Param("tb"), def, s.now().UTC())
 	if err != nil {
 		s.fail(c, err)
@@ -113,6 +114,7 @@ func (s *Server) handleConfigPutField(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	in.CheckWidget = true
 	f, err := schema.PutField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), in, s.now().UTC())
 	if err != nil {
 		s.fail(c, err)

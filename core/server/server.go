@@ -41,6 +41,7 @@ import (
 	"github.com/strata-archaeo/strata/core/vocab"
 	"github.com/strata-archaeo/strata/core/webui"
 	"github.com/strata-archaeo/strata/core/welcome"
+	"github.com/strata-archaeo/strata/core/widgets"
 )
 
 // Scope and Route are the kit's (core/api): every area's route table is
@@ -307,6 +308,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, geo.Routes(s)...)
 	core = append(core, assemblage.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.now)...)
+	core = append(core, widgets.Routes(s.now)...)
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)

@@ -30,6 +30,10 @@ import (
 // The plugins under test, by binary name (their manifest names too).
 var realPlugins = []string{"chronology", "osteology", "radiocarbon"}
 
+// routePlugins are built too but linked into a fixture's plugin dir only
+// by the tests that use them (they offer routes, no features).
+var routePlugins = []string{"gazetteer"}
+
 var (
 	// binDir holds the plugin binaries, built once for the test process.
 	binDir string
@@ -90,7 +94,7 @@ func buildPlugins(root, dir string) error {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, p := range realPlugins {
+	for _, p := range append(append([]string{}, realPlugins...), routePlugins...) {
 		args = append(args, "./plugins/"+p)
 	}
 	cmd := exec.Command(goBin, args...)
