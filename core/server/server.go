@@ -304,7 +304,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
-	core = append(core, templates.Routes(s, s.now)...)
+	core = append(core, templates.Routes(s, s.files, s.now)...)
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)
