@@ -137,4 +137,3 @@ func runCounts(ctx context.Context, a *apps.App, q string, args []any) (perTable
 	}
 	return perTable, total, users, files, rows.Err()
 }
-

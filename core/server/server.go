@@ -13,8 +13,8 @@ import (
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/api"
-	"github.com/strata-archaeo/strata/core/appinfo"
 	"github.com/strata-archaeo/strata/core/appgate"
+	"github.com/strata-archaeo/strata/core/appinfo"
 	"github.com/strata-archaeo/strata/core/applog"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
