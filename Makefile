@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),40000x) ./core/geo/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendFloat$$' -fuzztime $(or $(FUZZTIME),400000x) ./core/jsonout/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),200000x) ./core/dbml/
+	$(GO) test -run '^$$' -fuzz '^FuzzMarkdownPDF$$' -fuzztime $(or $(FUZZTIME),2000x) ./core/templates/
 
 test-short:
 	$(GO) test -short -count=1 ./...

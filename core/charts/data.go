@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/errs"
@@ -129,18 +130,19 @@ func Compute(ctx context.Context, sc *records.Scope, d *Definition, cond *record
 	if (fnName == "SUM" || fnName == "AVG") && !numeric {
 		return nil, ErrInvalidField.With("field", yf.Name).With("detail", fnName+" needs a number field")
 	}
-	var agg string
-	switch fnName {
-	case "COUNT":
-		agg = `COUNT(` + col(yf) + `)`
-	case "COUNT_DISTINCT":
-		agg = `COUNT(DISTINCT ` + col(yf) + `)`
-	default:
-		if !numeric {
-			return nil, ErrInvalidField.With("field", yf.Name).With("detail", fnName+" needs a number field")
-		}
-		agg = fnName + `(CAST(` + col(yf) + ` AS ` + floatType(db.Engine) + `))`
+	if !numeric && fnName != "COUNT" && fnName != "COUNT_DISTINCT" {
+		return nil, ErrInvalidField.With("field", yf.Name).With("detail", fnName+" needs a number field")
 	}
+	aggOf := func(v string) string {
+		switch fnName {
+		case "COUNT":
+			return `COUNT(` + v + `)`
+		case "COUNT_DISTINCT":
+			return `COUNT(DISTINCT ` + v + `)`
+		}
+		return fnName + `(CAST(` + v + ` AS ` + floatType(db.Engine) + `))`
+	}
+	agg := aggOf(col(yf))
 	where, args := sc.Where(cond)
 	out := &Data{Type: d.Type}
 	if d.Type == "metric" {
@@ -159,16 +161,56 @@ func Compute(ctx context.Context, sc *records.Scope, d *Definition, cond *record
 	if err != nil {
 		return nil, err
 	}
-	groups := []string{groupExpr(db.Engine, col(xf), xf, d.XBucket)}
+	groupFields, buckets := []*schema.Field{xf}, []string{d.XBucket}
 	if d.X2Field != "" {
 		x2, err := column(sc, d.X2Field)
 		if err != nil {
 			return nil, err
 		}
-		groups = append(groups, groupExpr(db.Engine, col(x2), x2, ""))
+		groupFields, buckets = append(groupFields, x2), append(buckets, "")
 	}
-	q := `SELECT ` + strings.Join(groups, ", ") + `, CAST(` + agg + ` AS ` + floatType(db.Engine) + `) FROM ` + tb + ` WHERE ` + where +
-		` GROUP BY ` + strings.Join(groups, ", ") + ` ORDER BY ` + strings.Join(groups, ", ") + ` LIMIT ?`
+	// A lookup groups by the referenced record's label. The label is a
+	// scalar subquery over the referenced table (records.LookupLabelSQL),
+	// which may be this very table: the rows are read first in a derived
+	// table (c), so the subquery's table name shadows nothing of them, and
+	// grouped by their labels around it (g) — still one statement.
+	keys, labels := make([]string, len(groupFields)), make([]string, len(groupFields))
+	var labelArgs []any
+	lookups := false
+	for i, gf := range groupFields {
+		k := fmt.Sprintf("k%d", i)
+		keys[i] = groupExpr(db.Engine, col(gf), gf, buckets[i]) + ` AS ` + k
+		labels[i] = `c.` + k + ` AS g` + strconv.Itoa(i)
+		expr, largs, ok, err := sc.LookupLabelSQL(ctx, gf, `c.`+k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			lookups = true
+			keys[i] = col(gf) + ` AS ` + k
+			labels[i] = `COALESCE(` + expr + `, CAST(c.` + k + ` AS TEXT)) AS g` + strconv.Itoa(i)
+			labelArgs = append(labelArgs, largs...)
+		}
+	}
+	var q string
+	if lookups {
+		gs := make([]string, len(groupFields))
+		for i := range gs {
+			gs[i] = `g.g` + strconv.Itoa(i)
+		}
+		group := strings.Join(gs, ", ")
+		q = `SELECT ` + group + `, CAST(` + aggOf(`g.v`) + ` AS ` + floatType(db.Engine) + `) FROM (SELECT ` + strings.Join(labels, ", ") + `, c.v FROM (SELECT ` +
+			strings.Join(keys, ", ") + `, ` + col(yf) + ` AS v FROM ` + tb + ` WHERE ` + where + `) AS c) AS g GROUP BY ` + group + ` ORDER BY ` + nullsFirst(gs) + ` LIMIT ?`
+		args = append(labelArgs, args...)
+	} else {
+		groups := make([]string, len(groupFields))
+		for i, gf := range groupFields {
+			groups[i] = groupExpr(db.Engine, col(gf), gf, buckets[i])
+		}
+		group := strings.Join(groups, ", ")
+		q = `SELECT ` + group + `, CAST(` + agg + ` AS ` + floatType(db.Engine) + `) FROM ` + tb + ` WHERE ` + where +
+			` GROUP BY ` + group + ` ORDER BY ` + nullsFirst(groups) + ` LIMIT ?`
+	}
 	rows, err := db.Query(ctx, q, append(args, MaxGroups+1)...)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", sc.Table.Name, err)
@@ -237,6 +279,16 @@ func Compute(ctx context.Context, sc *records.Scope, d *Definition, cond *record
 		}
 	}
 	return out, nil
+}
+
+// nullsFirst orders by the groups with the empty group first on both
+// engines (PostgreSQL sorts NULL last by default, SQLite first).
+func nullsFirst(groups []string) string {
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = g + ` NULLS FIRST`
+	}
+	return strings.Join(out, ", ")
 }
 
 func text(s *string) string {

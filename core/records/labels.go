@@ -118,3 +118,36 @@ func labelText(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// LookupLabelSQL is, for a lookup field f of the scope's table, an SQL
+// expression giving, for the referenced id that the expression key
+// yields, the referenced record's label as text (its table's id_field),
+// as far as the caller may read that record — the label a read of the
+// record shows — else NULL; args are its bound values, in order. It is a
+// scalar subquery over the referenced table by its own name, so key must
+// not name that table: a chart reads the keys from a derived table. ok is
+// false for a field that is not a lookup, or one of a table the catalog
+// no longer has.
+func (s *Scope) LookupLabelSQL(ctx context.Context, f *schema.Field, key string) (expr string, args []any, ok bool, err error) {
+	if f.IDFromTb == "" {
+		return "", nil, false, nil
+	}
+	ref, found := s.Catalog.Table(f.IDFromTb)
+	if !found {
+		return "", nil, false, nil
+	}
+	acc, err := s.accessTo(ctx, ref)
+	if err != nil {
+		return "", nil, false, err
+	}
+	if !acc.Readable() {
+		return "NULL", nil, true, nil
+	}
+	q := s.DB.Qualify(ref.Name)
+	where := q + `."id" = ` + key
+	if acc.Restrict != nil && acc.Restrict.SQL != "" {
+		where += ` AND (` + acc.Restrict.SQL + `)`
+		args = append(args, acc.Restrict.Args...)
+	}
+	return `(SELECT CAST(` + q + `.` + s.DB.Engine.Quote(labelColumn(ref)) + ` AS TEXT) FROM ` + q + ` WHERE ` + where + `)`, args, true, nil
+}

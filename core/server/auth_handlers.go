@@ -7,9 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/applog"
-	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
-	"github.com/strata-archaeo/strata/core/version"
 )
 
 type loginRequest struct {
@@ -110,31 +108,6 @@ func (s *Server) checkPassword(c *gin.Context, password string) error {
 	}
 	_, err := s.authn.Login(c.Request.Context(), appOf(c).DB, actorOf(c).Email, password)
 	return err
-}
-
-// publicSettings are the settings a signed-in client may read.
-var publicSettings = []string{apps.SettingName, apps.SettingDefinition, "language", "allow_self_registration", "maxImageSize"}
-
-// GET /info/app — what a signed-in client needs to know of the app.
-func (s *Server) handleAppInfo(c *gin.Context) {
-	a := appOf(c)
-	settings, err := a.Settings(c.Request.Context())
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	app := gin.H{}
-	for _, k := range publicSettings {
-		if v, ok := settings[k]; ok {
-			app[k] = v
-		}
-	}
-	actor := actorOf(c)
-	success(c, http.StatusOK, gin.H{
-		"app":     app,
-		"version": version.Version,
-		"actor":   gin.H{"user_id": actor.UserID, "api_key_id": actor.KeyID, "name": actor.Name, "privilege": actor.Privilege},
-	})
 }
 
 // GET /migrations — applied and pending system migrations (admin).

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/appgate"
+	"github.com/strata-archaeo/strata/core/appinfo"
 	"github.com/strata-archaeo/strata/core/applog"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/assemblage"
@@ -293,9 +294,9 @@ func (s *Server) routeTable() []Route {
 		{Scope: App, Method: http.MethodGet, Path: "/auth/refresh", Access: auth.Enter, Handler: s.handleRefresh},
 		{Scope: App, Method: http.MethodGet, Path: "/auth/logout", Handler: s.handleLogout},
 		{Scope: App, Method: http.MethodPost, Path: "/admin/check-password", Access: auth.SuperAdminOnly, Handler: s.handleCheckPassword},
-		{Scope: App, Method: http.MethodGet, Path: "/info/app", Access: auth.Enter, Handler: s.handleAppInfo},
 		{Scope: App, Method: http.MethodGet, Path: "/migrations", Access: auth.AdminOnly, Handler: s.handleMigrations},
 	}
+	core = append(core, appinfo.Routes(s, s.pluginSummary)...)
 	core = append(core, s.recordRoutes()...)
 	core = append(core, filesapi.Routes(s, s.files, s.cfg.MaxUploadBytes)...)
 	core = append(core, vocab.Routes(s)...)
@@ -307,7 +308,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
 	core = append(core, assemblage.Routes(s, s.now)...)
-	core = append(core, templates.Routes(s, s.now)...)
+	core = append(core, templates.Routes(s, s.files, s.now)...)
 	core = append(core, widgets.Routes(s.now)...)
 	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
 	core = append(core, jobs.Routes(s.jobs)...)

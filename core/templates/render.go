@@ -38,7 +38,9 @@ table.rows th, table.rows td { border: 0.2mm solid #aaa; padding: 1mm 1.5mm; tex
 
 type viewField struct {
 	Label, Class string
-	Value        any // string or template.HTML (sanitised Markdown)
+	Value        any    // string or template.HTML (sanitised Markdown)
+	Markdown     string // a Markdown field's source (the PDF lays it out itself)
+	Width        float64
 }
 
 type viewPanel struct {
@@ -56,11 +58,29 @@ type viewSection struct {
 type view struct {
 	Title    string
 	Sections []viewSection
-	Images   []string
+	Images   []string   // thumbnail addresses (HTML)
+	Files    []imageRef // the record's JPEG and PNG files (PDF)
 }
 
-// Render lays the full record rec (records.Read's map) out by sections.
+// imageRef is one of the record's files a PDF can embed as it is.
+type imageRef struct {
+	ID   int64
+	Type string // "JPG" or "PNG", as fpdf names them
+}
+
+// Render lays the full record rec (records.Read's map) out by sections
+// as standalone HTML.
 func Render(title string, sections []Section, rec map[string]any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, layout(title, sections, rec)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// layout is what both renderings print: the sections with their labels
+// and values, the plugin rows, the record's images.
+func layout(title string, sections []Section, rec map[string]any) view {
 	core, _ := rec["core"].(map[string]any)
 	plugins, _ := rec["plugins"].(map[string]any)
 	v := view{Title: title}
@@ -101,13 +121,16 @@ func Render(title string, sections []Section, rec map[string]any) ([]byte, error
 			if u, ok := f["thumb_url"].(string); ok && u != "" {
 				v.Images = append(v.Images, u)
 			}
+			id, _ := f["id"].(int64)
+			switch f["mime"] {
+			case "image/jpeg":
+				v.Files = append(v.Files, imageRef{ID: id, Type: "JPG"})
+			case "image/png":
+				v.Files = append(v.Files, imageRef{ID: id, Type: "PNG"})
+			}
 		}
 	}
-	var buf bytes.Buffer
-	if err := page.Execute(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return v
 }
 
 func fields(core map[string]any, items []Item) []viewField {
@@ -118,13 +141,14 @@ func fields(core map[string]any, items []Item) []viewField {
 		if w == "" {
 			w = "1/1"
 		}
-		f := viewField{Label: it.Field, Class: "w-" + string([]byte{w[0], '-', w[2]})}
+		f := viewField{Label: it.Field, Class: "w-" + string([]byte{w[0], '-', w[2]}), Width: float64(w[0]-'0') / float64(w[2]-'0')}
 		if l, ok := e["label"].(string); ok {
 			f.Label = l
 		}
 		switch {
 		case e["html"] != nil:
 			f.Value = template.HTML(text(e["html"])) // sanitised by records (bluemonday)
+			f.Markdown = text(e["val"])
 		case e["val_label"] != nil:
 			f.Value = text(e["val_label"])
 		default:

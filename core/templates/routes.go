@@ -1,7 +1,9 @@
 package templates
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -11,14 +13,16 @@ import (
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 )
 
 // Routes: readers of a table read and render its templates; admins keep
 // them.
-func Routes(host api.Host, now func() time.Time) []api.Route {
-	h := handlers{host: host, now: now}
+// fs reads the record's images for the PDF.
+func Routes(host api.Host, fs *files.Service, now func() time.Time) []api.Route {
+	h := handlers{host: host, files: fs, now: now}
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodGet, Path: "/templates", Access: auth.Enter, Handler: h.tables},
 		{Scope: api.App, Method: http.MethodGet, Path: "/templates/:tb", Access: auth.Read, Handler: h.names},
@@ -31,8 +35,9 @@ func Routes(host api.Host, now func() time.Time) []api.Route {
 }
 
 type handlers struct {
-	host api.Host
-	now  func() time.Time
+	host  api.Host
+	files *files.Service
+	now   func() time.Time
 }
 
 // table is the path's table, known to the catalog.
@@ -154,7 +159,8 @@ func (h handlers) delete(c *gin.Context) {
 }
 
 // GET /template/{tb}/{name}/render/{id} — the record laid out by the
-// template as standalone, printable HTML, read as the caller.
+// template as standalone, printable HTML, or with format=pdf as an A4
+// PDF, read as the caller.
 func (h handlers) render(c *gin.Context) {
 	sc, err := h.host.RecordScope(c, c.Param("tb"))
 	if err != nil {
@@ -165,8 +171,9 @@ func (h handlers) render(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if f := c.Query("format"); f != "" && f != "html" {
-		api.Fail(c, errs.New(errs.Invalid, "invalid_parameter", "format: html (PDF is not made yet)").With("parameter", "format"))
+	format := strings.ToLower(strings.TrimSpace(c.Query("format")))
+	if format != "" && format != "html" && format != "pdf" {
+		api.Fail(c, errs.New(errs.Invalid, "invalid_parameter", "format is html or pdf").With("parameter", "format"))
 		return
 	}
 	sections, err := Get(c.Request.Context(), sc.DB, sc.Table.Name, c.Param("name"))
@@ -182,6 +189,25 @@ func (h handlers) render(c *gin.Context) {
 	title := sc.Table.Label
 	if meta, ok := rec["metadata"].(map[string]any); ok {
 		title = fmt.Sprint(sc.Table.Label, " ", meta["rec_id"])
+	}
+	if format == "pdf" {
+		ctx := c.Request.Context()
+		app := api.AppOf(c)
+		out, err := RenderPDF(ctx, title, sections, rec, func(ctx context.Context, id int64) (io.ReadCloser, error) {
+			f, err := files.Get(ctx, sc.DB, id)
+			if err != nil {
+				return nil, err
+			}
+			return h.files.Open(ctx, app.Name, f)
+		})
+		if err != nil {
+			api.Fail(c, err)
+			return
+		}
+		c.Header("Content-Disposition", files.ContentDisposition("inline", fmt.Sprintf("%s-%d.pdf", sc.Table.Name, id)))
+		c.Header("X-Content-Type-Options", "nosniff")
+		c.Data(http.StatusOK, "application/pdf", out)
+		return
 	}
 	out, err := Render(title, sections, rec)
 	if err != nil {
