@@ -127,6 +127,7 @@ type Server struct {
 	files    *files.Service
 	access   *auth.AccessCache // accounts and overrides by auth version
 	tokens   *auth.TokenCache  // verified session tokens
+	seen     seenVersions      // the apps' versions as last read
 	jobs     *jobs.System      // nil: none
 	health   *ops.Health
 	metrics  *ops.Metrics
@@ -220,6 +221,14 @@ func (s *Server) handle(r Route) {
 	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit, r.BodyTimeout)}
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp)
+		if r.ReadOnly && r.Method == http.MethodGet && r.Access != auth.Public && !applog.Logged(r) {
+			// Identification, privilege check and handler in one step,
+			// which may run them twice (readonly.go).
+			chain = append(chain, s.readOnly(r))
+			s.engine.Handle(r.Method, r.FullPath(), chain...)
+			s.routes = append(s.routes, r)
+			return
+		}
 		if r.Access != auth.Public {
 			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))
 		}

@@ -63,8 +63,9 @@ func WithoutPipelining(ctx context.Context) context.Context {
 type roundCounter struct{}
 
 // CountRounds makes the pipelines run under ctx add their rounds (round
-// trips on PostgreSQL; on SQLite, queries run one by one) to n: tests
-// check how many round trips an operation takes.
+// trips on PostgreSQL; on SQLite, queries run one by one) to n, and
+// Counters its query: tests check how many round trips an operation
+// takes.
 func CountRounds(ctx context.Context, n *atomic.Int64) context.Context {
 	return context.WithValue(ctx, roundCounter{}, n)
 }
@@ -126,7 +127,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return fmt.Errorf("store: pipeline on a %T connection", driverConn)
 		}
 		for len(p.queue) > 0 {
-			if err := p.runBatch(ctx, dc.Conn(), p.next(ctx)); err != nil {
+			round := p.next(ctx)
+			if a := assumedFor(ctx, p.db); a != nil {
+				round = a.queue(round)
+			}
+			if err := p.runBatch(ctx, dc.Conn(), round); err != nil {
 				return err
 			}
 		}
@@ -139,10 +144,15 @@ func (p *Pipeline) next(ctx context.Context) []pipelineQuery {
 	round := p.queue
 	p.queue = nil
 	p.rounds++
+	countRound(ctx)
+	return round
+}
+
+// countRound adds a round trip to the counter of ctx (CountRounds).
+func countRound(ctx context.Context) {
 	if n, ok := ctx.Value(roundCounter{}).(*atomic.Int64); ok {
 		n.Add(1)
 	}
-	return round
 }
 
 // runOne runs q alone on the usual path (statement cache, transaction).
