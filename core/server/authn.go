@@ -144,7 +144,7 @@ func (s *Server) authenticate(c *gin.Context) bool {
 
 func (s *Server) actorFromToken(c *gin.Context, a *apps.App, token string) (*auth.Actor, error) {
 	ctx := c.Request.Context()
-	claimed, ok := auth.PeekTokenApp(token)
+	claimed, ok := s.tokens.App(token)
 	if !ok {
 		return nil, auth.ErrUnauthenticated.With("reason", "invalid")
 	}
