@@ -140,9 +140,9 @@ func TestPipelinedReadEqualsSequential(t *testing.T) {
 		}
 
 		// On PostgreSQL a record whose sections need no second query (no
-		// manual links, no relations) is read in one round trip (besides
-		// the request's check of the app's versions), lookup labels
-		// included, hidden or not; one with manual links in two, their
+		// manual links, no relations) is read in one round trip, the
+		// request's check of the app's versions (in the same batch) and
+		// lookup labels included, hidden or not; one with manual links in two, their
 		// labels in the second; a lookup of the record's own table whose
 		// label the caller may not see is looked up once more.
 		rounds := func(who, url string) int64 {
