@@ -56,6 +56,12 @@ type Route struct {
 	// context. Every other route of such an application answers 409
 	// major_upgrade_required.
 	AwaitingUpgrade bool
+	// ReadOnly marks a GET whose handler only reads and answers (no
+	// change, nothing sent before it returns): on PostgreSQL the server
+	// may run it on the app's versions as it last saw them, checked with
+	// its first queries instead of a round trip before them, and run it
+	// again when they have moved (core/server/readonly.go).
+	ReadOnly bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

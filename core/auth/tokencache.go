@@ -51,6 +51,19 @@ func (c *TokenCache) Parse(secret []byte, token string, now time.Time) (*Claims,
 	return claims, nil
 }
 
+// App is the app a token names, as PeekTokenApp reads it, from the cache
+// when the token was verified before (the same text, so the same claims):
+// decoding it on every request was a fortieth of a record read.
+func (c *TokenCache) App(token string) (string, bool) {
+	c.mu.Lock()
+	e, ok := c.m[token]
+	c.mu.Unlock()
+	if ok && e.claims.App != "" {
+		return e.claims.App, true
+	}
+	return PeekTokenApp(token)
+}
+
 // validAt repeats ParseToken's time checks: issued, not expired.
 func (c *Claims) validAt(now time.Time) bool {
 	if c.ExpiresAt == nil || !now.Before(c.ExpiresAt.Time) {

@@ -37,4 +37,19 @@ func TestTokenCache(t *testing.T) {
 			t.Fatalf("%s: claims %+v", tc.name, claims)
 		}
 	}
+	// The app a token names, cached or not, is what PeekTokenApp reads.
+	other2, _, err := IssueToken(secret, "other", u, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		token, app string
+		ok         bool
+	}{{tok, "dig", true}, {other2, "other", true}, {"a.b", "", false}, {tok[:len(tok)-2] + "xx", "dig", true}} {
+		app, ok := c.App(tc.token)
+		peek, peekOK := PeekTokenApp(tc.token)
+		if app != tc.app || ok != tc.ok || app != peek || ok != peekOK {
+			t.Errorf("App(%.20s…) = %q %v, want %q %v (PeekTokenApp %q %v)", tc.token, app, ok, tc.app, tc.ok, peek, peekOK)
+		}
+	}
 }

@@ -21,13 +21,11 @@ func (s *Scope) touch(ctx context.Context, id int64, action string) error {
 	if s.Actor.UserID == 0 {
 		return nil
 	}
-	_, err := s.DB.Exec(ctx, `INSERT INTO `+s.DB.Sys("history")+` (user_id, tb, record_id, action, at) VALUES (?, ?, ?, ?, ?)
+	// Its answer is not needed: in a PostgreSQL transaction it goes with
+	// the next statement (the commit, for a save).
+	return s.DB.ExecLater(ctx, "record history", `INSERT INTO `+s.DB.Sys("history")+` (user_id, tb, record_id, action, at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (user_id, tb, record_id) DO UPDATE SET action = excluded.action, at = excluded.at`,
 		s.Actor.UserID, s.Table.Name, id, action, s.now().Truncate(time.Microsecond))
-	if err != nil {
-		return fmt.Errorf("record history: %w", err)
-	}
-	return nil
 }
 
 // HistoryEntry is one recent record of a user.

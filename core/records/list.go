@@ -209,19 +209,22 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	if pageIDs == nil || len(pageIDs) > 0 {
 		s.queuePage(p, res, cols, query, qargs, pageIDs)
 	}
-	counted := s.queueTotal(ctx, p, q, pg, from, where, args)
+	counted := s.queueTotal(ctx, p, q, from, where, args)
 	if err := p.Run(ctx); err != nil {
 		return nil, err
 	}
 	return res, s.total(ctx, res, q, pg, len(res.Data), from, where, args, counted)
 }
 
-// queueTotal queues the count of a list with the page when the count is
-// needed whatever the page holds (a page after the first, with its total)
-// and not cached, and one round trip brings both (PostgreSQL): it returns
-// the count once the pipeline has run, or nil (total counts as usual).
-func (s *Scope) queueTotal(ctx context.Context, p *store.Pipeline, q ListQuery, pg Page, from, where string, args []any) *counted {
-	if q.NoTotal || pg.Offset == 0 || !p.Pipelined(ctx) {
+// queueTotal queues the count of a list with its page when the count is
+// not cached and one round trip brings both (PostgreSQL): it returns the
+// count once the pipeline has run, or nil (total counts as usual). A
+// first page needs no count when it is not full (it is the whole
+// result), which is only known once it is read: the count goes with it
+// anyway, as a round trip after it costs more than counting a result
+// that fits in a page.
+func (s *Scope) queueTotal(ctx context.Context, p *store.Pipeline, q ListQuery, from, where string, args []any) *counted {
+	if q.NoTotal || !p.Pipelined(ctx) {
 		return nil
 	}
 	query := countQuery(from, where)
@@ -294,8 +297,11 @@ func (s *Scope) readPage(rows store.Rows, res *ListResult, cols []FieldRef, byID
 
 // total fills res.Total: none with total=false; without a count when the
 // page shows it all (a first page not full is the whole result); else
-// counted (count), or pre, the count read with the page (queueTotal).
+// pre, the count read with the page (queueTotal), or counted (count).
 func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page, got int, from, where string, args []any, pre *counted) error {
+	if pre != nil {
+		s.keepCount(pre.key, pre.n)
+	}
 	switch {
 	case q.NoTotal:
 		res.NoTotal = true
@@ -304,7 +310,6 @@ func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page
 		res.Total = int64(got)
 		return nil
 	case pre != nil:
-		s.keepCount(pre.key, pre.n)
 		res.Total = pre.n
 		return nil
 	}
@@ -329,7 +334,7 @@ func listIDs(ctx context.Context, s *Scope, q ListQuery, from, where string, arg
 		}
 		return rows.Err()
 	})
-	counted := s.queueTotal(ctx, p, q, pg, from, where, args)
+	counted := s.queueTotal(ctx, p, q, from, where, args)
 	if err := p.Run(ctx); err != nil {
 		return nil, err
 	}

@@ -209,24 +209,38 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 	err = s.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *s
 		ts.DB = tx
+		var before *State // the record as it was, for its version snapshot
 		if !insert {
-			creator, err := ts.lockRow(ctx, in.ID)
+			// The row's lock, its state and (with If-Match) its version in
+			// one round trip on PostgreSQL, read in this order: the state
+			// and version under the lock.
+			p := ts.DB.Pipeline()
+			lock, err := ts.queueLock(p, in.ID)
+			if err != nil {
+				return err
+			}
+			ts.queueState(p, in.ID, nil, func(got *State) error { before = got; return nil })
+			var cur int64
+			if len(in.IfVersion) > 0 {
+				ts.queueVersion(p, in.ID, &cur)
+			}
+			if err := p.Run(ctx); err != nil {
+				return err
+			}
+			creator, err := lock.result()
 			if err != nil {
 				return err
 			}
 			if !ts.CanEdit(creator) {
 				return ErrNotEnough.With("reason", "not_your_record")
 			}
-			if len(in.IfVersion) > 0 {
-				// Under the row lock (PostgreSQL) or the single writer
-				// (SQLite): no save can slip in between check and write.
-				cur, err := RecordVersion(ctx, &ts, in.ID)
-				if err != nil {
-					return err
-				}
-				if !slices.Contains(in.IfVersion, cur) {
-					return ErrStale.With("version", cur)
-				}
+			// Under the row lock (PostgreSQL) or the single writer
+			// (SQLite): no save can slip in between check and write.
+			if len(in.IfVersion) > 0 && !slices.Contains(in.IfVersion, cur) {
+				return ErrStale.With("version", cur)
+			}
+			if before == nil {
+				return ErrRecordNotFound
 			}
 		}
 		core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, in.forced, insert, in.ID)
@@ -247,7 +261,7 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 			}
 		} else {
 			id = in.ID
-			if err := ts.snapshot(ctx, id, "update"); err != nil {
+			if err := ts.storeSnapshot(ctx, id, "update", before); err != nil {
 				return err
 			}
 			if err := ts.updateRow(ctx, ts.Table, id, core); err != nil {
@@ -285,6 +299,26 @@ func (s *Scope) creatorValue() any {
 // returns its creator. On PostgreSQL the row stays locked until commit;
 // SQLite's immediate transaction already excludes other writers.
 func (s *Scope) lockRow(ctx context.Context, id int64) (*int64, error) {
+	p := s.DB.Pipeline()
+	lock, err := s.queueLock(p, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Run(ctx); err != nil {
+		return nil, err
+	}
+	return lock.result()
+}
+
+// rowLock is a row's lock as queued by queueLock: its creator once the
+// pipeline has run.
+type rowLock struct {
+	found   bool
+	creator *int64
+}
+
+// queueLock queues lockRow's query.
+func (s *Scope) queueLock(p *store.Pipeline, id int64) (*rowLock, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
 	}
@@ -297,14 +331,23 @@ func (s *Scope) lockRow(ctx context.Context, id int64) (*int64, error) {
 	if s.DB.Engine == store.Postgres && s.DB.InTx() {
 		q += ` FOR UPDATE OF ` + s.DB.Engine.Quote(s.Table.Name)
 	}
-	var creator *int64
-	if err := s.DB.QueryRow(ctx, q, args...).Scan(&creator); err != nil {
-		if isNoRows(err) {
-			return nil, ErrRecordNotFound
+	l := &rowLock{}
+	p.Query(fmt.Sprintf("read %s %d", s.Table.Name, id), q, args, func(rows store.Rows) error {
+		if !rows.Next() {
+			return rows.Err()
 		}
-		return nil, fmt.Errorf("read %s %d: %w", s.Table.Name, id, err)
+		l.found = true
+		return rows.Scan(&l.creator)
+	})
+	return l, nil
+}
+
+// result is the locked row's creator, or ErrRecordNotFound.
+func (l *rowLock) result() (*int64, error) {
+	if !l.found {
+		return nil, ErrRecordNotFound
 	}
-	return creator, nil
+	return l.creator, nil
 }
 
 // insertRow inserts the prepared values plus system columns (creator of a
@@ -327,9 +370,13 @@ func (s *Scope) insertRow(ctx context.Context, t *schema.Table, p *prepared, sys
 	} else {
 		q += ` (` + strings.Join(quoted, ", ") + `) VALUES (` + strings.Join(marks, ", ") + `)`
 	}
+	// A pipeline, so that in a transaction the statements waiting to be
+	// sent (BEGIN first) go with it.
 	var id int64
-	if err := s.DB.QueryRow(ctx, q+` RETURNING "id"`, vals...).Scan(&id); err != nil {
-		return 0, fmt.Errorf("insert into %s: %w", t.Name, err)
+	pl := s.DB.Pipeline()
+	pl.QueryRow("insert into "+t.Name, q+` RETURNING "id"`, vals, &id)
+	if err := pl.Run(ctx); err != nil {
+		return 0, err
 	}
 	return id, nil
 }
@@ -342,11 +389,10 @@ func (s *Scope) updateRow(ctx context.Context, t *schema.Table, id int64, p *pre
 	for i, c := range p.cols {
 		sets[i] = s.DB.Engine.Quote(c) + " = ?"
 	}
-	_, err := s.DB.Exec(ctx, `UPDATE `+s.DB.Qualify(t.Name)+` SET `+strings.Join(sets, ", ")+` WHERE "id" = ?`, append(p.vals, id)...)
-	if err != nil {
-		return fmt.Errorf("update %s %d: %w", t.Name, id, err)
-	}
-	return nil
+	// Its answer is not needed: in a PostgreSQL transaction it goes
+	// with the next statement.
+	return s.DB.ExecLater(ctx, fmt.Sprintf("update %s %d", t.Name, id),
+		`UPDATE `+s.DB.Qualify(t.Name)+` SET `+strings.Join(sets, ", ")+` WHERE "id" = ?`, append(p.vals, id)...)
 }
 
 // childChange is one validated plugin row operation.

@@ -251,6 +251,13 @@ func (s *Scope) snapshotWith(ctx context.Context, id int64, operation string, mo
 			return err
 		}
 	}
+	return s.storeSnapshot(ctx, id, operation, st)
+}
+
+// storeSnapshot stores st, record id's state read in the transaction, as
+// a version. Its answer is not needed: in a PostgreSQL transaction it goes
+// with the next statement.
+func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, st *State) error {
 	content, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -259,10 +266,7 @@ func (s *Scope) snapshotWith(ctx context.Context, id int64, operation string, mo
 	if s.Actor.UserID != 0 {
 		user = s.Actor.UserID
 	}
-	_, err = s.DB.Exec(ctx, `INSERT INTO `+s.DB.Sys("versions")+` (tb, record_id, userid, time, operation, content) VALUES (?, ?, ?, ?, ?, ?)`,
+	return s.DB.ExecLater(ctx, fmt.Sprintf("store version of %s %d", s.Table.Name, id),
+		`INSERT INTO `+s.DB.Sys("versions")+` (tb, record_id, userid, time, operation, content) VALUES (?, ?, ?, ?, ?, ?)`,
 		s.Table.Name, id, user, s.now().Truncate(time.Microsecond), operation, string(content))
-	if err != nil {
-		return fmt.Errorf("store version of %s %d: %w", s.Table.Name, id, err)
-	}
-	return nil
 }

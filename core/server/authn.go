@@ -38,30 +38,39 @@ func bearer(header string) string {
 	return strings.TrimSpace(cred)
 }
 
-// authenticator is the route's authentication step: authenticate, or for
-// a route that takes signed links, a `t` parameter when no Authorization
-// header is sent.
+// authenticator is the route's authentication step (identify).
 func (s *Server) authenticator(links bool) gin.HandlerFunc {
-	if !links {
-		return s.authenticate
-	}
 	return func(c *gin.Context) {
-		t := c.Query("t")
-		if t == "" || c.GetHeader("Authorization") != "" {
-			s.authenticate(c)
-			return
+		if s.identify(c, links) {
+			c.Next()
 		}
-		actor, err := s.actorFromLink(c, appOf(c), t)
-		if err == nil && !auth.Enter.Allows(actor.Privilege) {
-			err = auth.ErrAccountPending
-		}
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.Set(ctxActor, actor)
-		c.Next()
 	}
+}
+
+// identify resolves the caller: authenticate, or for a route that takes
+// signed links, a `t` parameter when no Authorization header is sent. It
+// sets the actor, or answers the failure and returns false.
+func (s *Server) identify(c *gin.Context, links bool) bool {
+	t := c.Query("t")
+	if !links || t == "" || c.GetHeader("Authorization") != "" {
+		return s.authenticate(c)
+	}
+	actor, err := s.actorFromLink(c, appOf(c), t)
+	if err == nil && !auth.Enter.Allows(actor.Privilege) {
+		err = auth.ErrAccountPending
+	}
+	if err != nil {
+		s.fail(c, err)
+		return false
+	}
+	c.Set(ctxActor, actor)
+	return true
+}
+
+// admit is identify then the route's privilege check (permit), for
+// routes that run them without the middleware chain (readOnly).
+func (s *Server) admit(c *gin.Context, links bool, access auth.Access) bool {
+	return s.identify(c, links) && s.permit(c, access)
 }
 
 // actorFromLink verifies a signed link for this request's path and reads
@@ -98,11 +107,12 @@ func (s *Server) actorFromLink(c *gin.Context, a *apps.App, t string) (*auth.Act
 // authenticate resolves the bearer credential (a JWT or an svc_ API key)
 // into an actor whose privilege is read from the database now, not from
 // the token. A credential of another application answers app_mismatch.
-func (s *Server) authenticate(c *gin.Context) {
+// It answers the failure and returns false, or sets the actor.
+func (s *Server) authenticate(c *gin.Context) bool {
 	cred := bearer(c.GetHeader("Authorization"))
 	if cred == "" {
 		s.fail(c, auth.ErrUnauthenticated.With("reason", "missing"))
-		return
+		return false
 	}
 	ctx := c.Request.Context()
 	a := appOf(c)
@@ -111,7 +121,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	if auth.IsAPIKey(cred) {
 		if err := s.checkKeyFailures(c); err != nil {
 			s.fail(c, err)
-			return
+			return false
 		}
 		actor, err = s.actorFromKey(ctx, a, cred)
 		if err != nil && errs.CodeOf(err) == "unauthenticated" {
@@ -122,19 +132,19 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	if err != nil {
 		s.fail(c, err)
-		return
+		return false
 	}
 	if !auth.Enter.Allows(actor.Privilege) {
 		s.fail(c, auth.ErrAccountPending)
-		return
+		return false
 	}
 	c.Set(ctxActor, actor)
-	c.Next()
+	return true
 }
 
 func (s *Server) actorFromToken(c *gin.Context, a *apps.App, token string) (*auth.Actor, error) {
 	ctx := c.Request.Context()
-	claimed, ok := auth.PeekTokenApp(token)
+	claimed, ok := s.tokens.App(token)
 	if !ok {
 		return nil, auth.ErrUnauthenticated.With("reason", "invalid")
 	}
@@ -233,27 +243,35 @@ func (s *Server) foreignKeyError(ctx context.Context, current, plain string) err
 	return auth.ErrUnauthenticated.With("reason", "invalid")
 }
 
-// authorize checks the actor against the route's access. On routes naming
-// a table, a per-table override replaces the global level for record work.
+// authorize is the route's privilege check (permit).
 func (s *Server) authorize(access auth.Access) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		actor := actorOf(c)
-		level := actor.Privilege
-		if table := c.Param("tb"); table != "" && access.TableScoped() {
-			// The overrides are loaded once per request and kept for the
-			// handler, which needs them again for the row subset.
-			acc, err := s.callerAccess(c)
-			if err != nil {
-				s.fail(c, err)
-				return
-			}
-			level = acc.level(table)
+		if s.permit(c, access) {
+			c.Next()
 		}
-		if !access.Allows(level) {
-			s.fail(c, auth.ErrNotEnoughPrivilege.With("required", access.String()))
-			return
-		}
-		c.Set(ctxLevel, level)
-		c.Next()
 	}
+}
+
+// permit checks the actor against the route's access. On routes naming
+// a table, a per-table override replaces the global level for record
+// work. It answers the failure and returns false, or sets the level.
+func (s *Server) permit(c *gin.Context, access auth.Access) bool {
+	actor := actorOf(c)
+	level := actor.Privilege
+	if table := c.Param("tb"); table != "" && access.TableScoped() {
+		// The overrides are loaded once per request and kept for the
+		// handler, which needs them again for the row subset.
+		acc, err := s.callerAccess(c)
+		if err != nil {
+			s.fail(c, err)
+			return false
+		}
+		level = acc.level(table)
+	}
+	if !access.Allows(level) {
+		s.fail(c, auth.ErrNotEnoughPrivilege.With("required", access.String()))
+		return false
+	}
+	c.Set(ctxLevel, level)
+	return true
 }

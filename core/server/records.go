@@ -24,9 +24,9 @@ import (
 // it in the handler for the table they touch.
 func (s *Server) recordRoutes() []Route {
 	return append([]Route{
-		{Scope: App, Method: http.MethodGet, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList},
+		{Scope: App, Method: http.MethodGet, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList, ReadOnly: true},
 		{Scope: App, Method: http.MethodPost, Path: "/records/:tb", Access: auth.Read, Handler: s.handleList},
-		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/:id", Access: auth.Read, Handler: s.handleRead},
+		{Scope: App, Method: http.MethodGet, Path: "/record/:tb/:id", Access: auth.Read, Handler: s.handleRead, ReadOnly: true},
 		{Scope: App, Method: http.MethodPost, Path: "/record/:tb", Access: auth.AddNew, Handler: s.handleSave},
 		{Scope: App, Method: http.MethodPost, Path: "/record/:tb/:id", Access: auth.Edit, Handler: s.handleSave},
 		{Scope: App, Method: http.MethodDelete, Path: "/record/:tb/:id", Access: auth.Edit, Handler: s.handleDelete},

@@ -135,6 +135,7 @@ type Server struct {
 	files    *files.Service
 	access   *auth.AccessCache // accounts and overrides by auth version
 	tokens   *auth.TokenCache  // verified session tokens
+	seen     seenVersions      // the apps' versions as last read
 	jobs     *jobs.System      // nil: none
 	health   *ops.Health
 	metrics  *ops.Metrics
@@ -252,6 +253,14 @@ func (s *Server) handle(r Route) {
 		chain = append(chain, s.resolveApp(r))
 		if !r.Stream && !r.AwaitingUpgrade { // a BraDypUS folder has no Strata app to count
 			chain = append(chain, s.gateApp)
+		}
+		if r.ReadOnly && r.Method == http.MethodGet && r.Access != auth.Public && !applog.Logged(r) && !r.AwaitingUpgrade {
+			// Identification, privilege check and handler in one step,
+			// which may run them twice (readonly.go).
+			chain = append(chain, s.readOnly(r))
+			s.engine.Handle(r.Method, r.FullPath(), chain...)
+			s.routes = append(s.routes, r)
+			return
 		}
 		if r.Access != auth.Public {
 			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))

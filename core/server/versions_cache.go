@@ -3,7 +3,6 @@ package server
 import (
 	"github.com/gin-gonic/gin"
 
-	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
 )
 
@@ -19,16 +18,19 @@ type versions struct{ catalog, auth int64 }
 // requestVersions reads the catalog and access versions in one query, once
 // per request: the caches of catalogs (schema.Cache) and of accounts
 // (auth.AccessCache) are checked against them, so a change made through any
-// node is seen by the next request.
+// node is seen by the next request. A read-only route may have assumed
+// them instead, to be checked with its first queries (readonly.go).
 func (s *Server) requestVersions(c *gin.Context) (versions, error) {
 	if v, ok := c.Get(ctxVersions); ok {
 		return v.(versions), nil
 	}
-	n, err := appOf(c).DB.Counters(c.Request.Context(), schema.SettingCatalogVersion, auth.SettingAuthVersion)
+	db := appOf(c).DB
+	n, err := db.Counters(c.Request.Context(), versionKeys...)
 	if err != nil {
 		return versions{}, err
 	}
 	v := versions{catalog: n[0], auth: n[1]}
+	s.seen.saw(db, v)
 	c.Set(ctxVersions, v)
 	return v, nil
 }

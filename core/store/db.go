@@ -42,6 +42,8 @@ type DB struct {
 	// stmts is the SQLite pool's statement cache, closed with the pool
 	// (SQL and gorm run through it: cachedConn); nil on PostgreSQL.
 	stmts *stmtCache
+	// ptx is the PostgreSQL transaction the DB is bound to (pgtx.go).
+	ptx *pgTx
 }
 
 // Generation identifies the app's data as this process last changed it:
@@ -135,9 +137,14 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 			return ErrBusy
 		}
 	}
-	err := db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(db.bindTx(gtx, gtx.Statement.ConnPool))
-	})
+	var err error
+	if db.Engine == Postgres && db.pool != nil {
+		err = db.runPgTx(ctx, fn)
+	} else {
+		err = db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+			return fn(db.bindTx(gtx, gtx.Statement.ConnPool))
+		})
+	}
 	if err == nil && db.gen != nil {
 		db.gen.Add(1)
 	}

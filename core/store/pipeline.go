@@ -63,16 +63,23 @@ func WithoutPipelining(ctx context.Context) context.Context {
 type roundCounter struct{}
 
 // CountRounds makes the pipelines run under ctx add their rounds (round
-// trips on PostgreSQL; on SQLite, queries run one by one) to n: tests
-// check how many round trips an operation takes.
+// trips on PostgreSQL; on SQLite, queries run one by one) to n, and
+// Counters its query: tests check how many round trips an operation
+// takes.
 func CountRounds(ctx context.Context, n *atomic.Int64) context.Context {
 	return context.WithValue(ctx, roundCounter{}, n)
 }
 
 // Pipelined reports whether the pipeline's rounds are each one round trip
-// (PostgreSQL outside a transaction).
+// (PostgreSQL, in or out of a transaction).
 func (p *Pipeline) Pipelined(ctx context.Context) bool {
-	return p.db.Engine == Postgres && !p.db.tx && p.db.pool != nil && ctx.Value(noPipelining{}) == nil
+	if p.db.Engine != Postgres || ctx.Value(noPipelining{}) != nil {
+		return false
+	}
+	if p.db.tx {
+		return p.db.ptx != nil
+	}
+	return p.db.pool != nil
 }
 
 // Query queues query, written with '?' markers; read is called with its
@@ -115,6 +122,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		return nil
 	}
+	if t := p.db.ptx; t != nil {
+		// In a transaction: each round goes with what waits to be sent.
+		for len(p.queue) > 0 {
+			if err := t.flush(ctx, p.next(ctx)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	conn, err := p.db.pool.Conn(ctx)
 	if err != nil {
 		return err
@@ -126,7 +142,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return fmt.Errorf("store: pipeline on a %T connection", driverConn)
 		}
 		for len(p.queue) > 0 {
-			if err := p.runBatch(ctx, dc.Conn(), p.next(ctx)); err != nil {
+			round := p.next(ctx)
+			if a := assumedFor(ctx, p.db); a != nil {
+				round = a.queue(round)
+			}
+			if err := runBatch(ctx, dc.Conn(), p.db.Engine, round); err != nil {
 				return err
 			}
 		}
@@ -139,10 +159,15 @@ func (p *Pipeline) next(ctx context.Context) []pipelineQuery {
 	round := p.queue
 	p.queue = nil
 	p.rounds++
+	countRound(ctx)
+	return round
+}
+
+// countRound adds a round trip to the counter of ctx (CountRounds).
+func countRound(ctx context.Context) {
 	if n, ok := ctx.Value(roundCounter{}).(*atomic.Int64); ok {
 		n.Add(1)
 	}
-	return round
 }
 
 // runOne runs q alone on the usual path (statement cache, transaction).
@@ -160,39 +185,6 @@ func (p *Pipeline) runOne(ctx context.Context, q pipelineQuery) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", q.what, err)
-	}
-	return nil
-}
-
-// runBatch sends round as one pgx batch and reads its results in order.
-func (p *Pipeline) runBatch(ctx context.Context, conn *pgx.Conn, round []pipelineQuery) (err error) {
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(round))}
-	for _, q := range round {
-		b.Queue(p.db.Engine.Rebind(q.query), q.args...)
-	}
-	res := conn.SendBatch(ctx, b)
-	defer func() {
-		if cerr := res.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
-	scan := &pgxRows{}
-	for _, q := range round {
-		rows, err := res.Query()
-		if err != nil {
-			// pgx prepares the batch's new statements together: the
-			// failing one may be any of them.
-			return fmt.Errorf("%s: %w", batchNames(round), err)
-		}
-		scan.Rows = rows
-		err = q.read(scan)
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", q.what, err)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("%s: %w", batchNames(round), err)
-		}
 	}
 	return nil
 }

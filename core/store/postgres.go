@@ -58,6 +58,7 @@ func OpenPostgres(ctx context.Context, url string, opts PostgresOptions) (*Postg
 	}
 	cfg.RuntimeParams["search_path"] = "pg_catalog"
 	cfg.RuntimeParams["timezone"] = "UTC"
+	cfg.Tracer = tracer{} // TraceStatements
 	pool := stdlib.OpenDB(*cfg)
 	pool.SetMaxOpenConns(opts.MaxConns)
 	pool.SetMaxIdleConns(opts.MaxConns)

@@ -1,0 +1,193 @@
+package server
+
+import (
+	"bytes"
+	"maps"
+	"net/http"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// A request decides who may do what from cached catalogs and accounts,
+// valid while the app's catalog and access versions are those they were
+// read at (versions_cache.go). Reading the versions first costs a round
+// trip of its own on PostgreSQL, before the read's own batch. A read-only
+// route (api.Route.ReadOnly) instead runs on the versions this server
+// last saw for the app, and its first pipelined batch reads them again as
+// its first statement (store.Assumed): the answer is held back until they
+// are known to be the assumed ones. When they have moved (a change made
+// by this node, another node, the command line or a restore), or could
+// not be checked, the answer is thrown away and the request runs again
+// on the versions as they now are, exactly as one that read them first.
+// Nothing is sent, written or logged by the first run.
+
+// versionKeys are the counters a request's caches depend on, in the
+// order of versions' fields.
+var versionKeys = []string{schema.SettingCatalogVersion, auth.SettingAuthVersion}
+
+// seenVersions are the versions last read for each open app's database.
+type seenVersions struct {
+	mu sync.Mutex
+	m  map[*store.DB]versions
+}
+
+// saw records v as read for db. Versions only grow: an older reading
+// (a request that read them earlier and finished later) is ignored.
+func (sv *seenVersions) saw(db *store.DB, v versions) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.m == nil {
+		sv.m = map[*store.DB]versions{}
+	}
+	old, ok := sv.m[db]
+	if ok && old.catalog >= v.catalog && old.auth >= v.auth {
+		return
+	}
+	if !ok && len(sv.m) >= maxSeenApps {
+		clear(sv.m)
+	}
+	sv.m[db] = versions{catalog: max(old.catalog, v.catalog), auth: max(old.auth, v.auth)}
+}
+
+// maxSeenApps bounds the map; past it, it starts again empty.
+const maxSeenApps = 10000
+
+func (sv *seenVersions) get(db *store.DB) (versions, bool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	v, ok := sv.m[db]
+	return v, ok
+}
+
+// readOnly runs a read-only route: identification, privilege check and
+// handler, on assumed versions when the request qualifies (assume), else
+// as the middleware chain would.
+func (s *Server) readOnly(r Route) gin.HandlerFunc {
+	run := func(c *gin.Context) {
+		if s.admit(c, r.SignedLink, r.Access) {
+			r.Handler(c)
+		}
+	}
+	return func(c *gin.Context) {
+		assumed, v := s.assume(c)
+		if assumed == nil {
+			run(c)
+			return
+		}
+		req, keys := c.Request, maps.Clone(c.Keys)
+		held := holdResponse(c.Writer)
+		func() {
+			// Restored whatever happens (a panic is answered on the
+			// real writer by recoverPanics).
+			defer func() { c.Writer, c.Request = held.ResponseWriter, req }()
+			c.Writer = held
+			c.Request = req.WithContext(store.WithAssumed(req.Context(), assumed))
+			c.Set(ctxVersions, v)
+			run(c)
+		}()
+		ok, got, err := assumed.Check(req.Context())
+		if err == nil {
+			s.seen.saw(appOf(c).DB, versions{catalog: got[0], auth: got[1]})
+		}
+		if err == nil && ok {
+			held.release()
+			return
+		}
+		// Run again from what the request held before the first run, on
+		// the versions just read (no need to read them once more).
+		c.Keys = keys
+		c.Errors = c.Errors[:0]
+		if err == nil {
+			c.Set(ctxVersions, versions{catalog: got[0], auth: got[1]})
+		}
+		run(c)
+	}
+}
+
+// assume is the assumption a request runs on, with the versions assumed:
+// nil for a request that must read them first. Only a GET with a session
+// token qualifies (an API key's use is recorded, a write), on an app whose
+// versions this server has read before, on PostgreSQL outside tests'
+// one-by-one mode (where a pipeline is no single round trip).
+func (s *Server) assume(c *gin.Context) (*store.Assumed, versions) {
+	if c.Request.Method != http.MethodGet {
+		return nil, versions{}
+	}
+	cred := bearer(c.GetHeader("Authorization"))
+	if cred == "" || auth.IsAPIKey(cred) {
+		return nil, versions{}
+	}
+	db := appOf(c).DB
+	v, ok := s.seen.get(db)
+	if !ok || !db.Pipeline().Pipelined(c.Request.Context()) {
+		return nil, versions{}
+	}
+	return db.Assume(versionKeys, []int64{v.catalog, v.auth}), v
+}
+
+// heldResponse keeps what a handler answers (status, headers, body) until
+// release writes it to the real writer, or it is dropped.
+type heldResponse struct {
+	gin.ResponseWriter // the real writer
+	header             http.Header
+	status             int
+	written            bool
+	body               bytes.Buffer
+}
+
+func holdResponse(w gin.ResponseWriter) *heldResponse {
+	return &heldResponse{ResponseWriter: w, header: http.Header{}, status: http.StatusOK}
+}
+
+func (h *heldResponse) Header() http.Header { return h.header }
+
+func (h *heldResponse) WriteHeader(code int) {
+	if code > 0 && !h.written {
+		h.status = code
+	}
+}
+
+func (h *heldResponse) WriteHeaderNow() { h.written = true }
+
+func (h *heldResponse) Write(b []byte) (int, error) {
+	h.written = true
+	return h.body.Write(b)
+}
+
+func (h *heldResponse) WriteString(s string) (int, error) {
+	h.written = true
+	return h.body.WriteString(s)
+}
+
+func (h *heldResponse) Status() int { return h.status }
+
+func (h *heldResponse) Size() int {
+	if !h.written {
+		return -1
+	}
+	return h.body.Len()
+}
+
+func (h *heldResponse) Written() bool { return h.written }
+
+// Flush keeps holding: nothing reaches the client before release.
+func (h *heldResponse) Flush() {}
+
+// release writes the held answer to the real writer.
+func (h *heldResponse) release() {
+	if !h.written {
+		return
+	}
+	dst := h.ResponseWriter.Header()
+	for k, v := range h.header {
+		dst[k] = v
+	}
+	h.ResponseWriter.WriteHeader(h.status)
+	h.ResponseWriter.WriteHeaderNow()
+	_, _ = h.ResponseWriter.Write(h.body.Bytes())
+}

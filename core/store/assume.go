@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+)
+
+// Assumed is what a read assumed of some counters (sys_settings, as
+// Counters reads them) instead of reading them before its work: the
+// server's caches of catalogs and accounts are valid for given values of
+// the catalog and access versions, and reading them first is a round
+// trip of its own on PostgreSQL.
+//
+// Under a context carrying it (WithAssumed), the first pipelined round on
+// its database reads the counters as the round's first statement, in the
+// same batch: the round's other statements take their snapshots after it,
+// so what they read is as of a moment when the counters (monotonic, moved
+// by every change the caches depend on) still held the assumed values, or
+// later. When they moved, Run stops with ErrAssumptionFailed. Check tells
+// the caller, at the end of its work, whether the assumption held,
+// reading the counters then if no round did.
+type Assumed struct {
+	db      *DB
+	keys    []string
+	assumed []int64
+
+	mu   sync.Mutex
+	got  []int64 // nil until read
+	read bool
+}
+
+// ErrAssumptionFailed: the counters a pipeline read with its first round
+// are not those the request assumed; its work is to be done again.
+var ErrAssumptionFailed = errors.New("store: the assumed counters have moved")
+
+// Assume makes an assumption that the counters keys have values.
+func (db *DB) Assume(keys []string, values []int64) *Assumed {
+	return &Assumed{db: db, keys: keys, assumed: slices.Clone(values)}
+}
+
+type assumedKey struct{}
+
+// WithAssumed makes the pipelines run under ctx check a (see Assumed).
+func WithAssumed(ctx context.Context, a *Assumed) context.Context {
+	return context.WithValue(ctx, assumedKey{}, a)
+}
+
+// assumedFor is the assumption of ctx still to check on db, or nil.
+func assumedFor(ctx context.Context, db *DB) *Assumed {
+	a, _ := ctx.Value(assumedKey{}).(*Assumed)
+	if a == nil || a.db != db {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.read {
+		return nil
+	}
+	return a
+}
+
+// queue puts the reading of the counters first in round.
+func (a *Assumed) queue(round []pipelineQuery) []pipelineQuery {
+	query, args := a.db.countersQuery(a.keys)
+	c := newCounterRow(a.keys)
+	check := pipelineQuery{what: "counters", query: query, args: args, read: func(rows Rows) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return errors.New("no row")
+		}
+		if err := rows.Scan(c.dest...); err != nil {
+			return err
+		}
+		got, err := c.values()
+		if err != nil {
+			return err
+		}
+		if !a.found(got) {
+			return ErrAssumptionFailed
+		}
+		return nil
+	}}
+	return append([]pipelineQuery{check}, round...)
+}
+
+// found records the counters as read; whether they are the assumed ones.
+func (a *Assumed) found(got []int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.got, a.read = got, true
+	return slices.Equal(got, a.assumed)
+}
+
+// Check reports whether the counters hold the assumed values, with the
+// values found: as a pipeline read them, or read now (a round trip) when
+// none did.
+func (a *Assumed) Check(ctx context.Context) (held bool, got []int64, err error) {
+	a.mu.Lock()
+	read, got := a.read, a.got
+	a.mu.Unlock()
+	if !read {
+		if got, err = a.db.Counters(ctx, a.keys...); err != nil {
+			return false, nil, err
+		}
+		a.found(got)
+	}
+	return slices.Equal(got, a.assumed), got, nil
+}
