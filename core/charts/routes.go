@@ -20,7 +20,7 @@ func Routes(host api.Host, now func() time.Time) []api.Route {
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodPost, Path: "/chart/data", Access: auth.Enter, Handler: h.data},
 		{Scope: api.App, Method: http.MethodGet, Path: "/charts", Access: auth.Enter, Handler: h.list},
-		{Scope: api.App, Method: http.MethodPost, Path: "/charts", Access: auth.Enter, Handler: h.save},
+		{Scope: api.App, Method: http.MethodPost, Path: "/charts", Access: auth.AddNew, Handler: h.save},
 		{Scope: api.App, Method: http.MethodPost, Path: "/chart/:id/share", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_sharing_chart", setGlobal(true))},
 		{Scope: api.App, Method: http.MethodPost, Path: "/chart/:id/unshare", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_unsharing_chart", setGlobal(false))},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/chart/:id", Access: auth.Enter, Handler: api.OwnedAction(ErrNotFound, "ok_chart_erase", deleteChart)},

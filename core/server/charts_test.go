@@ -91,6 +91,11 @@ func TestCharts(t *testing.T) {
 		if _, m := f.do(t, f.reader, "GET", api+"/charts", ""); len(m["charts"].([]any)) != 0 {
 			t.Fatalf("private chart seen: %v", m)
 		}
+		// Saving a chart is for writers and above (BraDypUS's suite 09#8);
+		// a reader computes and reads charts but keeps none.
+		if code, m := f.do(t, f.reader, "POST", api+"/charts", `{"name":"Mine","definition":{"tb":"finds","type":"pie","x_field":"label","y_field":"id","y_function":"COUNT"}}`); code != 403 || m["code"] != "not_enough_privilege" {
+			t.Fatalf("reader saves a chart: %d %v", code, m)
+		}
 		if code, m := f.do(t, f.writer, "POST", fmt.Sprintf("%s/chart/%v/share", api, id), ""); code != 200 || m["code"] != "ok_sharing_chart" {
 			t.Fatalf("share: %d %v", code, m)
 		}
