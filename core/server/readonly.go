@@ -1,13 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"maps"
 	"net/http"
 	"sync"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -80,7 +80,7 @@ func (s *Server) readOnly(r Route) gin.HandlerFunc {
 			return
 		}
 		req, keys := c.Request, maps.Clone(c.Keys)
-		held := holdResponse(c.Writer)
+		held := api.Hold(c.Writer)
 		func() {
 			// Restored whatever happens (a panic is answered on the
 			// real writer by recoverPanics).
@@ -95,7 +95,7 @@ func (s *Server) readOnly(r Route) gin.HandlerFunc {
 			s.seen.saw(appOf(c).DB, versions{catalog: got[0], auth: got[1]})
 		}
 		if err == nil && ok {
-			held.release()
+			held.Release()
 			return
 		}
 		// Run again from what the request held before the first run, on
@@ -128,66 +128,4 @@ func (s *Server) assume(c *gin.Context) (*store.Assumed, versions) {
 		return nil, versions{}
 	}
 	return db.Assume(versionKeys, []int64{v.catalog, v.auth}), v
-}
-
-// heldResponse keeps what a handler answers (status, headers, body) until
-// release writes it to the real writer, or it is dropped.
-type heldResponse struct {
-	gin.ResponseWriter // the real writer
-	header             http.Header
-	status             int
-	written            bool
-	body               bytes.Buffer
-}
-
-func holdResponse(w gin.ResponseWriter) *heldResponse {
-	return &heldResponse{ResponseWriter: w, header: http.Header{}, status: http.StatusOK}
-}
-
-func (h *heldResponse) Header() http.Header { return h.header }
-
-func (h *heldResponse) WriteHeader(code int) {
-	if code > 0 && !h.written {
-		h.status = code
-	}
-}
-
-func (h *heldResponse) WriteHeaderNow() { h.written = true }
-
-func (h *heldResponse) Write(b []byte) (int, error) {
-	h.written = true
-	return h.body.Write(b)
-}
-
-func (h *heldResponse) WriteString(s string) (int, error) {
-	h.written = true
-	return h.body.WriteString(s)
-}
-
-func (h *heldResponse) Status() int { return h.status }
-
-func (h *heldResponse) Size() int {
-	if !h.written {
-		return -1
-	}
-	return h.body.Len()
-}
-
-func (h *heldResponse) Written() bool { return h.written }
-
-// Flush keeps holding: nothing reaches the client before release.
-func (h *heldResponse) Flush() {}
-
-// release writes the held answer to the real writer.
-func (h *heldResponse) release() {
-	if !h.written {
-		return
-	}
-	dst := h.ResponseWriter.Header()
-	for k, v := range h.header {
-		dst[k] = v
-	}
-	h.ResponseWriter.WriteHeader(h.status)
-	h.ResponseWriter.WriteHeaderNow()
-	_, _ = h.ResponseWriter.Write(h.body.Bytes())
 }
