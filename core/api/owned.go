@@ -27,3 +27,17 @@ func OwnedAction(notFound *errs.Error, code string, do func(c *gin.Context, id, 
 		Success(c, http.StatusOK, gin.H{"code": code})
 	}
 }
+
+// MayChange is the rule behind OwnedAction for what users save and may
+// share (saved queries, charts, assemblage analyses): its owner or an
+// admin may change it; to anyone else a shared item is read-only
+// (notOwner) and a private one does not exist (notFound).
+func MayChange(owner *int64, shared bool, user int64, admin bool, notFound, notOwner error) error {
+	if admin || (owner != nil && *owner == user) {
+		return nil
+	}
+	if !shared {
+		return notFound
+	}
+	return notOwner
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -103,13 +104,7 @@ func editable(ctx context.Context, db *store.DB, id, user int64, admin bool) err
 	if err != nil {
 		return err
 	}
-	if a.OwnedByMe || admin {
-		return nil
-	}
-	if !a.IsGlobal {
-		return ErrNotFound.With("id", id)
-	}
-	return ErrNotOwner
+	return api.MayChange(a.Owner, a.IsGlobal, user, admin, ErrNotFound.With("id", id), ErrNotOwner)
 }
 
 // Update replaces the name and definition of analysis id.

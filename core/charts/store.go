@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -87,13 +88,7 @@ func changeable(ctx context.Context, db *store.DB, id, user int64, admin bool) e
 	if err != nil {
 		return err
 	}
-	if (c.UserID != nil && *c.UserID == user) || admin {
-		return nil
-	}
-	if c.IsGlobal == 0 {
-		return ErrNotFound.With("id", id)
-	}
-	return ErrNotOwner
+	return api.MayChange(c.UserID, c.IsGlobal != 0, user, admin, ErrNotFound.With("id", id), ErrNotOwner)
 }
 
 // SetGlobal shares or unshares chart id.

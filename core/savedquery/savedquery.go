@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -113,12 +114,8 @@ func editable(ctx context.Context, db *store.DB, id, user int64, admin bool) (*Q
 	if err != nil {
 		return nil, err
 	}
-	mine := q.Owner != nil && *q.Owner == user
-	if !mine && !admin {
-		if !q.Shared {
-			return nil, ErrNotFound.With("id", id)
-		}
-		return nil, ErrNotOwner
+	if err := api.MayChange(q.Owner, q.Shared, user, admin, ErrNotFound.With("id", id), ErrNotOwner); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
