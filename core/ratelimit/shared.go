@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // Shared keeps limiters' state in PostgreSQL, so that a limit holds across
@@ -113,4 +116,17 @@ func (s *Shared) sweep(ctx context.Context, now time.Time, window time.Duration)
 			s.errors.Add(1)
 		}
 	}
+}
+
+// SharedFor is the store that makes limits r hold across the nodes of
+// backend b: on PostgreSQL a table in the instance's service schema
+// `<ns>__limits`; nil on SQLite (one node) or when no limit is on.
+func SharedFor(b store.Backend, r config.RateLimits) (*Shared, error) {
+	pg, ok := b.(*store.PostgresBackend)
+	if !ok || r == (config.RateLimits{}) {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return NewShared(ctx, pg.Pool(), pg.ServiceSchema("limits"))
 }

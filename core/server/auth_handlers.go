@@ -43,7 +43,7 @@ func (s *Server) handleLogin(c *gin.Context) {
 		return
 	}
 	c.Set(applog.CtxSubject, auth.NormalizeEmail(req.Email)) // whom a failed sign-in was for, in the log
-	if err := s.allowSignIn(c, appOf(c).Name, req.Email); err != nil {
+	if err := s.limits.SignIn(c.Request, appOf(c).Name, auth.NormalizeEmail(req.Email)); err != nil {
 		s.metrics.SignIn(err)
 		s.fail(c, err)
 		return
@@ -103,7 +103,7 @@ func (s *Server) handleCheckPassword(c *gin.Context) {
 // checkPassword verifies the caller's own password, with the sign-in
 // rate limits and lockout.
 func (s *Server) checkPassword(c *gin.Context, password string) error {
-	if err := s.allowSignIn(c, appOf(c).Name, actorOf(c).Email); err != nil {
+	if err := s.limits.SignIn(c.Request, appOf(c).Name, auth.NormalizeEmail(actorOf(c).Email)); err != nil {
 		return err
 	}
 	_, err := s.authn.Login(c.Request.Context(), appOf(c).DB, actorOf(c).Email, password)

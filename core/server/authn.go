@@ -119,13 +119,13 @@ func (s *Server) authenticate(c *gin.Context) bool {
 	var actor *auth.Actor
 	var err error
 	if auth.IsAPIKey(cred) {
-		if err := s.checkKeyFailures(c); err != nil {
+		if err := s.limits.CheckKeyFailures(c.Request); err != nil {
 			s.fail(c, err)
 			return false
 		}
 		actor, err = s.actorFromKey(ctx, a, cred)
 		if err != nil && errs.CodeOf(err) == "unauthenticated" {
-			s.keyFailed(c)
+			s.limits.KeyFailed(c.Request)
 		}
 	} else {
 		actor, err = s.actorFromToken(c, a, cred)

@@ -70,7 +70,7 @@ func (s *Server) handleOAuthRedirect(c *gin.Context) {
 		s.fail(c, errUnknownProvider)
 		return
 	}
-	if err := s.allowOAuthStart(c); err != nil {
+	if err := s.limits.OAuthStart(c.Request); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -282,7 +282,7 @@ func (s *Server) handleOAuthLink(c *gin.Context) {
 		s.failOK(c, err)
 		return
 	}
-	if err := s.allowSignIn(c, a.Name, req.Email); err != nil {
+	if err := s.limits.SignIn(c.Request, a.Name, auth.NormalizeEmail(req.Email)); err != nil {
 		s.failOK(c, err)
 		return
 	}
@@ -329,7 +329,7 @@ func (s *Server) handleOAuthRegister(c *gin.Context) {
 		s.failOK(c, err)
 		return
 	}
-	if err := s.allowRegistration(c); err != nil {
+	if err := s.limits.Registration(c.Request); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -40,7 +40,7 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 		s.fail(c, mail.ErrNotConfigured)
 		return
 	}
-	if err := s.allowResetRequest(c); err != nil {
+	if err := s.limits.ResetRequest(c.Request); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -54,7 +54,7 @@ func (s *Server) handleResetRequest(c *gin.Context) {
 		s.fail(c, errResetEmailMissing)
 		return
 	}
-	if !s.allowResetMail(c.Request.Context(), email) {
+	if !s.limits.ResetMail(c.Request.Context(), email) {
 		// The address had its mails for the hour: the same answer as for
 		// an unknown account, no mail, and any link already sent stays
 		// valid (no new token replaces it).

@@ -35,6 +35,7 @@ import (
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/ops"
 	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/ratelimit"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/searchreplace"
@@ -131,7 +132,7 @@ type Server struct {
 	getenv   func(string) string
 	mailer   *mail.Client
 	plugins  *pluginhost.Manager // nil-safe: no plugins
-	limits   *limits
+	limits   *ratelimit.Set
 	files    *files.Service
 	access   *auth.AccessCache // accounts and overrides by auth version
 	tokens   *auth.TokenCache  // verified session tokens
@@ -199,11 +200,13 @@ func New(d Deps) (*Server, error) {
 		backup.Register(s.backups)
 		imports.Register(d.Jobs, s, d.Apps, d.Files)
 	}
-	shared, err := sharedLimits(d.Apps, d.Config.RateLimits)
-	if err != nil {
-		return nil, err
+	var shared *ratelimit.Shared
+	if d.Apps != nil {
+		if shared, err = ratelimit.SharedFor(d.Apps.Backend(), d.Config.RateLimits); err != nil {
+			return nil, err
+		}
 	}
-	if s.limits, err = newLimits(d.Config.RateLimits, d.Config.TrustedProxies, d.Now, shared); err != nil {
+	if s.limits, err = ratelimit.NewSet(d.Config.RateLimits, d.Config.TrustedProxies, d.Now, shared); err != nil {
 		return nil, err
 	}
 	s.catalogs = schema.NewCache()

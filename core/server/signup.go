@@ -53,7 +53,7 @@ func (s *Server) handleRegister(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := s.allowRegistration(c); err != nil {
+	if err := s.limits.Registration(c.Request); err != nil {
 		s.fail(c, err)
 		return
 	}
