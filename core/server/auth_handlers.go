@@ -21,18 +21,27 @@ func userJSON(u *auth.User) gin.H {
 
 // issue signs a session token for u and writes it with the user.
 func (s *Server) issue(c *gin.Context, u *auth.User) {
+	body := gin.H{"user": userJSON(u)}
+	if err := s.addToken(c, u, body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	success(c, http.StatusOK, body)
+}
+
+// addToken puts a new session token of u and its expiry in body.
+func (s *Server) addToken(c *gin.Context, u *auth.User, body gin.H) error {
 	a := appOf(c)
 	secret, err := a.JWTSecret(c.Request.Context())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	token, exp, err := auth.IssueToken(secret, a.Name, u, s.now().UTC())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	success(c, http.StatusOK, gin.H{"token": token, "expires_at": exp.Format(time.RFC3339), "user": userJSON(u)})
+	body["token"], body["expires_at"] = token, exp.Format(time.RFC3339)
+	return nil
 }
 
 // POST /auth/login — password login (SPEC §3.1, §5.2).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -179,31 +178,16 @@ func (s *Server) handleSaveUser(c *gin.Context) {
 	if actor := actorOf(c); !created && in.Password != nil && *in.Password != "" && id == actor.UserID && !actor.IsAPIKey() {
 		// One's own new password ended one's sessions: this one goes on
 		// with a fresh token (the others are refused from now on).
-		if err := s.freshToken(c, id, body); err != nil {
+		u, err := auth.FindUser(c.Request.Context(), appOf(c).DB, id)
+		if err == nil {
+			err = s.addToken(c, u, body)
+		}
+		if err != nil {
 			s.fail(c, err)
 			return
 		}
 	}
 	success(c, http.StatusOK, body)
-}
-
-// freshToken adds a new session token of user id to body.
-func (s *Server) freshToken(c *gin.Context, id int64, body gin.H) error {
-	a := appOf(c)
-	u, err := auth.FindUser(c.Request.Context(), a.DB, id)
-	if err != nil {
-		return err
-	}
-	secret, err := a.JWTSecret(c.Request.Context())
-	if err != nil {
-		return err
-	}
-	token, exp, err := auth.IssueToken(secret, a.Name, u, s.now().UTC())
-	if err != nil {
-		return err
-	}
-	body["token"], body["expires_at"] = token, exp.Format(time.RFC3339)
-	return nil
 }
 
 // DELETE /user/{id}
