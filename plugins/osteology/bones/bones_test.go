@@ -197,6 +197,54 @@ func TestValidateValid(t *testing.T) {
 	}
 }
 
+// BraDypUS's client sends the keys of its own bone map; every one of them
+// is an element here, kept as sent, and its same_as/part_of links name
+// real elements of the same region and side.
+func TestBraDypUSElements(t *testing.T) {
+	client := []string{"cranium", "face", "mandible", "cervical_vertebrae", "thoracic_vertebrae",
+		"lumbar_vertebrae", "sacrum", "coccyx", "sternum"}
+	for _, b := range []string{"ribs", "clavicle", "scapula", "humerus", "radius", "ulna", "carpals",
+		"metacarpals", "hand_phalanges", "ilium", "ischium", "pubis", "femur", "patella", "tibia", "fibula",
+		"talus", "calcaneus", "tarsals", "metatarsals", "foot_phalanges"} {
+		client = append(client, b+"_right", b+"_left")
+	}
+	bones := map[string]any{}
+	for _, id := range client {
+		el, ok := Lookup(id)
+		if !ok {
+			t.Errorf("BraDypUS element %s unknown", id)
+			continue
+		}
+		bones[id] = map[string]any{"present": true, "conservation": "gt50"}
+		for _, link := range []string{el.SameAs, el.PartOf} {
+			if link == "" {
+				continue
+			}
+			if other, ok := Lookup(link); !ok || other.Region != el.Region || other.Side != el.Side || other.SameAs != "" {
+				t.Errorf("%s links to %s: %+v", id, link, other)
+			}
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"individuals": []any{map[string]any{"id": 1, "bones": bones}}})
+	out, errs := Validate(raw)
+	if len(errs) > 0 {
+		t.Fatalf("BraDypUS inventory refused: %+v", errs)
+	}
+	var doc Doc
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range client {
+		if _, ok := doc.Individuals[0].Bones[id]; !ok {
+			t.Errorf("%s not stored under the key sent", id)
+		}
+	}
+	sum := Summarize(&doc)
+	if sum[0].Present != len(client) {
+		t.Errorf("summary counts %d present of %d", sum[0].Present, len(client))
+	}
+}
+
 func TestValidateInvalid(t *testing.T) {
 	type fe struct{ path, code string }
 	for _, tc := range []struct {
@@ -228,6 +276,10 @@ func TestValidateInvalid(t *testing.T) {
 			[]fe{{"individuals[0].bones.femore_destro", CodeUnknownElement}}},
 		{"tooth outside FDI", `{"individuals":[{"id":"A","bones":{"tooth_19":{"present":true},"tooth_56":{"present":true}}}]}`,
 			[]fe{{"individuals[0].bones.tooth_19", CodeUnknownElement}, {"individuals[0].bones.tooth_56", CodeUnknownElement}}},
+		{"an element and its BraDypUS name", `{"individuals":[{"id":"A","bones":{"vertebrae_thoracic":{"present":true},"thoracic_vertebrae":{"present":false}}}]}`,
+			[]fe{{"individuals[0].bones.vertebrae_thoracic", CodeDuplicate}}},
+		{"sided BraDypUS name twice", `{"individuals":[{"id":"A","bones":{"tarsals_left":{"present":true},"tarsals_other_left":{"present":true}}}]}`,
+			[]fe{{"individuals[0].bones.tarsals_other_left", CodeDuplicate}}},
 		{"same element twice by case", `{"individuals":[{"id":"A","bones":{"Femur_Right":{"present":true},"femur_right":{"present":true}}}]}`,
 			[]fe{{"individuals[0].bones.femur_right", CodeDuplicate}}},
 		{"bone not object", `{"individuals":[{"id":"A","bones":{"cranium":true}}]}`,

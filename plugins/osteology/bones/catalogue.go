@@ -61,6 +61,15 @@ type Element struct {
 	Group  bool   `json:"group,omitempty"`
 	FDI    int    `json:"fdi,omitempty"` // teeth: the FDI two-digit code
 	Labels Labels `json:"labels"`
+	// SameAs names the element this one records under another name: the
+	// ids of BraDypUS's inventory (its client's bone map) that mean what
+	// one of ours means. Both are accepted and stored as sent, so a
+	// BraDypUS client reads back the keys it wrote; one individual may not
+	// give both (that would count the bones twice).
+	SameAs string `json:"same_as,omitempty"`
+	// PartOf names the element this one is a part of (ilium, ischium and
+	// pubis of the os coxae), for clients that draw either level.
+	PartOf string `json:"part_of,omitempty"`
 }
 
 // The catalogue. Sided elements are written once with their English name
@@ -151,7 +160,48 @@ func buildCatalogue() []Element {
 	pair(sided{"metatarsals", Foot, true, "Metatarsals", "Ossa metatarsali destre", "Ossa metatarsali sinistre"})
 	pair(sided{"foot_phalanges", Foot, true, "Foot phalanges", "Falangi del piede destro", "Falangi del piede sinistro"})
 
+	out = append(out, bradypusElements()...)
 	out = append(out, teeth()...)
+	return out
+}
+
+// bradypusElements are the entries of BraDypUS's inventory (the bone map
+// of its web client, which existing clients send) that our catalogue
+// names otherwise or records at another level. They are first-class ids,
+// never rewritten on save: a client gets back the keys it sent.
+func bradypusElements() []Element {
+	var out []Element
+	single := func(id, region string, group bool, sameAs, en, it string) {
+		out = append(out, Element{ID: id, Base: id, Region: region, Side: None, Group: group, SameAs: sameAs, Labels: Labels{en, it}})
+	}
+	pair := func(base, region string, group bool, sameAs, partOf, en, itR, itL string) {
+		same := func(side string) string {
+			if sameAs == "" {
+				return ""
+			}
+			return sameAs + "_" + side
+		}
+		part := func(side string) string {
+			if partOf == "" {
+				return ""
+			}
+			return partOf + "_" + side
+		}
+		out = append(out,
+			Element{ID: base + "_right", Base: base, Region: region, Side: Right, Group: group, SameAs: same("right"), PartOf: part("right"),
+				Labels: Labels{en + " (right)", itR}},
+			Element{ID: base + "_left", Base: base, Region: region, Side: Left, Group: group, SameAs: same("left"), PartOf: part("left"),
+				Labels: Labels{en + " (left)", itL}})
+	}
+	single("face", Head, true, "", "Facial skeleton", "Massiccio facciale")
+	single("cervical_vertebrae", Spine, true, "", "Cervical vertebrae (C1–C7)", "Vertebre cervicali (C1–C7)")
+	single("thoracic_vertebrae", Spine, true, "vertebrae_thoracic", "Thoracic vertebrae (T1–T12)", "Vertebre toraciche (T1–T12)")
+	single("lumbar_vertebrae", Spine, true, "vertebrae_lumbar", "Lumbar vertebrae (L1–L5)", "Vertebre lombari (L1–L5)")
+	pair("ilium", Pelvis, false, "", "os_coxae", "Ilium", "Ileo destro", "Ileo sinistro")
+	pair("ischium", Pelvis, false, "", "os_coxae", "Ischium", "Ischio destro", "Ischio sinistro")
+	pair("pubis", Pelvis, false, "", "os_coxae", "Pubis", "Pube destro", "Pube sinistro")
+	pair("tarsals", Foot, true, "tarsals_other", "", "Tarsals other than talus and calcaneus",
+		"Ossa tarsali destre (escl. talo e calcagno)", "Ossa tarsali sinistre (escl. talo e calcagno)")
 	return out
 }
 

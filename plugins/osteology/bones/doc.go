@@ -17,5 +17,8 @@
 // anatomy has two; the cranium may be recorded whole or by bone; teeth
 // use FDI two-digit codes, tooth_11…tooth_48 permanent and tooth_51…
 // tooth_85 deciduous. Labels are English and Italian anatomical names.
-// Ids are a stored format: never rename one, only add.
+// Ids are a stored format: never rename one, only add. BraDypUS's client
+// records with its own ids (cervical_vertebrae, ilium_left, tarsals_right,
+// …): they are elements too, stored as sent, linked by same_as or part_of
+// to ours.
 package bones

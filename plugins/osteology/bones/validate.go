@@ -260,11 +260,15 @@ func (p *parser) individual(path string, v any) (Individual, string) {
 			p.add(bp, CodeUnknownElement, "unknown element %q (GET /osteology/schema lists them)", k)
 			continue
 		}
-		if prev, dup := from[el.ID]; dup {
+		same := el.ID // an element and its SameAs are one entry
+		if el.SameAs != "" {
+			same = el.SameAs
+		}
+		if prev, dup := from[same]; dup {
 			p.add(bp, CodeDuplicate, "element %s is already given as %q", el.ID, prev)
 			continue
 		}
-		from[el.ID] = k
+		from[same] = k
 		if b, ok := p.bone(bp, el, bones[k]); ok {
 			ind.Bones[el.ID] = b
 		}
