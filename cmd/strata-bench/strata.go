@@ -74,7 +74,7 @@ func (s *strata) setup(ctx context.Context, email, password string) error {
 		}
 	}
 	err = call(ctx, s.hc, "POST", s.api("/config/table/"+s.table+"/indexes"), s.auth,
-		map[string]any{"columns": []string{"material"}}, nil)
+		map[string]any{"name": "ix_" + s.table + "_material", "columns": []string{"material"}}, nil)
 	if err != nil && !(errors.As(err, &he) && he.status == http.StatusConflict) {
 		return err
 	}

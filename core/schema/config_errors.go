@@ -22,6 +22,6 @@ var (
 	ErrInvalidOnUpdate    = errs.New(errs.Invalid, "invalid_on_update", "on_update is not a known action")
 	ErrRelationViolated   = errs.New(errs.Invalid, "relation_violated", "existing data violates the relation; nothing was changed")
 	ErrInvalidIndex       = errs.New(errs.Invalid, "invalid_index", "the index is not valid")
-	ErrIndexNotFound      = errs.New(errs.NotFound, "index_not_found", "no such index")
+	ErrIndexNotFound      = errs.New(errs.NotFound, "not_found", "no such index") // BraDypUS's code (CONTRACT §1 allows it)
 	ErrIndexExists        = errs.New(errs.Conflict, "index_already_exists", "an index on these columns already exists")
 )

@@ -164,8 +164,8 @@ func TestIndexes(t *testing.T) {
 				return err
 			})
 		}
-		expectRefused(t, fx.db, "delete unknown", "index_not_found", func() error { return schema.DeleteIndex(ctx, fx.db, "finds", "ix_nothing") })
-		expectRefused(t, fx.db, "delete on another table", "index_not_found", func() error { return schema.DeleteIndex(ctx, fx.db, "sites", ix.Name) })
+		expectRefused(t, fx.db, "delete unknown", "not_found", func() error { return schema.DeleteIndex(ctx, fx.db, "finds", "ix_nothing") })
+		expectRefused(t, fx.db, "delete on another table", "not_found", func() error { return schema.DeleteIndex(ctx, fx.db, "sites", ix.Name) })
 		expectRefused(t, fx.db, "delete on unknown table", "table_not_found", func() error { return schema.DeleteIndex(ctx, fx.db, "nowhere", ix.Name) })
 		if _, err := schema.ListIndexes(ctx, fx.db, "nowhere"); err == nil {
 			t.Error("indexes of a missing table")

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -145,11 +146,17 @@ func indexEntries(list []*schema.Index) []gin.H {
 	return out
 }
 
-// POST /config/table/{tb}/indexes — {columns:[...], unique?}
+// POST /config/table/{tb}/indexes — {name, columns:[...], unique?}. The
+// name is required over HTTP, as BraDypUS's API and clients have it; the
+// ids-based name schema.CreateIndex makes is for the server's own callers.
 func (s *Server) handleConfigCreateIndex(c *gin.Context) {
 	var in schema.IndexInput
 	if err := bindJSON(c, &in); err != nil {
 		s.fail(c, err)
+		return
+	}
+	if strings.TrimSpace(in.Name) == "" {
+		s.fail(c, schema.ErrParameterMissing.With("parameter", "name"))
 		return
 	}
 	ix, err := schema.CreateIndex(c.Request.Context(), appOf(c).DB, c.Param("tb"), in, s.now().UTC())

@@ -177,7 +177,7 @@ func TestConfigIndexes(t *testing.T) {
 		if idx := env.super(t, 200, "GET", "/config/table/finds/indexes", "")["indexes"].([]any); len(idx) != 0 {
 			t.Fatalf("fresh table indexes %v", idx)
 		}
-		created := env.super(t, 200, "POST", "/config/table/finds/indexes", `{"columns":["label","site"],"unique":true}`)
+		created := env.super(t, 200, "POST", "/config/table/finds/indexes", `{"name":"ix_label_site","columns":["label","site"],"unique":true}`)
 		ix := created["index"].(map[string]any)
 		name, _ := ix["name"].(string)
 		if created["code"] != "index_saved" || name == "" || ix["unique"] != true || fmt.Sprint(ix["columns"]) != "[label site]" {
@@ -189,14 +189,17 @@ func TestConfigIndexes(t *testing.T) {
 		env.sql(t, `INSERT INTO `+env.app.DB.Qualify("sites")+` (name, code) VALUES ('Alpha', 30)`)
 		env.refusals(t, []testenv.Scenario{
 			refusal("GET", "/config/table/nowhere/indexes", "", 404, "table_not_found"),
-			refusal("POST", "/config/table/nowhere/indexes", `{"columns":["x"]}`, 404, "table_not_found"),
+			refusal("POST", "/config/table/nowhere/indexes", `{"name":"ix_x","columns":["x"]}`, 404, "table_not_found"),
 			refusal("POST", "/config/table/finds/indexes", `{}`, 400, "parameter_missing"),
-			refusal("POST", "/config/table/finds/indexes", `{"columns":["nothing"]}`, 400, "invalid_index"),
-			refusal("POST", "/config/table/finds/indexes", `{"columns":"label"}`, 400, "invalid_json"),
-			refusal("POST", "/config/table/finds/indexes", `{"columns":["label","site"],"unique":true}`, 409, "index_already_exists"),
-			refusal("POST", "/config/table/sites/indexes", `{"columns":["name"],"unique":true}`, 400, "unique_violated"),
-			refusal("DELETE", "/config/table/finds/indexes/ix_0_u0", "", 404, "index_not_found"),
-			refusal("DELETE", "/config/table/sites/indexes/"+name, "", 404, "index_not_found"),
+			refusal("POST", "/config/table/finds/indexes", `{"name":"ix_a"}`, 400, "parameter_missing"),
+			refusal("POST", "/config/table/finds/indexes", `{"columns":["label"]}`, 400, "parameter_missing"),
+			refusal("POST", "/config/table/finds/indexes", `{"name":"  ","columns":["label"]}`, 400, "parameter_missing"),
+			refusal("POST", "/config/table/finds/indexes", `{"name":"ix_b","columns":["nothing"]}`, 400, "invalid_index"),
+			refusal("POST", "/config/table/finds/indexes", `{"name":"ix_c","columns":"label"}`, 400, "invalid_json"),
+			refusal("POST", "/config/table/finds/indexes", `{"name":"ix_label_site","columns":["label"]}`, 409, "index_already_exists"),
+			refusal("POST", "/config/table/sites/indexes", `{"name":"ix_d","columns":["name"],"unique":true}`, 400, "unique_violated"),
+			refusal("DELETE", "/config/table/finds/indexes/ix_0_u0", "", 404, "not_found"),
+			refusal("DELETE", "/config/table/sites/indexes/"+name, "", 404, "not_found"),
 		})
 		if v := env.super(t, 200, "GET", "/config/table/finds/validation", ""); v["consistent"] != true {
 			t.Errorf("validation %v", v)

@@ -127,7 +127,7 @@ var configRoutes = []struct{ method, path, body string }{
 	{"DELETE", "/config/relations/1", ""},
 	{"POST", "/config/apply-constraints", ""},
 	{"GET", "/config/table/sites/indexes", ""},
-	{"POST", "/config/table/sites/indexes", `{"columns":["name"]}`},
+	{"POST", "/config/table/sites/indexes", `{"name":"ix_name","columns":["name"]}`},
 	{"DELETE", "/config/table/sites/indexes/ix_1_u1", ""},
 }
 

@@ -28,7 +28,7 @@ func TestPluginRoutesWithoutPlugins(t *testing.T) {
 			{"POST", "/config/table/finds/field", `{"name":"weight","db_type":"float"}`, 200, "field_created"},
 			{"POST", "/config/table/finds/fields/sort", `{"sort":["label","site","site_ref","weight"]}`, 200, ""},
 			{"GET", "/config/table/finds/indexes", "", 200, ""},
-			{"POST", "/config/table/finds/indexes", `{"columns":["label"]}`, 200, ""},
+			{"POST", "/config/table/finds/indexes", `{"name":"ix_label","columns":["label"]}`, 200, ""},
 			{"GET", "/config/table/finds/validation", "", 200, ""},
 			{"POST", "/config/table/finds/munsell", "", 404, "feature_not_found"},
 			{"DELETE", "/config/table/finds/munsell", "", 404, "feature_not_found"},
