@@ -462,6 +462,18 @@ func syncLinkRelations(ctx context.Context, tx *store.DB, st *state, t *Table, n
 	type target struct{ tb, col string }
 	want := map[string]target{}
 	var order []string
+	// A pair that mirrors a relation to this table (other_tb.other → my,
+	// as LinksOf lists it) is that relation read back, not a new one.
+	mirrors := map[[3]string]bool{}
+	forward := map[[3]string]bool{}
+	for _, r := range st.relations {
+		if r.ToTb == t.Name && r.FromTb != t.Name {
+			mirrors[[3]string{r.FromTb, r.ToCol, r.FromCol}] = true
+		}
+		if r.FromTb == t.Name {
+			forward[[3]string{r.ToTb, r.FromCol, r.ToCol}] = true
+		}
+	}
 	for _, l := range t.Links {
 		for _, p := range l.Fld {
 			my, other := strings.TrimSpace(p.My), strings.TrimSpace(p.Other)
@@ -470,6 +482,9 @@ func syncLinkRelations(ctx context.Context, tx *store.DB, st *state, t *Table, n
 			}
 			if other == "" {
 				other = ColID
+			}
+			if k := [3]string{l.OtherTb, my, other}; mirrors[k] && !forward[k] {
+				continue
 			}
 			if _, dup := want[my]; !dup {
 				order = append(order, my)
@@ -513,22 +528,33 @@ func syncLinkRelations(ctx context.Context, tx *store.DB, st *state, t *Table, n
 	return nil
 }
 
-// LinksOf groups the relations from table by target, in BraDypUS's
-// "link" form: [{other_tb, fld:[{my, other}]}].
+// LinksOf lists the relations of table in BraDypUS's "link" form,
+// [{other_tb, fld:[{my, other}]}], grouped by the other table as BraDypUS
+// does: those from the table (my holds the key) and, after them, those to
+// it from another table (my is the referenced column), as BraDypUS's
+// clients read both as the table's links. Saving a link list back ignores
+// the second kind (see syncLinkRelations).
 func LinksOf(rels []*Relation, table string) []TableLink {
 	out := []TableLink{}
 	at := map[string]int{}
-	for _, r := range rels {
-		if r.FromTb != table {
-			continue
-		}
-		i, ok := at[r.ToTb]
+	add := func(other, my, otherCol string) {
+		i, ok := at[other]
 		if !ok {
 			i = len(out)
-			at[r.ToTb] = i
-			out = append(out, TableLink{OtherTb: r.ToTb})
+			at[other] = i
+			out = append(out, TableLink{OtherTb: other})
 		}
-		out[i].Fld = append(out[i].Fld, TableLinkPair{My: r.FromCol, Other: r.ToCol})
+		out[i].Fld = append(out[i].Fld, TableLinkPair{My: my, Other: otherCol})
+	}
+	for _, r := range rels {
+		if r.FromTb == table {
+			add(r.ToTb, r.FromCol, r.ToCol)
+		}
+	}
+	for _, r := range rels {
+		if r.ToTb == table && r.FromTb != table {
+			add(r.FromTb, r.ToCol, r.FromCol)
+		}
 	}
 	return out
 }

@@ -62,11 +62,19 @@ func TestConfigBraDypUSForms(t *testing.T) {
 		tbl := one["table"].(map[string]any)
 		for k, want := range map[string]string{
 			"order": `"nome"`, "rs": `"nome"`, "geodata": "true", "refmgr": "true", "plugin": `["misure"]`,
-			"id_field": `"nome"`, "link": `[]`,
+			"id_field": `"nome"`,
+			// saggi's relation to siti is one of siti's links too, as
+			// BraDypUS lists both sides.
+			"link": `[{"fld":[{"my":"nome","other":"sito_nome"}],"other_tb":"saggi"}]`,
 		} {
 			if got, _ := json.Marshal(tbl[k]); string(got) != want {
 				t.Errorf("table %s = %s, want %s", k, got, want)
 			}
+		}
+		// Saving the link list back as read records nothing new.
+		env.super(t, 200, "PUT", "/config/table/siti", `{"link":[{"other_tb":"saggi","fld":[{"my":"nome","other":"sito_nome"}]}]}`)
+		if rels := env.super(t, 200, "GET", "/config/relations", "")["data"].([]any); len(rels) != 1 || rels[0].(map[string]any)["from_tb"] != "saggi" {
+			t.Errorf("relations after saving a read-back link: %v", rels)
 		}
 		fields := tbl["fields"].(map[string]any)
 		for name, want := range map[string]map[string]string{

@@ -189,7 +189,9 @@ func TestConfigTables(t *testing.T) {
 			"backlinks": `["finds:finds:site"]`, "chrono_density_path": `["finds","finds_radiocarbon"]`, "geodata": "true",
 			"id_field": `"code"`, "is_plugin": "false", "label": `"Excavation sites"`, "name": `"sites"`,
 			"sort": "5", "order": `""`, "plugin_of": "null", "preview": `["name","code"]`, "refmgr": "true", "rs": "true",
-			"plugin": "[]", "link": "[]",
+			"plugin": "[]",
+			// finds' two relations to sites, from sites' side.
+			"link": `[{"fld":[{"my":"id","other":"site_ref"},{"my":"id","other":"site"}],"other_tb":"finds"}]`,
 		} {
 			if got, _ := json.Marshal(tbl[k]); string(got) != want {
 				t.Errorf("GET /config/table/sites: %s = %s, want %s", k, got, want)
