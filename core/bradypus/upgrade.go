@@ -785,6 +785,14 @@ func storageValue(dbt schema.DBType, v any) (any, error) {
 		}
 		return b, nil
 	case schema.DBDate:
+		if t, ok := v.(time.Time); ok {
+			// The SQLite driver reads a column declared DATE or TIMESTAMP
+			// as a time; BraDypUS wrote it as text.
+			if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 {
+				return t.Format("2006-01-02"), nil
+			}
+			return t.Format("2006-01-02 15:04:05"), nil
+		}
 		return strings.TrimSpace(fmt.Sprint(v)), nil
 	}
 	return v, nil
