@@ -94,19 +94,22 @@ func (r *Report) logf(format string, args ...any) {
 // the same name, after checking that email and password are a
 // super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones).
 //
-// In order: the credentials; what the file holds that is not converted yet
-// (files, geodata, reference-library links, charts, saved queries, print
-// templates, assemblage analyses, the chronology/osteology/radiocarbon
-// plugins: any of them with data refuses the upgrade, upgrade_failed with
-// the list, before anything is written); a snapshot of the folder
-// (snapshot_failed: nothing started); then the application is created and,
-// in one transaction, its users (ids and password hashes kept), table
-// privileges, vocabularies, tables and fields (through the catalog
-// operations), table settings, records (ids kept), relations, stratigraphic
-// relations, manual links and versions. Any failure drops what was created
-// (upgrade_failed). On success the folder is set aside (renamed hidden, or
-// its link removed) and a report with row counts before and after is
-// written beside the snapshot.
+// In order: the credentials; what the file holds that is not converted
+// (reference-library links and libraries, assemblage analyses: any of them
+// refuses the upgrade with major_upgrade_not_supported, before anything is
+// written); the plugins its plugin data needs (plugin_not_installed when
+// one is not running); a snapshot of the folder (snapshot_failed: nothing
+// started); the files' bytes into the file store; then the application is
+// created and, in one transaction, its users (ids and password hashes
+// kept), table privileges, vocabularies, tables and fields (through the
+// catalog operations), plugin features (activated as the host activates
+// them; their rows pass through the plugins' save hooks), table settings,
+// records (ids kept), relations, stratigraphic relations, manual links,
+// versions, files and their links, geodata, saved queries, charts and
+// print templates. Any failure drops what was created, stored files
+// included (upgrade_failed). On success the folder is set aside (renamed
+// hidden, or its link removed) and a report with row counts before and
+// after is written beside the snapshot.
 func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*Report, error) {
 	now := d.Now().UTC()
 	rep := &Report{App: f.Name, From: f.Version, Counts: []Count{}, Warnings: []string{}}
