@@ -1,6 +1,7 @@
 package bradypus_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"database/sql"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -523,6 +525,20 @@ func TestMajorUpgrade(t *testing.T) {
 		}
 		if code, rec = v.do(t, "GET", "/dig/api/record/finds/31", "", boss); code != 200 || val(rec, "chrono_from") != -325.0 {
 			t.Errorf("the chronology hook on a new record: %d %v", code, rec["core"])
+		}
+		// New files, links and features get ids after the copied ones.
+		var mp bytes.Buffer
+		mw := multipart.NewWriter(&mp)
+		fw, _ := mw.CreateFormFile("file", "new.txt")
+		_, _ = fw.Write([]byte("a new file"))
+		_ = mw.Close()
+		up := v.raw(t, "POST", "/dig/api/record/finds/2/file", mp.String(), map[string]string{"Authorization": boss["Authorization"], "Content-Type": mw.FormDataContentType()})
+		if !strings.Contains(up.Body.String(), `"id":3,"link_id":4`) { // file 3 was never brought over
+			t.Errorf("upload after the upgrade: %d %s", up.Code, up.Body.String())
+		}
+		code, feat := v.do(t, "POST", "/dig/api/geoface/feature", `{"tb":"finds","id":3,"geometry":{"type":"Point","coordinates":[12.3,41.7]}}`, boss)
+		if code != 200 || feat["geo_id"] != 4.0 {
+			t.Errorf("geodata after the upgrade: %d %v", code, feat)
 		}
 		if code, body := v.do(t, "POST", "/dig/api/upgrade/major", upgradeBody(superEmail, superPwd), nil); code != http.StatusConflict || body["code"] != "no_major_upgrade_needed" {
 			t.Fatalf("again: %d %v", code, body)
