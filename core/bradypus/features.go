@@ -116,8 +116,9 @@ func childName(t *legacyTable, specs map[string]schema.FeatureSpec) string {
 	return ""
 }
 
-// hookBatch is how many rows one hook call carries.
-const hookBatch = 500
+// hookBatch is how many rows one hook call carries: small enough that a
+// plugin answers well within its hook deadline (about 2 s).
+const hookBatch = 200
 
 // featureHook is an active feature's save hook as it applies to the rows
 // of one table being copied: its own columns, or its child table's.

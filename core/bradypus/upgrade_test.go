@@ -40,6 +40,7 @@ type fixture struct {
 	noPlugins  bool   // no plugin flags, columns or tables
 	noArchive  bool   // no files, geodata, queries, charts, templates
 	missingOne bool   // file 3's bytes are not in files/
+	c14Every   int    // a radiocarbon date on every n-th find too (0: none)
 }
 
 const (
@@ -215,6 +216,12 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 		// has an error of 0, which the plugin refuses: it is kept as it was.
 		exec(`INSERT INTO finds_radiocarbon VALUES (1, 1, 'OxA-1', 3200, 40, 'charcoal', -25.1, 'intcal20', 1, 2, 3, 4, 'first'),
 			(2, 1, 'OxA-2', 3100, 0, 'bone', NULL, '', NULL, NULL, NULL, NULL, NULL)`)
+	}
+	if fx.c14Every > 0 && !fx.noPlugins {
+		for i := fx.c14Every; i <= fx.records; i += fx.c14Every {
+			exec(`INSERT INTO finds_radiocarbon (id_link, lab_code, bp, bp_error, material, curve) VALUES (?, ?, ?, 35, 'charcoal', 'intcal20')`,
+				i, fmt.Sprintf("LAB-%d", i), 2000+i%2500)
+		}
 	}
 	exec(`INSERT INTO bdus_rs VALUES (1, 'finds', 1, 2, 1), (2, 'finds', 2, 3, 6)`)
 	exec(`INSERT INTO bdus_userlinks VALUES (1, 'finds', 1, 'sites', 1, NULL, 'found at')`)
