@@ -876,6 +876,9 @@ func verify(ctx context.Context, db *store.DB, la *legacyApp, specs map[string]s
 		for _, f := range t.Features {
 			var conds []string
 			for _, c := range specs[f].Columns {
+				if !la.columnExists(ctx, t.Name, c.Name) {
+					continue // BraDypUS never added it: no data either side
+				}
 				q := quoteLegacy(c.Name)
 				conds = append(conds, `(`+q+` IS NOT NULL AND CAST(`+q+` AS TEXT) <> '')`)
 			}
