@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,6 +25,12 @@ type legacyTable struct {
 	Sort     int
 	Extra    map[string]any
 	Fields   []legacyField
+	// Features are the plugin features BraDypUS has on the table, by
+	// Strata's names (chronology for its fuzzy_date, osteology); a
+	// radiocarbon table (<tb>_radiocarbon) is instead marked Child: it
+	// becomes the radiocarbon feature's child table of its parent.
+	Features []string
+	Child    string
 }
 
 // legacyField is a row of bdus_cfg_fields: its columns and the extra JSON
@@ -155,6 +162,7 @@ func readLegacy(ctx context.Context, db *sql.DB) (*legacyApp, error) {
 	}
 	// Parents before their plugin tables.
 	sort.SliceStable(la.Tables, func(i, j int) bool { return !la.Tables[i].IsPlugin && la.Tables[j].IsPlugin })
+	la.markFeatures()
 	return la, nil
 }
 
@@ -178,13 +186,12 @@ func (la *legacyApp) count(ctx context.Context, table string) (int64, error) {
 	return n, err
 }
 
-// unsupported lists what the file holds that this upgrade cannot convert
-// yet; the upgrade refuses such a file rather than leave data behind.
+// unsupported lists what the file holds that this upgrade does not
+// convert; the upgrade refuses such a file rather than leave data behind.
 func (la *legacyApp) unsupported(ctx context.Context) ([]string, error) {
 	var out []string
 	for _, t := range []struct{ table, what string }{
-		{"bdus_files", "files"}, {"bdus_geodata", "geodata"}, {"bdus_zotero_links", "reference-library links"},
-		{"bdus_charts", "charts"}, {"bdus_queries", "saved queries"}, {"bdus_cfg_templates", "print templates"},
+		{"bdus_zotero_links", "reference-library links"}, {"bdus_zotero_libs", "reference libraries"},
 		{"bdus_assemblage_analyses", "assemblage analyses"},
 	} {
 		n, err := la.count(ctx, t.table)
@@ -195,14 +202,53 @@ func (la *legacyApp) unsupported(ctx context.Context) ([]string, error) {
 			out = append(out, fmt.Sprintf("%s (%s: %d rows)", t.what, t.table, n))
 		}
 	}
+	return out, nil
+}
+
+// legacyFeatures maps the flags BraDypUS sets on a table's configuration
+// when one of its plugins is activated (controllers/Config.php) to
+// Strata's feature of the same data: the columns keep their names.
+var legacyFeatures = []struct{ flag, feature string }{
+	{"fuzzy_date", "chronology"}, {"chronology", "chronology"}, {"osteology", "osteology"},
+}
+
+// markFeatures notes the plugin features of each table: chronology and
+// osteology are columns of the table itself; radiocarbon is a plugin table
+// flagged radiocarbon whose parent gets the feature.
+func (la *legacyApp) markFeatures() {
+	byName := map[string]*legacyTable{}
 	for _, t := range la.Tables {
-		for _, k := range []string{"fuzzy_date", "chronology", "osteology", "radiocarbon"} {
-			if v, ok := t.Extra[k]; ok && truthy(v) {
-				out = append(out, fmt.Sprintf("the %s plugin on %s", k, t.Name))
+		byName[t.Name] = t
+	}
+	for _, t := range la.Tables {
+		for _, lf := range legacyFeatures {
+			if truthy(t.Extra[lf.flag]) && !slices.Contains(t.Features, lf.feature) {
+				t.Features = append(t.Features, lf.feature)
+			}
+		}
+		if t.IsPlugin && truthy(t.Extra["radiocarbon"]) {
+			if p, ok := byName[t.PluginOf]; ok {
+				t.Child = "radiocarbon"
+				if !slices.Contains(p.Features, "radiocarbon") {
+					p.Features = append(p.Features, "radiocarbon")
+				}
 			}
 		}
 	}
-	return out, nil
+}
+
+// featureNames are every feature the application needs, once each.
+func (la *legacyApp) featureNames() []string {
+	var out []string
+	for _, t := range la.Tables {
+		for _, f := range t.Features {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func truthy(v any) bool {

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/wire"
@@ -31,6 +32,10 @@ var (
 	ErrSnapshotFailed = errs.New(errs.Unavailable, "snapshot_failed", "the snapshot of the BraDypUS folder could not be written; nothing was started")
 	ErrUpgradeFailed  = errs.New(errs.Invalid, "upgrade_failed", "the upgrade failed; the BraDypUS folder is untouched and nothing was created")
 	ErrAuthFailed     = errs.New(errs.Unauthenticated, "superadmin_auth_failed", "email and password of a super-admin of the BraDypUS application are needed")
+	// ErrNotSupported: the folder holds something this upgrade cannot
+	// convert with confidence; nothing is started (not_supported lists it).
+	ErrNotSupported = errs.New(errs.Conflict, "major_upgrade_not_supported",
+		"the BraDypUS application holds data this upgrade cannot convert yet; nothing was started")
 )
 
 // Deps are what an upgrade works with.
@@ -38,6 +43,11 @@ type Deps struct {
 	Apps    *apps.Registry
 	DataDir string
 	Now     func() time.Time
+	// Files is the instance's file store, where the files' bytes go.
+	Files *files.Service
+	// Plugins activate the plugin features and check their data (nil: no
+	// plugins; an application with plugin data is then refused).
+	Plugins Plugins
 }
 
 // Count is one line of the verification report: rows before and after.
@@ -59,6 +69,21 @@ type Report struct {
 	Verified bool     `json:"verified"`
 	Warnings []string `json:"warnings"`
 	log      []string
+	dropped  int // warnings not listed (maxWarnings)
+}
+
+// maxWarnings caps the warnings listed; the rest are counted.
+const maxWarnings = 100
+
+// warnf records something the upgrade did not bring over as it was.
+func (r *Report) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.logf("warning: %s", msg)
+	if len(r.Warnings) < maxWarnings {
+		r.Warnings = append(r.Warnings, msg)
+		return
+	}
+	r.dropped++
 }
 
 func (r *Report) logf(format string, args ...any) {
@@ -69,19 +94,22 @@ func (r *Report) logf(format string, args ...any) {
 // the same name, after checking that email and password are a
 // super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones).
 //
-// In order: the credentials; what the file holds that is not converted yet
-// (files, geodata, reference-library links, charts, saved queries, print
-// templates, assemblage analyses, the chronology/osteology/radiocarbon
-// plugins: any of them with data refuses the upgrade, upgrade_failed with
-// the list, before anything is written); a snapshot of the folder
-// (snapshot_failed: nothing started); then the application is created and,
-// in one transaction, its users (ids and password hashes kept), table
-// privileges, vocabularies, tables and fields (through the catalog
-// operations), table settings, records (ids kept), relations, stratigraphic
-// relations, manual links and versions. Any failure drops what was created
-// (upgrade_failed). On success the folder is set aside (renamed hidden, or
-// its link removed) and a report with row counts before and after is
-// written beside the snapshot.
+// In order: the credentials; what the file holds that is not converted
+// (reference-library links and libraries, assemblage analyses: any of them
+// refuses the upgrade with major_upgrade_not_supported, before anything is
+// written); the plugins its plugin data needs (plugin_not_installed when
+// one is not running); a snapshot of the folder (snapshot_failed: nothing
+// started); the files' bytes into the file store; then the application is
+// created and, in one transaction, its users (ids and password hashes
+// kept), table privileges, vocabularies, tables and fields (through the
+// catalog operations), plugin features (activated as the host activates
+// them; their rows pass through the plugins' save hooks), table settings,
+// records (ids kept), relations, stratigraphic relations, manual links,
+// versions, files and their links, geodata, saved queries, charts and
+// print templates. Any failure drops what was created, stored files
+// included (upgrade_failed). On success the folder is set aside (renamed
+// hidden, or its link removed) and a report with row counts before and
+// after is written beside the snapshot.
 func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*Report, error) {
 	now := d.Now().UTC()
 	rep := &Report{App: f.Name, From: f.Version, Counts: []Count{}, Warnings: []string{}}
@@ -89,7 +117,8 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 		return nil, ErrUpgradeFailed.With("detail", "only SQLite BraDypUS applications can be upgraded (major_upgrade_sqlite_only)")
 	}
 	if f.Major() < 5 {
-		return nil, ErrUpgradeFailed.With("detail", "BraDypUS 4 folders are not converted yet: upgrade them with BraDypUS 5 first")
+		return nil, ErrNotSupported.With("detail", "BraDypUS 4 folders are not converted: upgrade them with BraDypUS 5 first").
+			With("not_supported", []string{"bradypus4"})
 	}
 	if exists, err := d.Apps.Backend().Exists(ctx, f.Name); err != nil {
 		return nil, err
@@ -111,20 +140,28 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 	if missing, err := la.unsupported(ctx); err != nil {
 		return nil, err
 	} else if len(missing) > 0 {
-		return nil, ErrUpgradeFailed.With("detail", "not converted yet, so the upgrade does not start: "+strings.Join(missing, "; ")).With("not_supported", missing)
+		return nil, ErrNotSupported.With("detail", "not converted yet, so the upgrade does not start: "+strings.Join(missing, "; ")).With("not_supported", missing)
+	}
+	specs, err := featureSpecs(d.Plugins, la)
+	if err != nil {
+		return nil, err
 	}
 	rep.Dir = filepath.Join(d.DataDir, "upgrades", f.Name+"-"+now.Format("20060102-150405")+"-"+randomHex(3))
 	if rep.Snapshot, err = snapshot(f, rep.Dir); err != nil {
 		return nil, ErrSnapshotFailed.With("detail", err.Error()).Wrap(err)
 	}
 	rep.logf("snapshot %s written", rep.Snapshot)
-	if err := create(ctx, d, f, la, rep, now); err != nil {
+	if err := create(ctx, d, f, la, specs, rep, now); err != nil {
 		rep.logf("failed: %v; the application was dropped", err)
 		_ = writeRecord(rep, false)
-		if e, ok := errs.As(err); ok && e.Kind != errs.Internal {
-			return nil, ErrUpgradeFailed.With("detail", e.Code+": "+e.Message).Wrap(err)
+		detail := err.Error()
+		if e, ok := errs.As(err); ok && e.Kind != errs.Internal && !strings.Contains(detail, e.Code) {
+			detail = e.Code + ": " + detail
 		}
-		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
+		return nil, ErrUpgradeFailed.With("detail", detail).Wrap(err)
+	}
+	if rep.dropped > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("and %d more warnings (upgrade.log lists them all)", rep.dropped))
 	}
 	if err := setAside(f, now); err != nil {
 		rep.Warnings = append(rep.Warnings, "the BraDypUS folder could not be set aside: "+err.Error())
@@ -253,7 +290,7 @@ func setAside(f *Folder, now time.Time) error {
 }
 
 // create makes the application and converts into it; any failure drops it.
-func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, rep *Report, now time.Time) (err error) {
+func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, specs map[string]schema.FeatureSpec, rep *Report, now time.Time) (err error) {
 	def := f.Definition
 	if len([]rune(def)) > 500 {
 		def = string([]rune(def)[:500])
@@ -273,13 +310,47 @@ func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, rep *Report, 
 			}
 		}
 	}()
-	if err := a.DB.Tx(ctx, func(tx *store.DB) error { return convert(ctx, tx, la, rep, now) }); err != nil {
+	// The files' bytes go to the store first (outside the transaction);
+	// whatever fails after removes them again.
+	staged, err := stageFiles(ctx, d.Files, f.Name, f, la, rep)
+	if err != nil {
+		return fmt.Errorf("files: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			discardFiles(d.Files, f.Name, staged)
+		}
+	}()
+	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged}
+	if err := a.DB.Tx(ctx, func(tx *store.DB) error { return cv.run(ctx, tx) }); err != nil {
 		return err
 	}
-	return verify(ctx, a.DB, la, rep)
+	return verify(ctx, a.DB, la, specs, rep)
 }
 
-func convert(ctx context.Context, tx *store.DB, la *legacyApp, rep *Report, now time.Time) error {
+// conversion is one upgrade's work inside its transaction.
+type conversion struct {
+	la      *legacyApp
+	rep     *Report
+	now     time.Time
+	app     string
+	specs   map[string]schema.FeatureSpec
+	plugins Plugins
+	staged  []stagedFile
+}
+
+// fieldDef reads a BraDypUS field definition as a Strata one.
+func fieldDef(t *legacyTable, lf legacyField) (schema.FieldDef, error) {
+	var fd schema.FieldDef
+	b, _ := json.Marshal(lf.Def)
+	if err := wire.Decode(b, &fd, wire.Options{}); err != nil {
+		return fd, fmt.Errorf("field %s.%s: %w", t.Name, lf.Name, err)
+	}
+	return fd, nil
+}
+
+func (cv *conversion) run(ctx context.Context, tx *store.DB) error {
+	la, rep, now := cv.la, cv.rep, cv.now
 	users, err := copyUsers(ctx, tx, la, now)
 	if err != nil {
 		return fmt.Errorf("users: %w", err)
@@ -294,19 +365,29 @@ func convert(ctx context.Context, tx *store.DB, la *legacyApp, rep *Report, now 
 		return fmt.Errorf("vocabularies: %w", err)
 	}
 	for _, t := range la.Tables {
+		if t.Child != "" {
+			continue // the feature makes it (activateFeatures)
+		}
 		if _, err := schema.CreateTable(ctx, tx, schema.TableDef{Name: t.Name, Label: t.Label, IsPlugin: t.IsPlugin, PluginOf: t.PluginOf}, now); err != nil {
 			return fmt.Errorf("table %s: %w", t.Name, err)
 		}
 	}
 	// Fields in their order; value lists (get_values_from_tb) once every
-	// field exists, since they may name a field added later.
+	// field exists, since they may name a field added later. The columns
+	// of plugin features are the features' to add.
 	later := map[[2]string]string{}
 	for _, t := range la.Tables {
+		if t.Child != "" {
+			continue
+		}
+		own := featureColumns(t, cv.specs)
 		for _, lf := range t.Fields {
-			var fd schema.FieldDef
-			b, _ := json.Marshal(lf.Def)
-			if err := wire.Decode(b, &fd, wire.Options{}); err != nil {
-				return fmt.Errorf("field %s.%s: %w", t.Name, lf.Name, err)
+			if own[lf.Name] {
+				continue
+			}
+			fd, err := fieldDef(t, lf)
+			if err != nil {
+				return err
 			}
 			if fd.GetValuesFromTb != "" {
 				later[[2]string{t.Name, fd.Name}], fd.GetValuesFromTb = fd.GetValuesFromTb, ""
@@ -315,6 +396,9 @@ func convert(ctx context.Context, tx *store.DB, la *legacyApp, rep *Report, now 
 				return fmt.Errorf("field %s.%s: %w", t.Name, lf.Name, err)
 			}
 		}
+	}
+	if err := activateFeatures(ctx, tx, la, cv.specs, rep, now); err != nil {
+		return err
 	}
 	for k, v := range later {
 		if _, err := schema.PutField(ctx, tx, k[0], k[1], schema.FieldUpdate{GetValuesFromTb: schema.Set(v)}, now); err != nil {
@@ -326,11 +410,16 @@ func convert(ctx context.Context, tx *store.DB, la *legacyApp, rep *Report, now 
 		return err
 	}
 	for _, t := range la.Tables {
-		if err := putSettings(ctx, tx, t, now); err != nil {
-			return fmt.Errorf("settings of %s: %w", t.Name, err)
+		if t.Child == "" {
+			if err := putSettings(ctx, tx, t, now); err != nil {
+				return fmt.Errorf("settings of %s: %w", t.Name, err)
+			}
 		}
 		st, _ := cat.Table(t.Name)
-		if err := copyRecords(ctx, tx, la, st, users); err != nil {
+		hooks := hooksFor(cv.plugins, cat, st)
+		if err := copyRecords(ctx, tx, la, st, users, func(cols []string, batch [][]any) error {
+			return runHooks(ctx, cv.app, hooks, st, cols, batch, rep)
+		}); err != nil {
 			return fmt.Errorf("records of %s: %w", t.Name, err)
 		}
 	}
@@ -380,6 +469,21 @@ func convert(ctx context.Context, tx *store.DB, la *legacyApp, rep *Report, now 
 			return fmt.Errorf("%s: %w", s.from, err)
 		}
 	}
+	if err := insertFiles(ctx, tx, la, cv.staged, users); err != nil {
+		return fmt.Errorf("files: %w", err)
+	}
+	n, err := copyGeodata(ctx, tx, la)
+	if err != nil {
+		return fmt.Errorf("geodata: %w", err)
+	}
+	rep.logf("%d files, %d geodata features", len(cv.staged), n)
+	if err := copyQueriesAndCharts(ctx, tx, la, users, now); err != nil {
+		return err
+	}
+	if n, err = copyTemplates(ctx, tx, la, now); err != nil {
+		return fmt.Errorf("templates: %w", err)
+	}
+	rep.logf("%d print templates", n)
 	return syncSequences(ctx, tx, la)
 }
 
@@ -526,8 +630,10 @@ func copyRows(ctx context.Context, tx *store.DB, la *legacyApp, from, to string,
 
 // copyRecords copies a user table's rows, ids kept, each value read as its
 // field's storage type ("" is no value for numbers, dates and booleans);
-// a creator who is no longer a user is left empty.
-func copyRecords(ctx context.Context, tx *store.DB, la *legacyApp, t *schema.Table, users map[int64]bool) error {
+// a creator who is no longer a user is left empty. Rows go in batches:
+// each batch passes through before (the plugin features' hooks) and is
+// written with multi-row inserts.
+func copyRecords(ctx context.Context, tx *store.DB, la *legacyApp, t *schema.Table, users map[int64]bool, before func(cols []string, batch [][]any) error) error {
 	if !la.tables[t.Name] {
 		return nil
 	}
@@ -552,7 +658,33 @@ func copyRecords(ctx context.Context, tx *store.DB, la *legacyApp, t *schema.Tab
 	for i, c := range cols {
 		qcols[i] = tx.Engine.Quote(c)
 	}
-	insert := `INSERT INTO ` + tx.Qualify(t.Name) + ` (` + strings.Join(qcols, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
+	head := `INSERT INTO ` + tx.Qualify(t.Name) + ` (` + strings.Join(qcols, ", ") + `) VALUES `
+	tuple := `(?` + strings.Repeat(", ?", len(cols)-1) + `)`
+	// Bound parameters per statement stay well under both engines' limits.
+	perInsert := max(1, 900/len(cols))
+	flush := func(batch [][]any) error {
+		if before != nil {
+			if err := before(cols, batch); err != nil {
+				return err
+			}
+		}
+		for start := 0; start < len(batch); start += perInsert {
+			part := batch[start:min(start+perInsert, len(batch))]
+			args := make([]any, 0, len(part)*len(cols))
+			for _, r := range part {
+				args = append(args, r...)
+			}
+			q := head + tuple + strings.Repeat(", "+tuple, len(part)-1)
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
+				if len(part) == 1 {
+					return fmt.Errorf("row %v: %w", part[0][0], err)
+				}
+				return fmt.Errorf("rows %v to %v: %w", part[0][0], part[len(part)-1][0], err)
+			}
+		}
+		return nil
+	}
+	var batch [][]any
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -583,11 +715,21 @@ func copyRecords(ctx context.Context, tx *store.DB, la *legacyApp, t *schema.Tab
 			}
 			vals[i] = v
 		}
-		if _, err := tx.Exec(ctx, insert, vals...); err != nil {
-			return fmt.Errorf("row %v: %w", vals[0], err)
+		batch = append(batch, vals)
+		if len(batch) == hookBatch {
+			if err := flush(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(batch) > 0 {
+		return flush(batch)
+	}
+	return nil
 }
 
 func asInt(v any) (int64, bool) {
@@ -616,8 +758,13 @@ func storageValue(dbt schema.DBType, v any) (any, error) {
 	}
 	switch dbt {
 	case schema.DBText:
-		if isText {
-			return s, nil
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case map[string]any, []any:
+			// A plugin's answer may hold a document (osteology's).
+			b, err := json.Marshal(x)
+			return string(b), err
 		}
 		return fmt.Sprint(v), nil
 	case schema.DBInt:
@@ -641,6 +788,14 @@ func storageValue(dbt schema.DBType, v any) (any, error) {
 		}
 		return b, nil
 	case schema.DBDate:
+		if t, ok := v.(time.Time); ok {
+			// The SQLite driver reads a column declared DATE or TIMESTAMP
+			// as a time; BraDypUS wrote it as text.
+			if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 {
+				return t.Format("2006-01-02"), nil
+			}
+			return t.Format("2006-01-02 15:04:05"), nil
+		}
 		return strings.TrimSpace(fmt.Sprint(v)), nil
 	}
 	return v, nil
@@ -686,7 +841,8 @@ func syncSequences(ctx context.Context, tx *store.DB, la *legacyApp) error {
 	for _, t := range la.Tables {
 		tables = append(tables, tx.Qualify(t.Name)+"|"+tx.Schema()+"."+t.Name)
 	}
-	for _, s := range []string{"users", "vocabularies", "table_privileges", "rs", "manual_links", "versions"} {
+	for _, s := range []string{"users", "vocabularies", "table_privileges", "rs", "manual_links", "versions",
+		"files", "file_links", "geodata", "saved_queries", "charts", "templates"} {
 		tables = append(tables, tx.Sys(s)+"|"+tx.Schema()+"."+store.SystemTablePrefix+s)
 	}
 	for _, t := range tables {
@@ -698,29 +854,52 @@ func syncSequences(ctx context.Context, tx *store.DB, la *legacyApp) error {
 	return nil
 }
 
-// verify counts the rows of every converted table before and after.
-func verify(ctx context.Context, db *store.DB, la *legacyApp, rep *Report) error {
-	pairs := [][2]string{{"bdus_users", store.SystemTablePrefix + "users"}, {"bdus_vocabularies", store.SystemTablePrefix + "vocabularies"},
-		{"bdus_user_table_privs", store.SystemTablePrefix + "table_privileges"}, {"bdus_rs", store.SystemTablePrefix + "rs"},
-		{"bdus_userlinks", store.SystemTablePrefix + "manual_links"}, {"bdus_versions", store.SystemTablePrefix + "versions"}}
+// verify counts the rows of every converted kind before and after: the
+// system tables (users, versions, files and their links, geodata, saved
+// queries, charts, templates...), every table (a radiocarbon table is its
+// feature's child table) and, for chronology and osteology, the rows that
+// hold some of the feature's data.
+func verify(ctx context.Context, db *store.DB, la *legacyApp, specs map[string]schema.FeatureSpec, rep *Report) error {
+	sys := [][2]string{{"bdus_users", "users"}, {"bdus_vocabularies", "vocabularies"},
+		{"bdus_user_table_privs", "table_privileges"}, {"bdus_rs", "rs"}, {"bdus_userlinks", "manual_links"},
+		{"bdus_versions", "versions"}, {"bdus_files", "files"}, {"bdus_file_links", "file_links"}, {"bdus_geodata", "geodata"},
+		{"bdus_queries", "saved_queries"}, {"bdus_charts", "charts"}, {"bdus_cfg_templates", "templates"}}
+	type pair struct {
+		label, legacy, target, where string
+	}
+	var pairs []pair
+	for _, p := range sys {
+		pairs = append(pairs, pair{p[0], p[0], db.Sys(p[1]), ""})
+	}
 	for _, t := range la.Tables {
-		pairs = append(pairs, [2]string{t.Name, t.Name})
+		pairs = append(pairs, pair{t.Name, t.Name, db.Qualify(t.Name), ""})
+		for _, f := range t.Features {
+			var conds []string
+			for _, c := range specs[f].Columns {
+				if !la.columnExists(ctx, t.Name, c.Name) {
+					continue // BraDypUS never added it: no data either side
+				}
+				q := quoteLegacy(c.Name)
+				conds = append(conds, `(`+q+` IS NOT NULL AND CAST(`+q+` AS TEXT) <> '')`)
+			}
+			if len(conds) > 0 {
+				pairs = append(pairs, pair{t.Name + " (" + f + ")", t.Name, db.Qualify(t.Name), ` WHERE ` + strings.Join(conds, " OR ")})
+			}
+		}
 	}
 	rep.Verified = true
 	for _, p := range pairs {
-		before, err := la.count(ctx, p[0])
-		if err != nil {
-			return err
-		}
-		target := db.Qualify(p[1])
-		if strings.HasPrefix(p[1], store.SystemTablePrefix) {
-			target = db.Sys(strings.TrimPrefix(p[1], store.SystemTablePrefix))
+		var before int64
+		if la.tables[p.legacy] {
+			if err := la.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+quoteLegacy(p.legacy)+p.where).Scan(&before); err != nil {
+				return fmt.Errorf("count %s: %w", p.label, err)
+			}
 		}
 		var after int64
-		if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+target).Scan(&after); err != nil {
-			return err
+		if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+p.target+p.where).Scan(&after); err != nil {
+			return fmt.Errorf("count %s: %w", p.label, err)
 		}
-		c := Count{Table: p[0], Before: before, After: after, Equal: before == after}
+		c := Count{Table: p.label, Before: before, After: after, Equal: before == after}
 		rep.Verified = rep.Verified && c.Equal
 		rep.Counts = append(rep.Counts, c)
 	}

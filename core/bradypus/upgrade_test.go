@@ -1,46 +1,68 @@
 package bradypus_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
 
 // fixture describes a BraDypUS-5-shaped application to generate: the
 // system tables as BraDypUS's Structure/*.json declare them (the columns
-// the upgrade reads), and a small archaeological schema.
+// the upgrade reads), a small archaeological schema with every BraDypUS
+// field type, the fuzzy-date (chronology), osteology and radiocarbon
+// plugins as its Config controller activates them, files with their bytes
+// in files/, geodata, saved queries, charts and a print template.
 type fixture struct {
-	records  int    // rows of finds
-	badValue string // a value of finds.weight (a float field); "" for a good one
-	files    int    // rows of bdus_files (not converted yet)
+	records    int    // rows of finds (each with a version)
+	badValue   string // a value of finds.weight (a float field); "" for a good one
+	badGeo     bool   // one geodata row is not a geometry
+	zotero     bool   // a reference-library link (not converted)
+	noPlugins  bool   // no plugin flags, columns or tables
+	noArchive  bool   // no files, geodata, queries, charts, templates
+	missingOne bool   // file 3's bytes are not in files/
+	c14Every   int    // a radiocarbon date on every n-th find too (0: none)
 }
 
 const (
 	superEmail = "boss@example.org"
 	superPwd   = "bradypus-boss"
 	writerPwd  = "old-sha1-pass"
+	// 3200 ± 40 BP on IntCal20: 1σ 3386–3450, 2σ 3278–3486 cal BP (PLUGINS.md).
+	osteoDoc = `{"individuals":[{"id":"T1","label":"Tomb 1","notes":"","bones":{"cranium":{"present":true,"conservation":"complete"},"femur_left":{"present":true,"conservation":"gt50"}}}]}`
 )
 
-// makeFolder writes the fixture as <dir>/<name>: config.json and
-// db/bdus.sqlite.
-func makeFolder(t *testing.T, dir, name string, fx fixture) string {
+// fileBytes is the content of fixture file i.
+func fileBytes(i int) []byte { return []byte(fmt.Sprintf("photo %d of the dig\n", i)) }
+
+// makeFolder writes the fixture as <dir>/<name>: config.json,
+// db/bdus.sqlite and files/.
+func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 	t.Helper()
 	root := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Join(root, "db"), 0o700); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"db", "files"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg, _ := json.Marshal(map[string]any{"definition": "Excavations at " + name, "db_engine": "sqlite", "bdus_version": "5.4.2"})
 	if err := os.WriteFile(filepath.Join(root, "config.json"), cfg, 0o600); err != nil {
@@ -67,11 +89,20 @@ func makeFolder(t *testing.T, dir, name string, fx fixture) string {
 		`CREATE TABLE bdus_rs (id INTEGER PRIMARY KEY, tb TEXT, first INTEGER, second INTEGER, relation INTEGER)`,
 		`CREATE TABLE bdus_userlinks (id INTEGER PRIMARY KEY, tb_one TEXT, id_one INTEGER, tb_two TEXT, id_two INTEGER, sort INTEGER, label TEXT)`,
 		`CREATE TABLE bdus_versions (id INTEGER PRIMARY KEY, userid INTEGER, time INTEGER, tb TEXT, rowid INTEGER, content TEXT, editsql TEXT, editvalues TEXT, operation TEXT)`,
-		`CREATE TABLE bdus_files (id INTEGER PRIMARY KEY, creator TEXT, ext TEXT, keywords TEXT, description TEXT, printable INTEGER, filename TEXT)`,
-		`CREATE TABLE bdus_geodata (id INTEGER PRIMARY KEY, table_link TEXT, id_link INTEGER, geometry TEXT)`,
+		`CREATE TABLE bdus_files (id INTEGER PRIMARY KEY, creator TEXT NOT NULL, ext TEXT NOT NULL, keywords TEXT, description TEXT, printable INTEGER, filename TEXT NOT NULL)`,
+		`CREATE TABLE bdus_file_links (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, table_name TEXT NOT NULL, record_id INTEGER NOT NULL, sort INTEGER)`,
+		`CREATE TABLE bdus_geodata (id INTEGER PRIMARY KEY, table_link TEXT NOT NULL, id_link INTEGER NOT NULL, geometry TEXT NOT NULL)`,
+		`CREATE TABLE bdus_queries (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, created_at INTEGER, name TEXT NOT NULL, tb TEXT NOT NULL, query TEXT, is_global INTEGER)`,
+		`CREATE TABLE bdus_charts (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL, definition TEXT, created_at INTEGER, is_global INTEGER)`,
+		`CREATE TABLE bdus_cfg_templates (id INTEGER PRIMARY KEY, table_name TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, updated_at TEXT)`,
+		`CREATE TABLE bdus_zotero_links (id INTEGER PRIMARY KEY, table_name TEXT, record_id INTEGER, item_key TEXT)`,
 		`CREATE TABLE sites (id INTEGER PRIMARY KEY, creator INTEGER, name TEXT, region TEXT)`,
-		`CREATE TABLE finds (id INTEGER PRIMARY KEY, creator INTEGER, label TEXT, weight TEXT, site INTEGER, material TEXT, found TEXT, complete INTEGER)`,
+		`CREATE TABLE finds (id INTEGER PRIMARY KEY, creator INTEGER, label TEXT, weight TEXT, site INTEGER, material TEXT, found TEXT, complete INTEGER,
+			notes TEXT, descr TEXT, tags TEXT, pct INTEGER, logged TIMESTAMP,
+			chrono_from INTEGER, chrono_to INTEGER, chrono_label VARCHAR(200), chrono_certainty INTEGER, chrono_period VARCHAR(200), osteo_data TEXT)`,
 		`CREATE TABLE finds_samples (id INTEGER PRIMARY KEY, id_link INTEGER, lab TEXT)`,
+		`CREATE TABLE finds_radiocarbon (id INTEGER PRIMARY KEY, id_link INTEGER, lab_code VARCHAR(100), bp INTEGER, bp_error INTEGER, material VARCHAR(100),
+			d13c FLOAT, curve VARCHAR(20), cal_1s_from INTEGER, cal_1s_to INTEGER, cal_2s_from INTEGER, cal_2s_to INTEGER, notes TEXT)`,
 	} {
 		exec(ddl)
 	}
@@ -79,11 +110,19 @@ func makeFolder(t *testing.T, dir, name string, fx fixture) string {
 	sum := sha1.Sum([]byte(writerPwd))
 	exec(`INSERT INTO bdus_users VALUES (1, 'Boss', ?, ?, 1, '{}', NULL, NULL, 1)`, "Boss@Example.org ", string(bc))
 	exec(`INSERT INTO bdus_users VALUES (7, 'Writer', 'writer@example.org', ?, 20, '{}', NULL, NULL, 1)`, hex.EncodeToString(sum[:]))
+	findsExtra := `{"rs":"label","geodata":true,"fuzzy_date":true,"osteology":true}`
+	if fx.noPlugins {
+		findsExtra = `{"rs":"label","geodata":true}`
+	}
 	exec(`INSERT INTO bdus_cfg_tables VALUES (1, 'bdus_files', 'Files', 'id', 'id', '["id","filename"]', 0, 0, NULL, NULL, NULL)`)
 	exec(`INSERT INTO bdus_cfg_tables VALUES (2, 'sites', 'Sites', 'name', 'name', '["id","name"]', 0, 1, NULL, NULL, NULL)`)
-	exec(`INSERT INTO bdus_cfg_tables VALUES (3, 'finds', 'Finds', 'id', 'label', '["id","label","material"]', 0, 2, NULL, NULL, '{"rs":"label","geodata":true}')`)
+	exec(`INSERT INTO bdus_cfg_tables VALUES (3, 'finds', 'Finds', 'id', 'label', '["id","label","material"]', 0, 2, NULL, NULL, ?)`, findsExtra)
 	exec(`INSERT INTO bdus_cfg_tables VALUES (4, 'finds_samples', 'Samples', NULL, 'id', '[]', 1, 3, NULL, NULL, NULL)`)
-	fields := []struct{ tb, name, label, typ, dbType, extra string }{
+	if !fx.noPlugins {
+		exec(`INSERT INTO bdus_cfg_tables VALUES (5, 'finds_radiocarbon', 'Datazione al radiocarbonio', 'id', 'id', '["lab_code"]', 1, 4, NULL, NULL, '{"radiocarbon":true}')`)
+	}
+	type fld struct{ tb, name, label, typ, dbType, extra string }
+	fields := []fld{
 		{"sites", "id", "ID", "text", "INTEGER", `{"readonly":true}`},
 		{"sites", "name", "Name", "text", "TEXT", `{"check":["not_empty","unique"]}`},
 		{"sites", "region", "Region", "combo_select", "TEXT", `{"get_values_from_tb":"sites:region"}`},
@@ -93,16 +132,50 @@ func makeFolder(t *testing.T, dir, name string, fx fixture) string {
 		{"finds", "material", "Material", "select", "TEXT", `{"vocabulary_set":"materials"}`},
 		{"finds", "found", "Found on", "date", "TEXT", `{}`},
 		{"finds", "complete", "Complete", "boolean", "INTEGER", `{}`},
+		{"finds", "notes", "Notes", "long_text", "TEXT", `{}`},
+		{"finds", "descr", "Description", "md", "TEXT", `{}`},
+		{"finds", "tags", "Tags", "multi_select", "TEXT", `{"vocabulary_set":"materials"}`},
+		{"finds", "pct", "Preserved", "slider", "INTEGER", `{"min":0,"max":100}`},
+		{"finds", "logged", "Logged", "date", "TIMESTAMP", `{}`},
 		{"finds_samples", "lab", "Lab", "text", "TEXT", `{}`},
+	}
+	if !fx.noPlugins {
+		// As activateFuzzyDate, activateOsteology and activateRadiocarbon write them.
+		fields = append(fields,
+			fld{"finds", "chrono_from", "Cronologia da", "text", "INTEGER", `{"hide":true}`},
+			fld{"finds", "chrono_to", "Cronologia a", "text", "INTEGER", `{"hide":true}`},
+			fld{"finds", "chrono_label", "Etichetta crono", "text", "TEXT", `{"hide":true}`},
+			fld{"finds", "chrono_certainty", "Certezza crono", "text", "INTEGER", `{"hide":true}`},
+			fld{"finds", "chrono_period", "Periodo crono", "text", "TEXT", `{"hide":true}`},
+			fld{"finds", "osteo_data", "Dati osteologici", "long_text", "TEXT", `{}`},
+			fld{"finds_radiocarbon", "lab_code", "Codice laboratorio", "text", "VARCHAR(100)", `{}`},
+			fld{"finds_radiocarbon", "bp", "BP", "text", "INTEGER", `{"check":["int"]}`},
+			fld{"finds_radiocarbon", "bp_error", "Errore", "text", "INTEGER", `{"check":["int"]}`},
+			fld{"finds_radiocarbon", "material", "Materiale datato", "text", "VARCHAR(100)", `{}`},
+			fld{"finds_radiocarbon", "d13c", "d13C", "text", "FLOAT", `{}`},
+			fld{"finds_radiocarbon", "curve", "Curva", "text", "VARCHAR(20)", `{}`},
+			fld{"finds_radiocarbon", "cal_1s_from", "Cal BP 1s da", "text", "INTEGER", `{"readonly":true}`},
+			fld{"finds_radiocarbon", "cal_1s_to", "Cal BP 1s a", "text", "INTEGER", `{"readonly":true}`},
+			fld{"finds_radiocarbon", "cal_2s_from", "Cal BP 2s da", "text", "INTEGER", `{"readonly":true}`},
+			fld{"finds_radiocarbon", "cal_2s_to", "Cal BP 2s a", "text", "INTEGER", `{"readonly":true}`},
+			fld{"finds_radiocarbon", "notes", "Note", "long_text", "TEXT", `{}`},
+		)
 	}
 	for i, f := range fields {
 		exec(`INSERT INTO bdus_cfg_fields (table_name, name, label, type, db_type, sort, extra) VALUES (?, ?, ?, ?, ?, ?, ?)`, f.tb, f.name, f.label, f.typ, f.dbType, i, f.extra)
 	}
 	exec(`INSERT INTO bdus_cfg_relations VALUES (1, 'finds_samples', 'id_link', 'finds', 'id', 'CASCADE', 'CASCADE')`)
 	exec(`INSERT INTO bdus_cfg_relations VALUES (2, 'finds', 'site', 'sites', 'id', 'RESTRICT', 'CASCADE')`)
+	if !fx.noPlugins {
+		exec(`INSERT INTO bdus_cfg_relations VALUES (3, 'finds_radiocarbon', 'id_link', 'finds', 'id', 'CASCADE', 'CASCADE')`)
+	}
 	exec(`INSERT INTO bdus_vocabularies VALUES (1, 'materials', 'pottery', 1), (2, 'materials', 'glass', 2), (3, 'materials', 'bone', NULL)`)
 	exec(`INSERT INTO bdus_user_table_privs VALUES (1, 7, 'finds', 25, NULL)`)
 	exec(`INSERT INTO sites VALUES (1, 1, 'Ostia', 'Lazio'), (2, 99, 'Pompeii', '')`)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 1; i <= fx.records; i++ {
 		weight := fmt.Sprintf("%d.5", i)
 		if i == fx.records && fx.badValue != "" {
@@ -112,17 +185,72 @@ func makeFolder(t *testing.T, dir, name string, fx fixture) string {
 		if i%3 == 0 {
 			creator = nil
 		}
-		exec(`INSERT INTO finds VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, i, creator, fmt.Sprintf("F-%04d", i), weight, 1+i%2,
-			[]string{"pottery", "glass", ""}[i%3], []string{"2021-06-01", ""}[i%2], i%2)
-		exec(`INSERT INTO bdus_versions (userid, time, tb, rowid, content, operation) VALUES (7, 1700000000, 'finds', ?, ?, 'update')`,
-			i, fmt.Sprintf(`{"label":"F-%04d old"}`, i))
+		// Chronology on two finds in three; osteology on one in five.
+		var from, to, label, certainty, period, osteo any
+		switch i % 3 {
+		case 1:
+			from, to, label, certainty, period = -325, -301, "c4l BCE", 2, "Hellenistic"
+		case 2:
+			from, to, label, certainty = 50, 150, "c1 CE/c2 CE", 1
+		}
+		if i%5 == 0 {
+			osteo = osteoDoc
+		}
+		if _, err := tx.Exec(`INSERT INTO finds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, i, creator, fmt.Sprintf("F-%04d", i), weight, 1+i%2,
+			[]string{"pottery", "glass", ""}[i%3], []string{"2021-06-01", ""}[i%2], i%2,
+			"long notes\nof find "+fmt.Sprint(i), "**md** "+fmt.Sprint(i), "pottery;glass", i%101, "2021-06-01 10:00:00",
+			from, to, label, certainty, period, osteo); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO bdus_versions (userid, time, tb, rowid, content, operation) VALUES (7, 1700000000, 'finds', ?, ?, 'update')`,
+			i, fmt.Sprintf(`{"label":"F-%04d old"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
 	}
 	exec(`INSERT INTO finds_samples VALUES (1, 1, 'Oxford'), (2, 1, 'Kiel')`)
+	if !fx.noPlugins {
+		// BraDypUS's own calibration is replaced by the plugin's; row 2
+		// has an error of 0, which the plugin refuses: it is kept as it was.
+		exec(`INSERT INTO finds_radiocarbon VALUES (1, 1, 'OxA-1', 3200, 40, 'charcoal', -25.1, 'intcal20', 1, 2, 3, 4, 'first'),
+			(2, 1, 'OxA-2', 3100, 0, 'bone', NULL, '', NULL, NULL, NULL, NULL, NULL)`)
+	}
+	if fx.c14Every > 0 && !fx.noPlugins {
+		for i := fx.c14Every; i <= fx.records; i += fx.c14Every {
+			exec(`INSERT INTO finds_radiocarbon (id_link, lab_code, bp, bp_error, material, curve) VALUES (?, ?, ?, 35, 'charcoal', 'intcal20')`,
+				i, fmt.Sprintf("LAB-%d", i), 2000+i%2500)
+		}
+	}
 	exec(`INSERT INTO bdus_rs VALUES (1, 'finds', 1, 2, 1), (2, 'finds', 2, 3, 6)`)
 	exec(`INSERT INTO bdus_userlinks VALUES (1, 'finds', 1, 'sites', 1, NULL, 'found at')`)
-	for i := 1; i <= fx.files; i++ {
-		exec(`INSERT INTO bdus_files (id, ext, filename) VALUES (?, 'jpg', 'photo')`, i)
+	if fx.zotero {
+		exec(`INSERT INTO bdus_zotero_links VALUES (1, 'finds', 1, 'ABCD1234')`)
 	}
+	if fx.noArchive {
+		return root
+	}
+	for i := 1; i <= 3; i++ {
+		exec(`INSERT INTO bdus_files VALUES (?, ?, 'txt', ?, ?, ?, ?)`, i, []string{"", "7", "1", "anonymous"}[i], "kw"+fmt.Sprint(i), "desc "+fmt.Sprint(i), i%2, "photo-"+fmt.Sprint(i))
+		if i == 3 && fx.missingOne {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(root, "files", fmt.Sprintf("%d.txt", i)), fileBytes(i), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`INSERT INTO bdus_file_links VALUES (1, 1, 'finds', 1, 1), (2, 2, 'finds', 1, 2), (3, 2, 'sites', 1, 1), (4, 3, 'finds', 2, 1)`)
+	geom := "POLYGON((12.28 41.75, 12.29 41.75, 12.29 41.76, 12.28 41.75))"
+	if fx.badGeo {
+		geom = "POLYGON((12.28 41.75, 12.29"
+	}
+	exec(`INSERT INTO bdus_geodata VALUES (1, 'finds', 1, 'POINT(12.2833 41.7558)'), (2, 'finds', 2, ?), (3, 'sites', 1, '{"type":"Point","coordinates":[12.29,41.76]}')`, geom)
+	exec(`INSERT INTO bdus_queries VALUES (1, 7, 1700000000, 'Glass finds', 'finds', '{"filter":{"material":{"_eq":"glass"}}}', 0),
+		(2, 1, 1700000100, 'Everything', 'sites', '[]', 1)`)
+	exec(`INSERT INTO bdus_charts VALUES (1, 1, 'By material', '{"tb":"finds","type":"bar","fields":["material"]}', 1700000000, 1)`)
+	exec(`INSERT INTO bdus_cfg_templates VALUES (1, 'finds', 'card', ?, '2024-01-01 10:00:00')`,
+		`{"sections":[{"type":"core","label":"Find","content":[{"field":"label","width":"1/2"},"material"]},{"type":"plugin","plugin":"finds_samples","content":["lab"]}]}`)
 	return root
 }
 
@@ -131,17 +259,100 @@ type env struct {
 	data string
 }
 
-func newEnv(t *testing.T, e store.Engine) env {
-	inst := testenv.NewInstance(t, e)
+// The plugins whose data BraDypUS keeps, built once for the test process
+// (as core/pluginhost/realplugins does) into binDir.
+var (
+	realPlugins = []string{"chronology", "osteology", "radiocarbon"}
+	binDir      string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "strata-bradypus-plugins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, p := range realPlugins {
+		args = append(args, "./plugins/"+p)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the plugins: %v: %s\n", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// newEnv is a server on a fresh backend; with plugins, the real chronology,
+// osteology and radiocarbon plugins run beside it.
+func newEnv(t testing.TB, e store.Engine, plugins bool) env {
+	t.Helper()
+	reg := testenv.NewRegistry(t, e)
+	deps := server.Deps{Apps: reg}
+	if plugins {
+		dir := t.TempDir()
+		for _, p := range realPlugins {
+			if err := os.Symlink(filepath.Join(binDir, p), filepath.Join(dir, p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mgr := pluginhost.New(pluginhost.Options{Dir: dir, Apps: reg, Logger: testenv.Logger(),
+			Env: pluginhost.Environment(func(string) string { return "" }, t.TempDir())})
+		if err := mgr.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(mgr.Stop)
+		for _, p := range realPlugins {
+			if s := mgr.State(p); s != pluginhost.StateRunning {
+				t.Fatalf("plugin %s: %s", p, s)
+			}
+		}
+		deps.Plugins = mgr
+	}
+	inst := testenv.NewInstanceWith(t, e, deps)
 	return env{inst: inst, data: inst.Config.DataDir}
 }
 
-func (v env) do(t *testing.T, method, path, body string, h map[string]string) (int, map[string]any) {
+func (v env) do(t testing.TB, method, path, body string, h map[string]string) (int, map[string]any) {
 	t.Helper()
-	return testenv.Do(t, v.inst.Server, method, path, body, h)
+	rec := v.raw(t, method, path, body, h)
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatalf("%s %s: not JSON (%d): %s", method, path, rec.Code, rec.Body.String())
+	}
+	return rec.Code, m
 }
 
-func (v env) listed(t *testing.T, name string) (any, bool) {
+func (v env) raw(t testing.TB, method, path, body string, h map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, val := range h {
+		req.Header.Set(k, val)
+	}
+	rec := httptest.NewRecorder()
+	v.inst.Server.ServeHTTP(rec, req)
+	return rec
+}
+
+func (v env) listed(t testing.TB, name string) (any, bool) {
 	t.Helper()
 	_, body := v.do(t, "GET", "/api/auth/apps", "", nil)
 	for _, x := range body["apps"].([]any) {
@@ -157,10 +368,36 @@ func upgradeBody(email, pwd string) string {
 	return string(b)
 }
 
+// counts are the report's counts by table: before and after.
+func counts(body map[string]any) map[string][2]float64 {
+	out := map[string][2]float64{}
+	for _, x := range body["counts"].([]any) {
+		m := x.(map[string]any)
+		out[m["table"].(string)] = [2]float64{m["before"].(float64), m["after"].(float64)}
+	}
+	return out
+}
+
+func val(rec map[string]any, field string) any {
+	return rec["core"].(map[string]any)[field].(map[string]any)["val"]
+}
+
+// storedBlobs counts the files of app in the local file store.
+func storedBlobs(t testing.TB, data, app string) int {
+	n := 0
+	_ = filepath.Walk(filepath.Join(data, "files", app), func(_ string, info os.FileInfo, err error) error {
+		if err == nil && info.Mode().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
 func TestMajorUpgrade(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
-		v := newEnv(t, e)
-		folder := makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 30})
+		v := newEnv(t, e, true)
+		folder := makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 30, missingOne: true})
 		if up, ok := v.listed(t, "dig"); !ok || up != "major" {
 			t.Fatalf("listed %v %v, want upgrade major", ok, up)
 		}
@@ -179,18 +416,27 @@ func TestMajorUpgrade(t *testing.T) {
 			t.Fatalf("a writer: %d %v", code, body)
 		}
 		code, body := v.do(t, "POST", "/dig/api/upgrade/major", upgradeBody(superEmail, superPwd), nil)
-		if code != 200 || body["code"] != "upgrade_complete" || body["verified"] != true {
+		if code != 200 || body["code"] != "upgrade_complete" {
 			t.Fatalf("upgrade: %d %v", code, body)
 		}
-		counts := map[string][2]float64{}
-		for _, x := range body["counts"].([]any) {
-			m := x.(map[string]any)
-			counts[m["table"].(string)] = [2]float64{m["before"].(float64), m["after"].(float64)}
+		// File 3's bytes were missing: its row and link are not there, and
+		// the report says so; everything else is accounted for.
+		got := counts(body)
+		for tb, want := range map[string][2]float64{"finds": {30, 30}, "sites": {2, 2}, "finds_samples": {2, 2}, "bdus_users": {2, 2},
+			"bdus_versions": {30, 30}, "bdus_rs": {2, 2}, "bdus_userlinks": {1, 1}, "bdus_vocabularies": {3, 3}, "bdus_user_table_privs": {1, 1},
+			"bdus_files": {3, 2}, "bdus_file_links": {4, 3}, "bdus_geodata": {3, 3}, "bdus_queries": {2, 2}, "bdus_charts": {1, 1},
+			"bdus_cfg_templates": {1, 1}, "finds_radiocarbon": {2, 2}, "finds (chronology)": {20, 20}, "finds (osteology)": {6, 6}} {
+			if got[tb] != want {
+				t.Errorf("count of %s: %v, want %v", tb, got[tb], want)
+			}
 		}
-		for tb, want := range map[string]float64{"finds": 30, "sites": 2, "finds_samples": 2, "bdus_users": 2, "bdus_versions": 30,
-			"bdus_rs": 2, "bdus_userlinks": 1, "bdus_vocabularies": 3, "bdus_user_table_privs": 1} {
-			if counts[tb] != [2]float64{want, want} {
-				t.Errorf("count of %s: %v, want %v", tb, counts[tb], want)
+		if body["verified"] != false {
+			t.Errorf("verified with a file missing: %v", body["verified"])
+		}
+		warnings := fmt.Sprint(body["warnings"])
+		for _, w := range []string{"file 3", "finds_radiocarbon 2: the radiocarbon plugin objects"} {
+			if !strings.Contains(warnings, w) {
+				t.Errorf("warnings %s: no %q", warnings, w)
 			}
 		}
 		dir := body["dir"].(string)
@@ -206,34 +452,100 @@ func TestMajorUpgrade(t *testing.T) {
 			t.Fatalf("after: listed %v, upgrade %v", ok, up)
 		}
 		// Both password schemes still sign in; ids, values and links kept.
-		boss := testenv.Login(t, v.inst.Server, "dig", superEmail, superPwd)
-		writer := testenv.Login(t, v.inst.Server, "dig", "writer@example.org", writerPwd)
-		code, rec := v.do(t, "GET", "/dig/api/record/finds/2", "", testenv.Bearer(boss))
+		boss := testenv.Bearer(testenv.Login(t, v.inst.Server, "dig", superEmail, superPwd))
+		writer := testenv.Bearer(testenv.Login(t, v.inst.Server, "dig", "writer@example.org", writerPwd))
+		code, rec := v.do(t, "GET", "/dig/api/record/finds/2", "", boss)
 		if code != 200 {
 			t.Fatalf("record: %d %v", code, rec)
 		}
-		core := rec["core"].(map[string]any)
-		if core["label"].(map[string]any)["val"] != "F-0002" || core["weight"].(map[string]any)["val"] != 2.5 ||
-			core["material"].(map[string]any)["val"] != "" || core["site"].(map[string]any)["val"] != 1.0 {
-			t.Fatalf("record values: %v", core)
+		for f, want := range map[string]any{"label": "F-0002", "weight": 2.5, "material": "", "site": 1.0, "notes": "long notes\nof find 2",
+			"descr": "**md** 2", "tags": "pottery;glass", "pct": 2.0, "chrono_from": 50.0, "chrono_to": 150.0, "chrono_label": "c1 CE/c2 CE", "chrono_certainty": 1.0} {
+			if got := val(rec, f); got != want {
+				t.Errorf("finds 2 %s: %#v, want %#v", f, got, want)
+			}
 		}
 		if n := len(rec["rs"].(map[string]any)); n != 2 {
 			t.Errorf("rs of record 2: %d", n)
 		}
-		if n := len(rec["manualLinks"].(map[string]any)); n != 0 {
-			t.Errorf("manual links of record 2: %d", n)
+		code, rec = v.do(t, "GET", "/dig/api/record/finds/1", "", boss)
+		if code != 200 {
+			t.Fatalf("record 1: %d %v", code, rec)
 		}
-		code, vers := v.do(t, "GET", "/dig/api/record/finds/2/versions", "", testenv.Bearer(boss))
+		if val(rec, "chrono_from") != -325.0 || val(rec, "chrono_period") != "Hellenistic" {
+			t.Errorf("chronology of finds 1: %v", rec["core"])
+		}
+		// Radiocarbon: the plugin's child table with the plugin's calibration
+		// (not BraDypUS's 1, 2, 3, 4); the row it refused kept as it was.
+		c14, _ := rec["plugins"].(map[string]any)["finds_radiocarbon"].(map[string]any)
+		rows := fmt.Sprint(c14)
+		for _, want := range []string{"OxA-1", "3386", "3450", "3278", "3486", "OxA-2"} {
+			if !strings.Contains(rows, want) {
+				t.Errorf("radiocarbon of finds 1: no %s in %s", want, rows)
+			}
+		}
+		if files, _ := rec["files"].([]any); len(files) != 2 {
+			t.Errorf("files of finds 1: %v", rec["files"])
+		}
+		code, rec = v.do(t, "GET", "/dig/api/record/finds/5", "", boss)
+		if code != 200 || !strings.Contains(fmt.Sprint(val(rec, "osteo_data")), "femur_left") {
+			t.Errorf("osteology of finds 5: %d %v", code, rec["core"])
+		}
+		// The file's bytes come from the file store, metadata kept.
+		dl := v.raw(t, "GET", "/dig/api/file/2/download", "", boss)
+		if dl.Code != 200 || dl.Body.String() != string(fileBytes(2)) {
+			t.Errorf("download file 2: %d %q", dl.Code, dl.Body.String())
+		}
+		code, list := v.do(t, "GET", "/dig/api/files", "", boss)
+		if code != 200 || !strings.Contains(fmt.Sprint(list), "desc 2") || !strings.Contains(fmt.Sprint(list), "kw1") {
+			t.Errorf("files: %d %v", code, list)
+		}
+		// Geodata from WKT and GeoJSON.
+		code, geo := v.do(t, "GET", "/dig/api/geoface?tb=finds", "", boss)
+		if code != 200 || !strings.Contains(fmt.Sprint(geo), "Polygon") || !strings.Contains(fmt.Sprint(geo), "12.2833") {
+			t.Errorf("geodata: %d %v", code, geo)
+		}
+		// Saved queries (owner and sharing kept), charts, templates.
+		code, qs := v.do(t, "GET", "/dig/api/saved-queries", "", writer)
+		if code != 200 || !strings.Contains(fmt.Sprint(qs), "Glass finds") || !strings.Contains(fmt.Sprint(qs), "Everything") {
+			t.Errorf("writer's saved queries: %d %v", code, qs)
+		}
+		code, cs := v.do(t, "GET", "/dig/api/charts", "", writer)
+		if code != 200 || !strings.Contains(fmt.Sprint(cs), "By material") {
+			t.Errorf("global chart: %d %v", code, cs)
+		}
+		code, tp := v.do(t, "GET", "/dig/api/template/finds/card", "", boss)
+		if code != 200 || !strings.Contains(fmt.Sprint(tp), "finds_samples") {
+			t.Errorf("template: %d %v", code, tp)
+		}
+		code, vers := v.do(t, "GET", "/dig/api/record/finds/2/versions", "", boss)
 		if code != 200 || len(vers["versions"].([]any)) != 1 {
 			t.Fatalf("versions: %d %v", code, vers)
 		}
-		// The writer's table privilege came along: self_writer on finds.
-		code, saved := v.do(t, "POST", "/dig/api/record/finds", `{"core":{"label":"new"}}`, testenv.Bearer(writer))
+		// The writer's table privilege came along: self_writer on finds;
+		// a new record goes through the active plugins' hooks.
+		code, saved := v.do(t, "POST", "/dig/api/record/finds", `{"core":{"label":"new","chrono_label":"c4l BCE"}}`, writer)
 		if code != 200 {
 			t.Fatalf("writer saves: %d %v", code, saved)
 		}
 		if id := saved["id"].(float64); id != 31 {
 			t.Errorf("new record id %v, want 31 (after the copied ids)", id)
+		}
+		if code, rec = v.do(t, "GET", "/dig/api/record/finds/31", "", boss); code != 200 || val(rec, "chrono_from") != -325.0 {
+			t.Errorf("the chronology hook on a new record: %d %v", code, rec["core"])
+		}
+		// New files, links and features get ids after the copied ones.
+		var mp bytes.Buffer
+		mw := multipart.NewWriter(&mp)
+		fw, _ := mw.CreateFormFile("file", "new.txt")
+		_, _ = fw.Write([]byte("a new file"))
+		_ = mw.Close()
+		up := v.raw(t, "POST", "/dig/api/record/finds/2/file", mp.String(), map[string]string{"Authorization": boss["Authorization"], "Content-Type": mw.FormDataContentType()})
+		if !strings.Contains(up.Body.String(), `"id":3,"link_id":4`) { // file 3 was never brought over
+			t.Errorf("upload after the upgrade: %d %s", up.Code, up.Body.String())
+		}
+		code, feat := v.do(t, "POST", "/dig/api/geoface/feature", `{"tb":"finds","id":3,"geometry":{"type":"Point","coordinates":[12.3,41.7]}}`, boss)
+		if code != 200 || feat["geo_id"] != 4.0 {
+			t.Errorf("geodata after the upgrade: %d %v", code, feat)
 		}
 		if code, body := v.do(t, "POST", "/dig/api/upgrade/major", upgradeBody(superEmail, superPwd), nil); code != http.StatusConflict || body["code"] != "no_major_upgrade_needed" {
 			t.Fatalf("again: %d %v", code, body)
@@ -243,47 +555,81 @@ func TestMajorUpgrade(t *testing.T) {
 
 func TestMajorUpgradeRollsBack(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
-		v := newEnv(t, e)
-		folder := makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 5, badValue: "heavy"})
-		code, body := v.do(t, "POST", "/dig/api/upgrade/major", upgradeBody(superEmail, superPwd), nil)
-		if code != 400 || body["code"] != "upgrade_failed" || !strings.Contains(body["detail"].(string), "heavy") {
-			t.Fatalf("broken fixture: %d %v", code, body)
-		}
-		if ok, err := v.inst.Apps.Backend().Exists(context.Background(), "dig"); err != nil || ok {
-			t.Fatalf("the failed upgrade left an application: %v %v", ok, err)
-		}
-		if _, err := os.Stat(folder); err != nil {
-			t.Fatalf("the folder moved: %v", err)
-		}
-		if up, _ := v.listed(t, "dig"); up != "major" {
-			t.Fatalf("after the failure: %v", up)
+		v := newEnv(t, e, true)
+		for _, c := range []struct {
+			name, want string
+			fx         fixture
+		}{
+			{"dig", "heavy", fixture{records: 5, badValue: "heavy"}},
+			{"dig2", "geodata 2", fixture{records: 5, badGeo: true}},
+		} {
+			folder := makeFolder(t, filepath.Join(v.data, "bradypus"), c.name, c.fx)
+			code, body := v.do(t, "POST", "/"+c.name+"/api/upgrade/major", upgradeBody(superEmail, superPwd), nil)
+			if code != 400 || body["code"] != "upgrade_failed" || !strings.Contains(body["detail"].(string), c.want) {
+				t.Fatalf("%s: broken fixture: %d %v", c.name, code, body)
+			}
+			if ok, err := v.inst.Apps.Backend().Exists(context.Background(), c.name); err != nil || ok {
+				t.Fatalf("%s: the failed upgrade left an application: %v %v", c.name, ok, err)
+			}
+			if n := storedBlobs(t, v.data, c.name); n != 0 {
+				t.Errorf("%s: the failed upgrade left %d blobs in the file store", c.name, n)
+			}
+			if _, err := os.Stat(folder); err != nil {
+				t.Fatalf("%s: the folder moved: %v", c.name, err)
+			}
+			if up, _ := v.listed(t, c.name); up != "major" {
+				t.Fatalf("%s: after the failure: %v", c.name, up)
+			}
 		}
 	})
 }
 
 func TestMajorUpgradeRefusals(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
-		v := newEnv(t, e)
-		makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 2, files: 1})
-		code, body := v.do(t, "POST", "/dig/api/upgrade/major", upgradeBody(superEmail, superPwd), nil)
-		if code != 400 || body["code"] != "upgrade_failed" || !strings.Contains(body["detail"].(string), "files") {
-			t.Fatalf("unsupported: %d %v", code, body)
+		v := newEnv(t, e, false)
+		b, _ := json.Marshal(map[string]string{"email": superEmail, "password": superPwd})
+		for _, c := range []struct {
+			name   string
+			fx     fixture
+			status int
+			code   string
+			detail string
+		}{
+			{"zot", fixture{records: 2, zotero: true, noPlugins: true}, 409, "major_upgrade_not_supported", "reference-library links"},
+			// Without the plugins, their data is not dropped: nothing starts.
+			{"plug", fixture{records: 2}, 503, "plugin_not_installed", "chronology, osteology, radiocarbon"},
+		} {
+			makeFolder(t, filepath.Join(v.data, "bradypus"), c.name, c.fx)
+			code, body := v.do(t, "POST", "/"+c.name+"/api/upgrade/major", string(b), nil)
+			if code != c.status || body["code"] != c.code || !strings.Contains(fmt.Sprint(body["detail"]), c.detail) {
+				t.Fatalf("%s: %d %v", c.name, code, body)
+			}
+			if _, err := os.Stat(filepath.Join(v.data, "upgrades")); !os.IsNotExist(err) {
+				t.Fatalf("%s: a refused upgrade started: %v", c.name, err)
+			}
 		}
-		if _, err := os.Stat(filepath.Join(v.data, "upgrades")); !os.IsNotExist(err) {
-			t.Fatalf("a refused upgrade started: %v", err)
+		// A BraDypUS 4 folder (no bdus_version) is refused with its code.
+		old := makeFolder(t, v.data, "old", fixture{records: 1, noPlugins: true, noArchive: true})
+		if err := os.WriteFile(filepath.Join(old, "config.json"), []byte(`{"definition":"v4"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, body := v.do(t, "POST", "/old/api/upgrade/major", string(b), nil); code != 409 || body["code"] != "major_upgrade_not_supported" {
+			t.Fatalf("BraDypUS 4: %d %v", code, body)
 		}
 		// A snapshot that cannot be written starts nothing.
-		makeFolder(t, v.data, "dig2", fixture{records: 2})
+		makeFolder(t, v.data, "dig2", fixture{records: 2, noPlugins: true})
 		if err := os.WriteFile(filepath.Join(v.data, "upgrades"), []byte("in the way"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(map[string]string{"email": superEmail, "password": superPwd})
-		code, body = v.do(t, "POST", "/dig2/api/upgrade/major", string(b), nil)
+		code, body := v.do(t, "POST", "/dig2/api/upgrade/major", string(b), nil)
 		if code != 503 || body["code"] != "snapshot_failed" {
 			t.Fatalf("snapshot: %d %v", code, body)
 		}
 		if ok, _ := v.inst.Apps.Backend().Exists(context.Background(), "dig2"); ok {
 			t.Fatal("an application was created without a snapshot")
+		}
+		if n := storedBlobs(t, v.data, "dig2"); n != 0 {
+			t.Errorf("a snapshot failure stored %d files", n)
 		}
 		// A Strata application needs none.
 		testenv.NewApp(t, v.inst.Apps, "plain")

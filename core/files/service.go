@@ -261,3 +261,30 @@ func (s *Service) OpenThumb(ctx context.Context, app string, f *File) (Blob, err
 	}
 	return b, nil
 }
+
+// InsertKept writes the row of a staged file under the id and metadata f
+// already has (description, keywords, printable, creator, date): for
+// bringing a file archive over from elsewhere (the BraDypUS major
+// upgrade), where records, links and versions name files by their ids.
+func InsertKept(ctx context.Context, tx *store.DB, f *File) error {
+	if f.ID <= 0 || f.BlobKey == "" {
+		return fmt.Errorf("insert file: an id and a stored blob are needed")
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO `+tx.Sys("files")+` (id, filename, ext, mime, size, sha256, description, keywords, printable, blob_key, thumb_key, created_at, creator)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		f.ID, f.Filename, f.Ext, f.Mime, f.Size, f.SHA256, f.Description, f.Keywords, f.Printable, f.BlobKey, nullKey(f.ThumbKey), f.CreatedAt, f.Creator)
+	if err != nil {
+		return fmt.Errorf("insert file %d: %w", f.ID, err)
+	}
+	return nil
+}
+
+// InsertLinkKept writes a link under its own id and sort (see InsertKept).
+func InsertLinkKept(ctx context.Context, tx *store.DB, l Link) error {
+	_, err := tx.Exec(ctx, `INSERT INTO `+tx.Sys("file_links")+` (id, file_id, tb, record_id, sort) VALUES (?, ?, ?, ?, ?)`,
+		l.ID, l.FileID, l.Table, l.RecordID, l.Sort)
+	if err != nil {
+		return fmt.Errorf("link file %d to %s %d: %w", l.FileID, l.Table, l.RecordID, err)
+	}
+	return nil
+}

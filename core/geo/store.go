@@ -176,3 +176,17 @@ func hideRecord(err error, fid int64) error {
 	}
 	return err
 }
+
+// InsertKept writes a feature under the id it had elsewhere, without
+// checking a caller or versioning the record: for bringing stored
+// geodata over as it was (the BraDypUS major upgrade, which copies the
+// records' versions too), inside that work's transaction.
+func InsertKept(ctx context.Context, tx *store.DB, id int64, table string, recordID int64, g orb.Geometry) error {
+	r := rowOf(g)
+	_, err := tx.Exec(ctx, `INSERT INTO `+tx.Sys("geodata")+` (id, tb, record_id, geometry, geojson, min_x, min_y, max_x, max_y)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, table, recordID, r.wkt, r.geojson, r.b.Min[0], r.b.Min[1], r.b.Max[0], r.b.Max[1])
+	if err != nil {
+		return fmt.Errorf("insert geodata %d: %w", id, err)
+	}
+	return nil
+}
