@@ -3,7 +3,8 @@
 // and /items/{key}?format=bib&style= in Zotero's formats, with the
 // Last-Modified-Version and Total-Results headers, 404 for missing items
 // and libraries, 403 for a private library asked without its key, 400 for
-// an unknown style, and on demand 429 with Retry-After, a Backoff header,
+// an unknown style, and on demand 429 with Retry-After (for one item's request, or the next
+// request), a Backoff header,
 // or 503 while down. It records the requests it gets.
 package zoterotest
 
@@ -29,6 +30,7 @@ type Fake struct {
 	requests  []*http.Request
 	limited   map[string]int // item key → Retry-After seconds, for its next request
 	backoff   int
+	limitNext int
 	down      bool
 	perBatch  []int // keys asked per itemKey= request
 	bibStyles []string
@@ -91,12 +93,20 @@ func (f *Fake) DeleteItem(typ, id, key string) {
 	delete(l.items, key)
 }
 
-// RateLimit makes the next request about key (a batch holding it or its
+// RateLimit makes the next request for the item key alone (its JSON or
 // citation) answer 429 with Retry-After: seconds.
 func (f *Fake) RateLimit(key string, seconds int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.limited[key] = seconds
+}
+
+// RateLimitNext makes the next request, whatever it is, answer 429 with
+// Retry-After: seconds.
+func (f *Fake) RateLimitNext(seconds int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limitNext = seconds
 }
 
 // SetBackoff adds "Backoff: seconds" to every answer (0: none).
@@ -145,6 +155,11 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	if f.limitNext > 0 {
+		tooMany(w, f.limitNext)
+		f.limitNext = 0
+		return
+	}
 	if r.Header.Get("Zotero-API-Version") != "3" {
 		http.Error(w, "API version 3 expected", http.StatusBadRequest)
 		return
@@ -177,13 +192,6 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		if len(keys) > 50 {
 			http.Error(w, "Cannot specify more than 50 item keys", http.StatusBadRequest)
 			return
-		}
-		for _, k := range keys {
-			if s, ok := f.limited[k]; ok {
-				delete(f.limited, k)
-				tooMany(w, s)
-				return
-			}
 		}
 		for _, k := range keys {
 			if it := l.items[k]; it != nil {
