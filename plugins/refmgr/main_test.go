@@ -11,7 +11,9 @@ import (
 	"github.com/strata-archaeo/strata/pluginsdk/plugintest"
 )
 
-func TestConformance(t *testing.T) { plugintest.Conformance(t, newPlugin(func(string) string { return "" })) }
+func TestConformance(t *testing.T) {
+	plugintest.Conformance(t, newPlugin(func(string) string { return "" }))
+}
 
 // env is a plugin on a fake host, its Zotero base URL the fake
 // provider's (through the settings, as the server passes them).
