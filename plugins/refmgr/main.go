@@ -84,10 +84,8 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		Version:        "1.0.0",
 		Description:    "Reference libraries (Zotero): search, citation links on records with cached citations, bibliography, sync",
 		SettingsSchema: json.RawMessage(`{"type":"object","properties":{"zotero_url":{"type":"string","format":"uri"}}}`),
-		Features: []pluginsdk.Feature{{
-			Name: "refmgr", Aliases: []string{"zotero"}, Label: "Bibliography (reference library)",
-			SchemaFlag: "has_refmgr",
-		}},
+		// No feature: the server keeps has_refmgr itself (a table's refmgr
+		// setting), so the bibliography is a section of every table.
 		Sections: []pluginsdk.Section{{Name: "bibliography"}},
 		SystemTables: []pluginsdk.SystemTable{
 			{Name: tableLibs, Columns: []pluginsdk.Column{textCol("type"), textCol("refmgr_id"), textCol("name"),
