@@ -29,6 +29,7 @@ func newEnv(t *testing.T) *env {
 	z := zoterotest.New(t)
 	host := plugintest.NewFakeHost()
 	host.SetRecords("demo", "us", map[string]any{"id": 1}, map[string]any{"id": 2})
+	host.SetCatalog("demo", pluginsdk.Catalog{Tables: []pluginsdk.CatalogTable{{Name: "us", Label: "US"}}})
 	settings, _ := json.Marshal(map[string]string{"zotero_url": z.URL})
 	h := plugintest.New(t, newPlugin(func(string) string { return "" }), plugintest.WithHost(host), plugintest.WithSettings(settings))
 	return &env{t: t, h: h, host: host, z: z}
@@ -240,6 +241,13 @@ func TestLinksAndBibliography(t *testing.T) {
 	}
 	e.call("POST", "/refmgr/link", `{}`, plugintest.Reader, 403)
 	e.call("GET", "/refmgr/links/us/77", "", plugintest.Reader, 404)
+	// BraDypUS's prefixed table name (<app>_<table>) names the table.
+	if ls := e.call("GET", "/refmgr/links/demo_us/2", "", plugintest.Reader, 200)["links"].([]any); len(ls) != 2 {
+		t.Fatalf("prefixed table name: %v", ls)
+	}
+	if m := e.call("GET", "/refmgr/links/other_us/2", "", plugintest.Reader, 404); m["code"] != "table_not_found" {
+		t.Fatalf("another prefix: %v", m)
+	}
 }
 
 func TestSearch(t *testing.T) {

@@ -307,26 +307,41 @@ func (p *plugin) search(w http.ResponseWriter, r *http.Request) {
 	success(w, map[string]any{"results": results})
 }
 
-// record checks that the caller may see record id of table tb; false
-// when it answered.
-func (p *plugin) record(w http.ResponseWriter, r *http.Request, tb string, id int64) bool {
+// record resolves table tb and checks that the caller may see its record
+// id; it returns the table's name, "" when it answered. BraDypUS names
+// tables with the application's prefix (<app>_us): that name is taken
+// for the table's own when the catalog has no table of that name.
+func (p *plugin) record(w http.ResponseWriter, r *http.Request, tb string, id int64) string {
 	host, _ := p.current()
 	actor := pluginsdk.ActorFrom(r)
+	cat, err := host.Catalog(r.Context(), actor.App)
+	if err != nil {
+		hostFailed(w, err)
+		return ""
+	}
+	if _, ok := cat.Table(tb); !ok {
+		bare, cut := strings.CutPrefix(tb, actor.App+"_")
+		if _, ok := cat.Table(bare); !cut || !ok {
+			pluginsdk.WriteError(w, http.StatusNotFound, "table_not_found", "no table "+tb)
+			return ""
+		}
+		tb = bare
+	}
 	rows, _, err := host.QueryRecords(r.Context(), pluginsdk.QueryRecordsInput{App: actor.App, Table: tb,
 		Filter: map[string]any{"id": map[string]any{"_eq": id}}, Columns: []string{"id"}, Limit: 1, Actor: &actor})
 	if st, _ := status.FromError(err); err != nil && st.Code() == codes.NotFound {
 		pluginsdk.WriteError(w, http.StatusNotFound, "table_not_found", "no table "+tb)
-		return false
+		return ""
 	}
 	if err != nil {
 		hostFailed(w, err)
-		return false
+		return ""
 	}
 	if len(rows) == 0 {
 		pluginsdk.WriteError(w, http.StatusNotFound, "record_not_found", "no record with this id (or not one you may read)")
-		return false
+		return ""
 	}
-	return true
+	return tb
 }
 
 // recordParams reads :tb and :id; false when it answered.
@@ -337,7 +352,8 @@ func (p *plugin) recordParams(w http.ResponseWriter, r *http.Request) (string, i
 		invalid(w, "the record id is a positive integer")
 		return "", 0, false
 	}
-	return tb, id, p.record(w, r, tb, id)
+	tb = p.record(w, r, tb, id)
+	return tb, id, tb != ""
 }
 
 // recordLinks reads the links of records of tb, with their libraries.
@@ -439,7 +455,10 @@ func (p *plugin) addLink(w http.ResponseWriter, r *http.Request) {
 	}
 	app := pluginsdk.ActorFrom(r).App
 	l, zl, ok := p.library(r.Context(), w, app, libID)
-	if !ok || !p.record(w, r, tb, recID) {
+	if !ok {
+		return
+	}
+	if tb = p.record(w, r, tb, recID); tb == "" {
 		return
 	}
 	row := map[string]any{"tb": tb, "record_id": recID, "lib_id": libID, "refmgr_key": key,
