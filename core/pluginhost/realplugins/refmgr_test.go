@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -84,8 +86,26 @@ func TestRealPluginRefmgr(t *testing.T) {
 		if code, c, _ := f.code("POST", "/refmgr/link", fmt.Sprintf(`{"tb":"nowhere","record_id":1,"lib_id":%d,"refmgr_key":"AAAA1111"}`, grp), f.writer); code != 404 || c != "table_not_found" {
 			t.Fatalf("unknown table: %d %s", code, c)
 		}
-		if code, c, _ := f.code("POST", "/refmgr/link", fmt.Sprintf(`{"tb":"sites","record_id":999,"lib_id":%d,"refmgr_key":"AAAA1111"}`, grp), f.writer); code != 404 || c != "record_not_found" {
-			t.Fatalf("unknown record: %d %s", code, c)
+		// A record that does not exist (yet) may be cited, as in BraDypUS
+		// (its suite, 17f, links a record it never made).
+		ahead := int64(f.json("POST", "/refmgr/link", fmt.Sprintf(`{"tb":"dig_sites","record_id":999,"lib_id":%d,"refmgr_key":"AAAA1111"}`, grp), f.writer, 200)["id"].(float64))
+		f.json("DELETE", fmt.Sprintf("/refmgr/link/%d", ahead), "", f.writer, 200)
+		// A record the caller may not see may not be cited nor read.
+		hidden := f.create("finds", `{"core":{"code":"SECRET"}}`)
+		subset := `{"code":{"_neq":"SECRET"}}`
+		w, err := auth.FindUserByEmail(context.Background(), f.app.DB, "writer@example.org")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := auth.SaveTablePrivilege(context.Background(), f.app.DB, &auth.TablePrivilege{UserID: w.ID, TableName: "finds",
+			Privilege: auth.Writer, Subset: &subset}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if code, c, _ := f.code("POST", "/refmgr/link", fmt.Sprintf(`{"tb":"finds","record_id":%d,"lib_id":%d,"refmgr_key":"AAAA1111"}`, hidden, grp), f.writer); code != 404 || c != "record_not_found" {
+			t.Fatalf("hidden record: %d %s", code, c)
+		}
+		if code, c, _ := f.code("GET", fmt.Sprintf("/refmgr/links/finds/%d", hidden), "", f.writer); code != 404 || c != "record_not_found" {
+			t.Fatalf("hidden record's links: %d %s", code, c)
 		}
 		links := f.json("GET", fmt.Sprintf("/refmgr/links/sites/%d", site), "", f.reader, 200)["links"].([]any)
 		first := links[0].(map[string]any)
