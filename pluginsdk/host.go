@@ -42,6 +42,10 @@ type Host interface {
 	// plugin, app and purpose; a value sealed for another one, altered,
 	// or not sealed at all is refused.
 	Open(ctx context.Context, app, purpose, sealed string) (clear string, err error)
+	// JobProgress reports how far the job of a job route's call is: job
+	// is JobID of its request. cancelled says the job was cancelled: the
+	// handler should stop soon (its context ends too).
+	JobProgress(ctx context.Context, job string, done, total int64) (cancelled bool, err error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.
@@ -234,6 +238,18 @@ func (h *hostClient) Open(ctx context.Context, app, purpose, sealed string) (str
 		return "", fmt.Errorf("open: %w", err)
 	}
 	return resp.GetClear(), nil
+}
+
+func (h *hostClient) JobProgress(ctx context.Context, job string, done, total int64) (bool, error) {
+	c, err := h.get()
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.JobProgress(ctx, &pluginv1.JobProgressRequest{Job: job, Done: done, Total: total})
+	if err != nil {
+		return false, fmt.Errorf("job progress: %w", err)
+	}
+	return resp.GetCancelled(), nil
 }
 
 // optionalJSON encodes v, or nothing for nil.

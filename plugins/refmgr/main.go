@@ -105,7 +105,8 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 			route("PATCH", "/refmgr/link/:id", pluginsdk.AccessEdit, p.editLink, 0),
 			route("DELETE", "/refmgr/link/:id", pluginsdk.AccessEdit, p.deleteLink, 0),
 			route("POST", "/refmgr/sync/:tb/:id", pluginsdk.AccessEdit, p.syncRecord, 2*time.Minute),
-			route("POST", "/refmgr/sync", pluginsdk.AccessAdmin, p.syncAll, 10*time.Minute),
+			{Method: "POST", Path: "/refmgr/sync", Access: pluginsdk.AccessAdmin, Handler: http.HandlerFunc(p.syncAll),
+				Timeout: 10 * time.Minute, Job: true},
 		},
 	}
 }

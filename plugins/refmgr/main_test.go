@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -351,6 +352,27 @@ func TestSync(t *testing.T) {
 	// Nothing deleted: the detached links are still there.
 	if n := len(e.host.SystemRows("demo", "links")); n != 63 {
 		t.Fatalf("%d links, want 63", n)
+	}
+
+	// Run as a job (the server's X-Strata-Job header): progress per batch;
+	// a cancelled job stops the sync.
+	jobCall := func(job string) plugintest.Response {
+		resp, err := e.h.Do(plugintest.Request{Method: "POST", Target: "/refmgr/sync", Actor: plugintest.Admin,
+			Header: http.Header{pluginsdk.JobHeader: {job}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := jobCall("17"); resp.Status != 200 {
+		t.Fatalf("as a job: %d %s", resp.Status, resp.Body)
+	}
+	if got := fmt.Sprint(e.host.JobReports()); got != "[{17 0 60} {17 50 60} {17 60 60}]" {
+		t.Fatalf("progress: %s", got)
+	}
+	e.host.CancelJob("18")
+	if resp := jobCall("18"); resp.Status != 503 || !strings.Contains(string(resp.Body), "sync_interrupted") {
+		t.Fatalf("cancelled: %d %s", resp.Status, resp.Body)
 	}
 
 	// A refused batch (429 on the items request) fails its items, not the

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"slices"
 
 	"github.com/strata-archaeo/strata/plugins/refmgr/zotero"
@@ -113,8 +115,9 @@ func (it item) stale(version int64) bool {
 
 // syncLinks refreshes the cache of rows: one request per library and 50
 // keys, one citation per changed item; failures are reported per item and
-// never stop the sync. progress (may be nil) hears each batch.
-func (p *plugin) syncLinks(ctx context.Context, app string, rows []map[string]any, progress func(done, total int)) (syncReport, error) {
+// never stop the sync. progress (may be nil) hears each batch and answers
+// true to stop it (the job was cancelled).
+func (p *plugin) syncLinks(ctx context.Context, app string, rows []map[string]any, progress func(done, total int) (stop bool)) (syncReport, error) {
 	rep := syncReport{Failed: []failure{}}
 	byPair := map[[2]any]*item{}
 	var items []*item
@@ -141,7 +144,13 @@ func (p *plugin) syncLinks(ctx context.Context, app string, rows []map[string]an
 		return rep, err
 	}
 	done := 0
+	if progress != nil && progress(0, len(items)) {
+		return rep, context.Canceled
+	}
 	for start := 0; start < len(items); {
+		if err := ctx.Err(); err != nil {
+			return rep, err // cancelled or out of time: what is written stays
+		}
 		// A batch: up to MaxBatch items of one library.
 		end := start + 1
 		for end < len(items) && end-start < zotero.MaxBatch && items[end].libID == items[start].libID {
@@ -204,8 +213,8 @@ func (p *plugin) syncLinks(ctx context.Context, app string, rows []map[string]an
 			}
 		}
 		done += len(batch)
-		if progress != nil {
-			progress(done, len(items))
+		if progress != nil && progress(done, len(items)) {
+			return rep, context.Canceled
 		}
 	}
 	return rep, nil
@@ -225,11 +234,12 @@ func (p *plugin) syncRecord(w http.ResponseWriter, r *http.Request) {
 		hostFailed(w, err)
 		return
 	}
-	p.answerSync(w, r, app, rows)
+	p.answerSync(w, r, app, rows, nil)
 }
 
 // POST /refmgr/sync — refreshes every item cited in the application, one
-// representative per (library, key).
+// representative per (library, key). A job route: run by the server's job
+// system, it reports its progress (items done of total) to the job.
 func (p *plugin) syncAll(w http.ResponseWriter, r *http.Request) {
 	host, _ := p.current()
 	app := pluginsdk.ActorFrom(r).App
@@ -238,11 +248,28 @@ func (p *plugin) syncAll(w http.ResponseWriter, r *http.Request) {
 		hostFailed(w, err)
 		return
 	}
-	p.answerSync(w, r, app, rows)
+	var progress func(done, total int) bool
+	if job := pluginsdk.JobID(r); job != "" {
+		progress = func(done, total int) bool {
+			cancelled, err := host.JobProgress(r.Context(), job, int64(done), int64(total))
+			if err != nil {
+				// Progress is for the user's eyes: a lost report does not
+				// stop the sync.
+				fmt.Fprintf(os.Stderr, "refmgr: job progress: %v\n", err)
+			}
+			return cancelled
+		}
+	}
+	p.answerSync(w, r, app, rows, progress)
 }
 
-func (p *plugin) answerSync(w http.ResponseWriter, r *http.Request, app string, rows []map[string]any) {
-	rep, err := p.syncLinks(r.Context(), app, rows, nil)
+func (p *plugin) answerSync(w http.ResponseWriter, r *http.Request, app string, rows []map[string]any, progress func(done, total int) bool) {
+	rep, err := p.syncLinks(r.Context(), app, rows, progress)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		pluginsdk.WriteError(w, http.StatusServiceUnavailable, "sync_interrupted",
+			fmt.Sprintf("the sync was cancelled or ran out of time after %d of %d items; what it did is kept", rep.Updated+rep.Detached+rep.Unchanged+rep.Errors, rep.Total))
+		return
+	}
 	if err != nil {
 		hostFailed(w, err)
 		return

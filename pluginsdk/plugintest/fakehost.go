@@ -40,6 +40,9 @@ type FakeHost struct {
 	manifest *pluginsdk.Manifest
 	catalogs map[string]pluginsdk.Catalog
 	gcm      cipher.AEAD // Seal and Open's key, made on first use
+
+	jobReports    []JobReport
+	cancelledJobs map[string]bool
 }
 
 type systemTable struct {

@@ -182,3 +182,66 @@ func TestRealPluginRefmgr(t *testing.T) {
 		}
 	})
 }
+
+// TestRealPluginRefmgrSyncJob: with the server's job system, the global
+// sync (a job route) runs as a job: a quick one answers its result with
+// the job's id, an asynchronous one answers 202 and shows its progress at
+// GET /jobs/{id}, then its result.
+func TestRealPluginRefmgrSyncJob(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		z := zoterotest.New(t)
+		z.AddLibrary("group", "77", "G", "")
+		for i := range 60 {
+			z.PutItem("group", "77", fmt.Sprintf("K%07d", i), "Ann Author", "2001", fmt.Sprintf("Book %d", i))
+		}
+		f := newFixtureWith(t, e, func(o *pluginhost.Options) {
+			link(t, filepath.Join(binDir, "refmgr"), filepath.Join(o.Dir, "refmgr"))
+			o.Env = append(o.Env, "REFMGR_ZOTERO_URL="+z.URL)
+		}, true)
+		site := f.create("sites", `{"core":{"name":"Pompeii"}}`)
+		lib := int64(f.json("POST", "/refmgr/lib", `{"type":"group","refmgr_id":"77","name":"G"}`, f.super, 200)["id"].(float64))
+		for i := range 60 {
+			f.json("POST", "/refmgr/link", fmt.Sprintf(`{"tb":"sites","record_id":%d,"lib_id":%d,"refmgr_key":"K%07d"}`, site, lib, i), f.writer, 200)
+		}
+		z.PutItem("group", "77", "K0000059", "Ann Author", "2002", "Book 59, revised")
+
+		rec := f.do("POST", "/refmgr/sync", "", f.super)
+		if rec.Code != 200 || rec.Header().Get("X-Strata-Job") == "" || !strings.Contains(rec.Body.String(), `"updated":1`) {
+			t.Fatalf("quick job: %d %v %s", rec.Code, rec.Header(), rec.Body)
+		}
+		j := f.json("GET", "/jobs/"+rec.Header().Get("X-Strata-Job"), "", f.super, 200)
+		if j["state"] != "done" || j["kind"] != "plugin_route" || j["done"] != 60.0 || j["total"] != 60.0 ||
+			obj(j, "result", "body")["total"] != 60.0 || obj(j, "result")["status"] != 200.0 {
+			t.Fatalf("the quick job: %v", j)
+		}
+
+		// Slow provider (Backoff: 1 s before each later request): the
+		// client follows the job.
+		z.PutItem("group", "77", "K0000001", "Ann Author", "2003", "Book 1, revised")
+		z.SetBackoff(1)
+		m := f.json("POST", "/refmgr/sync?async=1", "", f.super, 202)
+		id := fmt.Sprint(obj(m, "job")["id"])
+		if m["code"] != "job_started" || id == "" {
+			t.Fatalf("async: %v", m)
+		}
+		sawProgress := false
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			j = f.json("GET", "/jobs/"+id, "", f.super, 200)
+			if j["state"] == "running" && j["total"] == 60.0 && j["done"].(float64) < 60 {
+				sawProgress = true
+			}
+			if j["state"] == "done" || j["state"] == "failed" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if j["state"] != "done" || !sawProgress || obj(j, "result", "body")["updated"] != 1.0 || j["done"] != 60.0 {
+			t.Fatalf("async job (progress seen: %v): %v", sawProgress, j)
+		}
+		if code, _, _ := f.code("POST", "/refmgr/sync", "", f.writer); code != 403 {
+			t.Fatalf("writer starts a sync job: %d", code)
+		}
+	})
+}

@@ -393,6 +393,7 @@ const (
 	Host_Catalog_FullMethodName         = "/strata.plugin.v1.Host/Catalog"
 	Host_Seal_FullMethodName            = "/strata.plugin.v1.Host/Seal"
 	Host_Open_FullMethodName            = "/strata.plugin.v1.Host/Open"
+	Host_JobProgress_FullMethodName     = "/strata.plugin.v1.Host/JobProgress"
 )
 
 // HostClient is the client API for Host service.
@@ -425,6 +426,10 @@ type HostClient interface {
 	// Open decrypts a value Seal gave for the same plugin, application and
 	// purpose; any other value is refused.
 	Open(ctx context.Context, in *OpenRequest, opts ...grpc.CallOption) (*OpenResponse, error)
+	// JobProgress reports how far the job of a job route's call is (the
+	// X-Strata-Job header of its request) and says whether it was
+	// cancelled (added in protocol 1).
+	JobProgress(ctx context.Context, in *JobProgressRequest, opts ...grpc.CallOption) (*JobProgressResponse, error)
 }
 
 type hostClient struct {
@@ -515,6 +520,16 @@ func (c *hostClient) Open(ctx context.Context, in *OpenRequest, opts ...grpc.Cal
 	return out, nil
 }
 
+func (c *hostClient) JobProgress(ctx context.Context, in *JobProgressRequest, opts ...grpc.CallOption) (*JobProgressResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JobProgressResponse)
+	err := c.cc.Invoke(ctx, Host_JobProgress_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -545,6 +560,10 @@ type HostServer interface {
 	// Open decrypts a value Seal gave for the same plugin, application and
 	// purpose; any other value is refused.
 	Open(context.Context, *OpenRequest) (*OpenResponse, error)
+	// JobProgress reports how far the job of a job route's call is (the
+	// X-Strata-Job header of its request) and says whether it was
+	// cancelled (added in protocol 1).
+	JobProgress(context.Context, *JobProgressRequest) (*JobProgressResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -578,6 +597,9 @@ func (UnimplementedHostServer) Seal(context.Context, *SealRequest) (*SealRespons
 }
 func (UnimplementedHostServer) Open(context.Context, *OpenRequest) (*OpenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Open not implemented")
+}
+func (UnimplementedHostServer) JobProgress(context.Context, *JobProgressRequest) (*JobProgressResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method JobProgress not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -744,6 +766,24 @@ func _Host_Open_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_JobProgress_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JobProgressRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).JobProgress(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_JobProgress_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).JobProgress(ctx, req.(*JobProgressRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -782,6 +822,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Open",
 			Handler:    _Host_Open_Handler,
+		},
+		{
+			MethodName: "JobProgress",
+			Handler:    _Host_JobProgress_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
