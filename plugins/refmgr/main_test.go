@@ -251,6 +251,9 @@ func TestLinksAndBibliography(t *testing.T) {
 	if m := e.call("GET", "/refmgr/links/other_us/2", "", plugintest.Reader, 404); m["code"] != "table_not_found" {
 		t.Fatalf("another prefix: %v", m)
 	}
+	// A link whose table is gone can still be removed.
+	e.host.SetCatalog("demo", pluginsdk.Catalog{})
+	e.call("DELETE", fmt.Sprintf("/refmgr/link/%d", missing), "", plugintest.Writer, 200)
 }
 
 func TestSearch(t *testing.T) {

@@ -497,8 +497,9 @@ func (p *plugin) addLink(w http.ResponseWriter, r *http.Request) {
 	success(w, map[string]any{"code": "ok_link_added", "id": ids[0], "cached": c.err == nil, "link": linkWire(row, l, true)})
 }
 
-// findLink reads one link; false when it answered.
-func findLink(w http.ResponseWriter, r *http.Request, host pluginsdk.Host) (int64, bool) {
+// findLink reads one link of a record the caller may see; false when it
+// answered.
+func (p *plugin) findLink(w http.ResponseWriter, r *http.Request, host pluginsdk.Host) (int64, bool) {
 	id, ok := intOf(pluginsdk.Param(r, "id"))
 	if !ok {
 		invalid(w, "the link id is a positive integer")
@@ -512,6 +513,16 @@ func findLink(w http.ResponseWriter, r *http.Request, host pluginsdk.Host) (int6
 	}
 	if len(rows) == 0 {
 		pluginsdk.WriteError(w, http.StatusNotFound, "link_not_found", "no link with this id")
+		return 0, false
+	}
+	// Per-table rights and row subsets apply to a record's links too; a
+	// link whose table is gone may still be changed or removed.
+	cat, err := host.Catalog(r.Context(), pluginsdk.ActorFrom(r).App)
+	if err != nil {
+		hostFailed(w, err)
+		return 0, false
+	}
+	if _, ok := cat.Table(str(rows[0]["tb"])); ok && p.record(w, r, str(rows[0]["tb"]), num(rows[0]["record_id"])) == "" {
 		return 0, false
 	}
 	return id, true
@@ -547,7 +558,7 @@ func (p *plugin) editLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	host, _ := p.current()
-	id, ok := findLink(w, r, host)
+	id, ok := p.findLink(w, r, host)
 	if !ok {
 		return
 	}
@@ -563,7 +574,7 @@ func (p *plugin) editLink(w http.ResponseWriter, r *http.Request) {
 // DELETE /refmgr/link/:id.
 func (p *plugin) deleteLink(w http.ResponseWriter, r *http.Request) {
 	host, _ := p.current()
-	id, ok := findLink(w, r, host)
+	id, ok := p.findLink(w, r, host)
 	if !ok {
 		return
 	}

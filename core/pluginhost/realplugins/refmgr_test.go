@@ -107,6 +107,13 @@ func TestRealPluginRefmgr(t *testing.T) {
 		if code, c, _ := f.code("GET", fmt.Sprintf("/refmgr/links/finds/%d", hidden), "", f.writer); code != 404 || c != "record_not_found" {
 			t.Fatalf("hidden record's links: %d %s", code, c)
 		}
+		// …nor its links changed: the super admin links it, the writer
+		// cannot touch the link.
+		hiddenLink := int64(f.json("POST", "/refmgr/link", fmt.Sprintf(`{"tb":"finds","record_id":%d,"lib_id":%d,"refmgr_key":"AAAA1111"}`, hidden, grp), f.super, 200)["id"].(float64))
+		if code, c, _ := f.code("DELETE", fmt.Sprintf("/refmgr/link/%d", hiddenLink), "", f.writer); code != 404 || c != "record_not_found" {
+			t.Fatalf("hidden record's link deleted by the writer: %d %s", code, c)
+		}
+		f.json("DELETE", fmt.Sprintf("/refmgr/link/%d", hiddenLink), "", f.super, 200)
 		links := f.json("GET", fmt.Sprintf("/refmgr/links/sites/%d", site), "", f.reader, 200)["links"].([]any)
 		first := links[0].(map[string]any)
 		if len(links) != 3 || first["refmgr_key"] != "AAAA1111" || first["author_year"] != "Carandini 1985" ||
