@@ -33,6 +33,19 @@ type Host interface {
 	Log(ctx context.Context, level LogLevel, message string, fields map[string]string) error
 	// Catalog describes an application's tables and how they link.
 	Catalog(ctx context.Context, app string) (*Catalog, error)
+	// Seal encrypts clear with the instance key, bound to this plugin,
+	// app and purpose (e.g. "library_api_key"); store the answer in a
+	// system table instead of the clear value. The plugin never sees the
+	// key.
+	Seal(ctx context.Context, app, purpose, clear string) (sealed string, err error)
+	// Open returns the clear text of a value Seal gave for the same
+	// plugin, app and purpose; a value sealed for another one, altered,
+	// or not sealed at all is refused.
+	Open(ctx context.Context, app, purpose, sealed string) (clear string, err error)
+	// JobProgress reports how far the job of a job route's call is: job
+	// is JobID of its request. cancelled says the job was cancelled: the
+	// handler should stop soon (its context ends too).
+	JobProgress(ctx context.Context, job string, done, total int64) (cancelled bool, err error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.
@@ -201,6 +214,42 @@ func (h *hostClient) Log(ctx context.Context, level LogLevel, message string, fi
 		return fmt.Errorf("log: %w", err)
 	}
 	return nil
+}
+
+func (h *hostClient) Seal(ctx context.Context, app, purpose, clear string) (string, error) {
+	c, err := h.get()
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Seal(ctx, &pluginv1.SealRequest{App: app, Purpose: purpose, Clear: clear})
+	if err != nil {
+		return "", fmt.Errorf("seal: %w", err)
+	}
+	return resp.GetSealed(), nil
+}
+
+func (h *hostClient) Open(ctx context.Context, app, purpose, sealed string) (string, error) {
+	c, err := h.get()
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Open(ctx, &pluginv1.OpenRequest{App: app, Purpose: purpose, Sealed: sealed})
+	if err != nil {
+		return "", fmt.Errorf("open: %w", err)
+	}
+	return resp.GetClear(), nil
+}
+
+func (h *hostClient) JobProgress(ctx context.Context, job string, done, total int64) (bool, error) {
+	c, err := h.get()
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.JobProgress(ctx, &pluginv1.JobProgressRequest{Job: job, Done: done, Total: total})
+	if err != nil {
+		return false, fmt.Errorf("job progress: %w", err)
+	}
+	return resp.GetCancelled(), nil
 }
 
 // optionalJSON encodes v, or nothing for nil.

@@ -29,6 +29,14 @@ func Param(r *http.Request, name string) string {
 	return p[name]
 }
 
+// JobHeader carries the job id of a job route's call (Route.Job).
+const JobHeader = "X-Strata-Job"
+
+// JobID is the id of the server job a job route's request runs in, for
+// Host.JobProgress; "" when the route was called directly (no job system,
+// or not a job route).
+func JobID(r *http.Request) string { return r.Header.Get(JobHeader) }
+
 // WithRequestContext returns r with an actor and path parameters attached,
 // as HandleRequest does; for testing a handler without the SDK's server.
 func WithRequestContext(r *http.Request, actor Actor, params map[string]string) *http.Request {

@@ -103,6 +103,13 @@ type Route struct {
 	// BodyLimit caps the request body in bytes; 0 is the server default.
 	// At most MaxBodyLimit.
 	BodyLimit int64
+	// Job runs each call as a job of the server's job system (not for
+	// GET): the request carries the job's id (JobID), the handler reports
+	// progress with Host.JobProgress, and the client gets the answer when
+	// it comes within a short wait, else 202 with the job to follow at
+	// GET /jobs/{id} (whose result holds the answer). Without a job system
+	// the server calls the route as any other.
+	Job bool
 	// Handler serves the request. The request carries the method, the path
 	// after /<app>/api, the query, selected headers (never Authorization)
 	// and the body; ActorFrom and Param read the caller and path parameters.

@@ -237,6 +237,7 @@ func (v *validator) routes(routes []Route) {
 		v.check(slices.Contains(methods, r.Method), "%s: method is one of %s", where, strings.Join(methods, ", "))
 		v.check(slices.Contains(accessNames, r.Access), "%s: access %q is not one of %s", where, r.Access, strings.Join(accessNames, ", "))
 		v.check(r.Timeout >= 0 && r.Timeout <= maxRouteTimeout, "%s: timeout %s is not between 0 and %s", where, r.Timeout, maxRouteTimeout)
+		v.check(!r.Job || r.Method != "GET", "%s: a job route is not a GET (it starts something)", where)
 		v.check(r.BodyLimit >= 0 && r.BodyLimit <= MaxBodyLimit, "%s: body limit %d is not between 0 and %d", where, r.BodyLimit, MaxBodyLimit)
 		key := r.Method + " " + r.Path
 		v.check(!seen[key], "%s: declared twice", where)

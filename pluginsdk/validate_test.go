@@ -83,6 +83,7 @@ func TestManifestRules(t *testing.T) {
 		{"param names clash", func(m *pluginsdk.Manifest) { m.Routes[1].Path = "/alpha/:key/more" }, "parameter :key where another route has :id"},
 		{"route twice", func(m *pluginsdk.Manifest) { m.Routes[1].Path = "/alpha/:id" }, "declared twice"},
 		{"timeout", func(m *pluginsdk.Manifest) { m.Routes[0].Timeout = time.Hour }, "timeout"},
+		{"job route by GET", func(m *pluginsdk.Manifest) { m.Routes[0].Job = true }, "job route is not a GET"},
 		{"body limit", func(m *pluginsdk.Manifest) { m.Routes[0].BodyLimit = pluginsdk.MaxBodyLimit + 1 }, "body limit"},
 		{"operator name", func(m *pluginsdk.Manifest) { m.Operators[0].Name = "alpha_near" }, `operator "alpha_near"`},
 		{"built-in operator", func(m *pluginsdk.Manifest) { m.Operators[0].Name = "_starts_with" }, "built-in"},

@@ -44,7 +44,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		}
 		pm.Routes = append(pm.Routes, &pluginv1.Route{
 			Method: r.Method, Path: r.Path, Access: r.Access,
-			TimeoutMs: uint32(ms), BodyLimit: uint64(max(r.BodyLimit, 0)),
+			TimeoutMs: uint32(ms), BodyLimit: uint64(max(r.BodyLimit, 0)), Job: r.Job,
 		})
 	}
 	for _, o := range m.Operators {
@@ -100,7 +100,7 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 		m.Routes = append(m.Routes, Route{
 			Method: r.GetMethod(), Path: r.GetPath(), Access: r.GetAccess(),
 			Timeout:   time.Duration(r.GetTimeoutMs()) * time.Millisecond,
-			BodyLimit: int64(min(r.GetBodyLimit(), 1<<62)),
+			BodyLimit: int64(min(r.GetBodyLimit(), 1<<62)), Job: r.GetJob(),
 		})
 	}
 	for _, o := range pm.GetOperators() {

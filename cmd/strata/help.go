@@ -60,6 +60,7 @@ var (
 		{"STRATA_METRICS_TOKEN", "", "serve the metrics at /metrics on the main port to the bearer of this token"},
 		{"STRATA_MAX_BACKUP_UPLOAD_BYTES", "4294967296", "cap of an archive sent to POST /<app>/api/backups/upload (backups live in <data-dir>/backups)"},
 		{"STRATA_CURVES_DIR", "<data-dir>/curves", "extra or replacement radiocarbon curves (.14c); passed on to plugins"},
+		{"REFMGR_ZOTERO_URL", "https://api.zotero.org", "Zotero Web API base URL for the refmgr plugin (its setting zotero_url in <plugin dir>/refmgr.json wins); passed on to plugins"},
 	}
 	// File storage: S3-compatible object storage when STRATA_S3_BUCKET is
 	// set, else the local disk under the data folder.

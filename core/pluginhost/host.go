@@ -17,6 +17,7 @@ import (
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/secrets"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/pluginsdk"
 	pluginv1 "github.com/strata-archaeo/strata/pluginsdk/proto/v1"
@@ -408,4 +409,72 @@ func (h *hostServer) Log(ctx context.Context, req *pluginv1.LogRequest) (*plugin
 	}
 	h.m.log.Log(ctx, level, req.GetMessage(), args...)
 	return &pluginv1.LogResponse{}, nil
+}
+
+// Errors of Seal and Open.
+var (
+	errNoKeyring  = errs.New(errs.Unavailable, "secrets_unavailable", "the server has no instance key to seal values with")
+	errSealArgs   = errs.New(errs.Invalid, "parameter_missing", "seal and open need an app and a purpose")
+	errSealRefuse = errs.New(errs.Invalid, "secret_invalid", "the value was not sealed by this server for this plugin, app and purpose")
+)
+
+// sealPlace is the additional data a plugin's sealed value is bound to:
+// the plugin, the app and the purpose, so a value copied to another app,
+// purpose or plugin does not open. The NUL separators keep names from
+// running into each other.
+func sealPlace(plugin, app, purpose string) string {
+	return "plugin\x00" + plugin + "\x00" + app + "\x00" + purpose
+}
+
+// sealArgs checks a Seal or Open call and returns the instance keyring.
+func (h *hostServer) sealArgs(ctx context.Context, app, purpose string) (*secrets.Keyring, error) {
+	if app == "" || purpose == "" {
+		return nil, errSealArgs
+	}
+	if _, err := h.app(ctx, app); err != nil {
+		return nil, err
+	}
+	kr := h.m.opts.Apps.Keyring()
+	if kr == nil {
+		return nil, errNoKeyring
+	}
+	return kr, nil
+}
+
+// Seal encrypts a plugin's value with the instance key (core/secrets),
+// bound to the plugin, app and purpose. The plugin stores the answer; the
+// key never leaves the server.
+func (h *hostServer) Seal(ctx context.Context, req *pluginv1.SealRequest) (*pluginv1.SealResponse, error) {
+	kr, err := h.sealArgs(ctx, req.GetApp(), req.GetPurpose())
+	if err != nil {
+		return nil, h.hostError("Seal", err)
+	}
+	sealed, err := kr.Seal(req.GetClear(), sealPlace(h.p.name, req.GetApp(), req.GetPurpose()))
+	if err != nil {
+		return nil, h.hostError("Seal", err)
+	}
+	return &pluginv1.SealResponse{Sealed: sealed}, nil
+}
+
+// Open decrypts a value Seal gave to the same plugin for the same app and
+// purpose. Unlike a secret setting, a clear (unsealed) value is refused:
+// a plugin's values were sealed from the start, so clear text where a
+// sealed value belongs means something else wrote it.
+func (h *hostServer) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
+	kr, err := h.sealArgs(ctx, req.GetApp(), req.GetPurpose())
+	if err != nil {
+		return nil, h.hostError("Open", err)
+	}
+	if !secrets.IsSealed(req.GetSealed()) {
+		return nil, h.hostError("Open", errSealRefuse)
+	}
+	clear, err := kr.Open(req.GetSealed(), sealPlace(h.p.name, req.GetApp(), req.GetPurpose()))
+	if err != nil {
+		if errors.Is(err, secrets.ErrUnknownKey) {
+			// The value was sealed with a key this server no longer holds.
+			return nil, h.hostError("Open", errSealRefuse.With("detail", "sealed with key unknown here (restore the key file or "+secrets.EnvKey+")"))
+		}
+		return nil, h.hostError("Open", errSealRefuse)
+	}
+	return &pluginv1.OpenResponse{Clear: clear}, nil
 }

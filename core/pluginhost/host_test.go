@@ -198,3 +198,48 @@ func TestHostQueryRecords(t *testing.T) {
 		}
 	})
 }
+
+// Seal and Open: a plugin's secret is sealed with the instance key (the
+// registry's keyring), bound to the plugin, app and purpose; it opens
+// back only for the same three, and clear or altered text is refused.
+func TestHostSealOpen(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newFixture(t, e, pluginDir(t, "testplug", "testplug2"), nil)
+		testenv.NewApp(t, f.reg, "other")
+		s := f.sys("testplug", `{"op":"seal","purpose":"api_key","value":"hunter2"}`)
+		sealed, _ := s["sealed"].(string)
+		if !strings.HasPrefix(sealed, "enc:v1:") || strings.Contains(sealed, "hunter2") {
+			t.Fatalf("seal: %v", s)
+		}
+		// Sealed with the instance key: the keyring opens it for this place.
+		if v, err := f.reg.Keyring().Open(sealed, "plugin\x00testplug\x00digs\x00api_key"); err != nil || v != "hunter2" {
+			t.Fatalf("keyring open: %q %v", v, err)
+		}
+		body := func(app, purpose, v string) string {
+			b, _ := json.Marshal(map[string]string{"op": "open", "app": app, "purpose": purpose, "value": v})
+			return string(b)
+		}
+		if o := f.sys("testplug", body("digs", "api_key", sealed)); o["clear"] != "hunter2" {
+			t.Fatalf("open: %v", o)
+		}
+		for name, c := range map[string]struct{ plugin, app, purpose, value string }{
+			"another purpose": {"testplug", "digs", "password", sealed},
+			"another app":     {"testplug", "other", "api_key", sealed},
+			"another plugin":  {"testplug2", "digs", "api_key", sealed},
+			"clear text":      {"testplug", "digs", "api_key", "hunter2"},
+			"altered":         {"testplug", "digs", "api_key", sealed[:len(sealed)-2] + "AA"},
+		} {
+			if o := f.sys(c.plugin, body(c.app, c.purpose, c.value)); o["status"] != "error" || o["grpc"] != "InvalidArgument" ||
+				!strings.Contains(fmt.Sprint(o["message"]), "secret_invalid") {
+				t.Errorf("%s: %v", name, o)
+			}
+		}
+		if o := f.sys("testplug", `{"op":"seal","purpose":"","value":"x"}`); o["grpc"] != "InvalidArgument" {
+			t.Errorf("no purpose: %v", o)
+		}
+		if o := f.sys("testplug", `{"op":"seal","app":"nowhere","purpose":"k","value":"x"}`); o["grpc"] != "NotFound" {
+			t.Errorf("unknown app: %v", o)
+		}
+	})
+}

@@ -139,6 +139,7 @@ type Manager struct {
 	sockDir  string   // <RunDir>/plugins-<pid>/m<n>, once Start made it
 	sysReady sync.Map // app + "\x00" + plugin → struct{} once its system tables exist
 	calls    callStatsTable
+	jobRuns  sync.Map // job id (text) → *jobCall, while a job route's call runs here
 
 	mu       sync.RWMutex
 	plugins  map[string]*plugin // loaded, by name

@@ -257,6 +257,9 @@ func checkRoutes(routes []*pluginv1.Route) []string {
 		if r.GetTimeoutMs() > maxRouteTimeoutMS {
 			bad("%s: the timeout is at most 10 minutes", where)
 		}
+		if r.GetJob() && r.GetMethod() == "GET" {
+			bad("%s: a job route is not a GET (it starts something)", where)
+		}
 		if r.GetBodyLimit() > maxBodyLimit {
 			bad("%s: the body limit is at most %d bytes", where, maxBodyLimit)
 		}

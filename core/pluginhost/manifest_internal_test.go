@@ -64,6 +64,7 @@ func TestValidateManifest(t *testing.T) {
 		{"method", func(m *pluginv1.Manifest) { m.Routes[0].Method = "HEAD" }, "method"},
 		{"access", func(m *pluginv1.Manifest) { m.Routes[0].Access = "root" }, "access"},
 		{"timeout", func(m *pluginv1.Manifest) { m.Routes[0].TimeoutMs = 11 * 60 * 1000 }, "timeout"},
+		{"job route by GET", func(m *pluginv1.Manifest) { m.Routes[0].Job = true }, "job route is not a GET"},
 		{"body limit", func(m *pluginv1.Manifest) { m.Routes[0].BodyLimit = 1 << 30 }, "body limit"},
 		{"first segment", func(m *pluginv1.Manifest) { m.Routes[0].Path = "/:x/parse" }, "first segment"},
 		{"trailing slash", func(m *pluginv1.Manifest) { m.Routes[0].Path = "/chrono/" }, "path"},

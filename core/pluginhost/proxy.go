@@ -18,6 +18,7 @@ type Route struct {
 	Access    auth.Access
 	Timeout   time.Duration // the manifest's timeout_ms, else RouteTimeout
 	BodyLimit int64         // 0: the server's default cap
+	Job       bool          // run each call as a job (StartJob)
 }
 
 // Routes lists the loaded plugins' routes, by plugin name then in
@@ -27,7 +28,7 @@ func (m *Manager) Routes() []Route {
 	for _, p := range m.loaded() {
 		for _, r := range p.man.GetRoutes() {
 			rt := Route{Plugin: p.name, Method: r.GetMethod(), Path: r.GetPath(), Access: accessByName[r.GetAccess()],
-				Timeout: m.opts.RouteTimeout, BodyLimit: int64(r.GetBodyLimit())}
+				Timeout: m.opts.RouteTimeout, BodyLimit: int64(r.GetBodyLimit()), Job: r.GetJob()}
 			if ms := r.GetTimeoutMs(); ms > 0 {
 				rt.Timeout = time.Duration(ms) * time.Millisecond
 			}

@@ -1,20 +1,25 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/pluginsdk"
 )
 
 // pluginAdminRoutes are the server's own plugin routes: per-table feature
@@ -309,10 +314,15 @@ func (s *Server) pluginProxy(rt pluginhost.Route) gin.HandlerFunc {
 				headers[h] = v
 			}
 		}
-		resp, err := s.plugins.HandleRequest(c.Request.Context(), pluginhost.Request{
+		req := pluginhost.Request{
 			Route: rt, Path: strings.TrimPrefix(c.Request.URL.Path, "/"+a.Name+"/api"), Params: params,
 			RawQuery: c.Request.URL.RawQuery, Headers: headers, Body: body, Actor: actor,
-		})
+		}
+		if rt.Job && s.jobs != nil {
+			s.pluginJob(c, req)
+			return
+		}
+		resp, err := s.plugins.HandleRequest(c.Request.Context(), req)
 		if err != nil {
 			if e, ok := errs.As(err); ok && e.Code == pluginhost.ErrTimeout.Code {
 				err = e.With("plugin", rt.Plugin) // 504 (errs.Timeout)
@@ -333,4 +343,40 @@ func (s *Server) pluginProxy(rt pluginhost.Route) gin.HandlerFunc {
 		c.Status(resp.Status)
 		_, _ = c.Writer.Write(resp.Body)
 	}
+}
+
+// jobRouteWait is how long a job route's request waits for its job before
+// answering 202 with the job to follow (?async=1: not at all).
+const jobRouteWait = 30 * time.Second
+
+// pluginJob runs a job route's call as a job (pluginhost.StartJob) and
+// answers the plugin's answer when the job ends within jobRouteWait,
+// with the job's id in X-Strata-Job; else 202 {code:"job_started", job}.
+func (s *Server) pluginJob(c *gin.Context, req pluginhost.Request) {
+	job, err := s.plugins.StartJob(c.Request.Context(), s.jobs, req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	wait := min(jobRouteWait, req.Route.Timeout)
+	if v := c.Query("async"); v == "1" || v == "true" {
+		wait = 0
+	}
+	job = s.jobs.Await(c.Request.Context(), job, wait)
+	var res pluginhost.JobResult
+	if job.State != jobs.Done || json.Unmarshal(job.Result, &res) != nil || res.Status < 100 {
+		jobs.AnswerUnfinished(c, job, "job_started", "job_failed")
+		return
+	}
+	c.Header(pluginsdk.JobHeader, strconv.FormatInt(job.ID, 10))
+	if res.ContentType != "" {
+		c.Header("Content-Type", res.ContentType)
+	}
+	body := []byte(res.Body)
+	var text string
+	if !strings.HasPrefix(res.ContentType, "application/json") && json.Unmarshal(res.Body, &text) == nil {
+		body = []byte(text)
+	}
+	c.Status(res.Status)
+	_, _ = c.Writer.Write(body)
 }

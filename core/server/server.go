@@ -196,6 +196,9 @@ func New(d Deps) (*Server, error) {
 	}
 	s.backups = backup.Deps{Apps: d.Apps, Files: d.Files, Store: backup.StoreFor(d.Files, d.Config.DataDir),
 		Jobs: d.Jobs, Now: d.Now, MaxUpload: d.Config.MaxBackupUploadBytes}
+	if d.Jobs != nil && d.Plugins != nil {
+		d.Plugins.RegisterJobs(d.Jobs) // job routes of plugins (PLUGINS.md)
+	}
 	if d.Jobs != nil {
 		backup.Register(s.backups)
 		imports.Register(d.Jobs, s, d.Apps, d.Files)

@@ -3,6 +3,7 @@ package plugintest
 import (
 	"bytes"
 	"context"
+	"crypto/cipher"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -38,6 +39,10 @@ type FakeHost struct {
 	queries  []Query
 	manifest *pluginsdk.Manifest
 	catalogs map[string]pluginsdk.Catalog
+	gcm      cipher.AEAD // Seal and Open's key, made on first use
+
+	jobReports    []JobReport
+	cancelledJobs map[string]bool
 }
 
 type systemTable struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/server"
@@ -32,7 +33,7 @@ var realPlugins = []string{"chronology", "osteology", "radiocarbon"}
 
 // routePlugins are built too but linked into a fixture's plugin dir only
 // by the tests that use them (they offer routes, no features).
-var routePlugins = []string{"gazetteer"}
+var routePlugins = []string{"gazetteer", "refmgr"}
 
 var (
 	// binDir holds the plugin binaries, built once for the test process.
@@ -119,10 +120,18 @@ type fixture struct {
 	srv                   *server.Server
 	app                   *apps.App
 	logs                  *syncBuffer
+	jobs                  *jobs.System // nil unless newFixtureWith(…, true)
 	super, writer, reader string
 }
 
 func newFixture(t testing.TB, e store.Engine, tune func(*pluginhost.Options)) *fixture {
+	t.Helper()
+	return newFixtureWith(t, e, tune, false)
+}
+
+// newFixtureWith is newFixture, with a running job system when withJobs
+// (for plugins' job routes).
+func newFixtureWith(t testing.TB, e store.Engine, tune func(*pluginhost.Options), withJobs bool) *fixture {
 	t.Helper()
 	reg := testenv.NewRegistry(t, e)
 	a := testenv.NewApp(t, reg, "dig")
@@ -168,9 +177,28 @@ func newFixture(t testing.TB, e store.Engine, tune func(*pluginhost.Options)) *f
 
 	cfg := config.Default()
 	cfg.PasswordCost = 4
-	srv, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: f.mgr})
+	deps := server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: f.mgr}
+	if withJobs {
+		sys, err := jobs.Open(context.Background(), reg.Backend(), jobs.Options{Dir: t.TempDir(), Logger: log,
+			PollInterval: 10 * time.Millisecond, ProgressInterval: 20 * time.Millisecond, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = sys.Stop(ctx)
+		})
+		deps.Jobs, f.jobs = sys, sys
+	}
+	srv, err := server.New(deps)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.jobs != nil {
+		if err := f.jobs.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.srv = srv
 	f.super = testenv.Login(t, srv, "dig", "admin@example.org", testenv.Password)

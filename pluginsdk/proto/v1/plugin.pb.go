@@ -449,12 +449,17 @@ func (x *ChildTable) GetColumns() []*Column {
 }
 
 type Route struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Method        string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`                         // GET, POST, PUT, PATCH, DELETE
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`                             // under /<app>/api, gin syntax (":param")
-	Access        string                 `protobuf:"bytes,3,opt,name=access,proto3" json:"access,omitempty"`                         // public, enter, read, add_new, edit, admin, super_admin
-	TimeoutMs     uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"` // 0: the server default (30 s)
-	BodyLimit     uint64                 `protobuf:"varint,5,opt,name=body_limit,json=bodyLimit,proto3" json:"body_limit,omitempty"` // bytes; 0: the server default
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Method    string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`                         // GET, POST, PUT, PATCH, DELETE
+	Path      string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`                             // under /<app>/api, gin syntax (":param")
+	Access    string                 `protobuf:"bytes,3,opt,name=access,proto3" json:"access,omitempty"`                         // public, enter, read, add_new, edit, admin, super_admin
+	TimeoutMs uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"` // 0: the server default (30 s)
+	BodyLimit uint64                 `protobuf:"varint,5,opt,name=body_limit,json=bodyLimit,proto3" json:"body_limit,omitempty"` // bytes; 0: the server default
+	// job: the server runs each call as a job of its job system (protocol
+	// 1, added): the request carries the job's id in X-Strata-Job, the
+	// plugin reports progress with Host.JobProgress, and the client gets the
+	// answer when it comes soon, else the job to follow.
+	Job           bool `protobuf:"varint,6,opt,name=job,proto3" json:"job,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -522,6 +527,13 @@ func (x *Route) GetBodyLimit() uint64 {
 		return x.BodyLimit
 	}
 	return 0
+}
+
+func (x *Route) GetJob() bool {
+	if x != nil {
+		return x.Job
+	}
+	return false
 }
 
 type FilterOperator struct {
@@ -2269,6 +2281,318 @@ func (x *CatalogResponse) GetCatalog() []byte {
 	return nil
 }
 
+type SealRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Purpose       string                 `protobuf:"bytes,2,opt,name=purpose,proto3" json:"purpose,omitempty"` // e.g. "library_api_key"; part of the binding
+	Clear         string                 `protobuf:"bytes,3,opt,name=clear,proto3" json:"clear,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SealRequest) Reset() {
+	*x = SealRequest{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SealRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SealRequest) ProtoMessage() {}
+
+func (x *SealRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SealRequest.ProtoReflect.Descriptor instead.
+func (*SealRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SealRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *SealRequest) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *SealRequest) GetClear() string {
+	if x != nil {
+		return x.Clear
+	}
+	return ""
+}
+
+type SealResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sealed        string                 `protobuf:"bytes,1,opt,name=sealed,proto3" json:"sealed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SealResponse) Reset() {
+	*x = SealResponse{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SealResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SealResponse) ProtoMessage() {}
+
+func (x *SealResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SealResponse.ProtoReflect.Descriptor instead.
+func (*SealResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SealResponse) GetSealed() string {
+	if x != nil {
+		return x.Sealed
+	}
+	return ""
+}
+
+type OpenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Purpose       string                 `protobuf:"bytes,2,opt,name=purpose,proto3" json:"purpose,omitempty"`
+	Sealed        string                 `protobuf:"bytes,3,opt,name=sealed,proto3" json:"sealed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenRequest) Reset() {
+	*x = OpenRequest{}
+	mi := &file_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenRequest) ProtoMessage() {}
+
+func (x *OpenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
+func (*OpenRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *OpenRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *OpenRequest) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *OpenRequest) GetSealed() string {
+	if x != nil {
+		return x.Sealed
+	}
+	return ""
+}
+
+type OpenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Clear         string                 `protobuf:"bytes,1,opt,name=clear,proto3" json:"clear,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenResponse) Reset() {
+	*x = OpenResponse{}
+	mi := &file_plugin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenResponse) ProtoMessage() {}
+
+func (x *OpenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenResponse.ProtoReflect.Descriptor instead.
+func (*OpenResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *OpenResponse) GetClear() string {
+	if x != nil {
+		return x.Clear
+	}
+	return ""
+}
+
+type JobProgressRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"` // the request's X-Strata-Job header
+	Done          int64                  `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
+	Total         int64                  `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"` // 0: unknown
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobProgressRequest) Reset() {
+	*x = JobProgressRequest{}
+	mi := &file_plugin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobProgressRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobProgressRequest) ProtoMessage() {}
+
+func (x *JobProgressRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobProgressRequest.ProtoReflect.Descriptor instead.
+func (*JobProgressRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *JobProgressRequest) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *JobProgressRequest) GetDone() int64 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *JobProgressRequest) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+type JobProgressResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cancelled     bool                   `protobuf:"varint,1,opt,name=cancelled,proto3" json:"cancelled,omitempty"` // the job was cancelled: stop soon
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobProgressResponse) Reset() {
+	*x = JobProgressResponse{}
+	mi := &file_plugin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobProgressResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobProgressResponse) ProtoMessage() {}
+
+func (x *JobProgressResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobProgressResponse.ProtoReflect.Descriptor instead.
+func (*JobProgressResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *JobProgressResponse) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2313,7 +2637,7 @@ const file_plugin_proto_rawDesc = "" +
 	"ChildTable\x12\x16\n" +
 	"\x06suffix\x18\x01 \x01(\tR\x06suffix\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x122\n" +
-	"\acolumns\x18\x03 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\"\x89\x01\n" +
+	"\acolumns\x18\x03 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\"\x9b\x01\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -2321,7 +2645,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x12\x1d\n" +
 	"\n" +
-	"body_limit\x18\x05 \x01(\x04R\tbodyLimit\"V\n" +
+	"body_limit\x18\x05 \x01(\x04R\tbodyLimit\x12\x10\n" +
+	"\x03job\x18\x06 \x01(\bR\x03job\"V\n" +
 	"\x0eFilterOperator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06fields\x18\x02 \x03(\tR\x06fields\x12\x18\n" +
@@ -2458,7 +2783,25 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eCatalogRequest\x12\x10\n" +
 	"\x03app\x18\x01 \x01(\tR\x03app\"+\n" +
 	"\x0fCatalogResponse\x12\x18\n" +
-	"\acatalog\x18\x01 \x01(\fR\acatalog2\xbe\x04\n" +
+	"\acatalog\x18\x01 \x01(\fR\acatalog\"O\n" +
+	"\vSealRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x18\n" +
+	"\apurpose\x18\x02 \x01(\tR\apurpose\x12\x14\n" +
+	"\x05clear\x18\x03 \x01(\tR\x05clear\"&\n" +
+	"\fSealResponse\x12\x16\n" +
+	"\x06sealed\x18\x01 \x01(\tR\x06sealed\"Q\n" +
+	"\vOpenRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x18\n" +
+	"\apurpose\x18\x02 \x01(\tR\apurpose\x12\x16\n" +
+	"\x06sealed\x18\x03 \x01(\tR\x06sealed\"$\n" +
+	"\fOpenResponse\x12\x14\n" +
+	"\x05clear\x18\x01 \x01(\tR\x05clear\"P\n" +
+	"\x12JobProgressRequest\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
+	"\x04done\x18\x02 \x01(\x03R\x04done\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x03R\x05total\"3\n" +
+	"\x13JobProgressResponse\x12\x1c\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled2\xbe\x04\n" +
 	"\x06Plugin\x12I\n" +
 	"\bDescribe\x12!.strata.plugin.v1.DescribeRequest\x1a\x1a.strata.plugin.v1.Manifest\x12T\n" +
 	"\tConfigure\x12\".strata.plugin.v1.ConfigureRequest\x1a#.strata.plugin.v1.ConfigureResponse\x12N\n" +
@@ -2467,14 +2810,17 @@ const file_plugin_proto_rawDesc = "" +
 	"BeforeSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a\x1e.strata.plugin.v1.SaveResponse\x12O\n" +
 	"\tAfterSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a#.strata.plugin.v1.AfterSaveResponse\x12R\n" +
 	"\rResolveFilter\x12\x1f.strata.plugin.v1.FilterRequest\x1a .strata.plugin.v1.FilterResponse\x12Q\n" +
-	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xfc\x03\n" +
+	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xe6\x05\n" +
 	"\x04Host\x12O\n" +
 	"\fQueryRecords\x12\x1e.strata.plugin.v1.QueryRequest\x1a\x1f.strata.plugin.v1.QueryResponse\x12S\n" +
 	"\x0eReadSystemRows\x12#.strata.plugin.v1.SystemReadRequest\x1a\x1c.strata.plugin.v1.SystemRows\x12^\n" +
 	"\x0fWriteSystemRows\x12$.strata.plugin.v1.SystemWriteRequest\x1a%.strata.plugin.v1.SystemWriteResponse\x12Z\n" +
 	"\vAppSettings\x12$.strata.plugin.v1.AppSettingsRequest\x1a%.strata.plugin.v1.AppSettingsResponse\x12B\n" +
 	"\x03Log\x12\x1c.strata.plugin.v1.LogRequest\x1a\x1d.strata.plugin.v1.LogResponse\x12N\n" +
-	"\aCatalog\x12 .strata.plugin.v1.CatalogRequest\x1a!.strata.plugin.v1.CatalogResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
+	"\aCatalog\x12 .strata.plugin.v1.CatalogRequest\x1a!.strata.plugin.v1.CatalogResponse\x12E\n" +
+	"\x04Seal\x12\x1d.strata.plugin.v1.SealRequest\x1a\x1e.strata.plugin.v1.SealResponse\x12E\n" +
+	"\x04Open\x12\x1d.strata.plugin.v1.OpenRequest\x1a\x1e.strata.plugin.v1.OpenResponse\x12Z\n" +
+	"\vJobProgress\x12$.strata.plugin.v1.JobProgressRequest\x1a%.strata.plugin.v1.JobProgressResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2488,7 +2834,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),     // 0: strata.plugin.v1.DescribeRequest
 	(*Manifest)(nil),            // 1: strata.plugin.v1.Manifest
@@ -2526,12 +2872,18 @@ var file_plugin_proto_goTypes = []any{
 	(*LogResponse)(nil),         // 33: strata.plugin.v1.LogResponse
 	(*CatalogRequest)(nil),      // 34: strata.plugin.v1.CatalogRequest
 	(*CatalogResponse)(nil),     // 35: strata.plugin.v1.CatalogResponse
-	nil,                         // 36: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                         // 37: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                         // 38: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                         // 39: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                         // 40: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                         // 41: strata.plugin.v1.LogRequest.FieldsEntry
+	(*SealRequest)(nil),         // 36: strata.plugin.v1.SealRequest
+	(*SealResponse)(nil),        // 37: strata.plugin.v1.SealResponse
+	(*OpenRequest)(nil),         // 38: strata.plugin.v1.OpenRequest
+	(*OpenResponse)(nil),        // 39: strata.plugin.v1.OpenResponse
+	(*JobProgressRequest)(nil),  // 40: strata.plugin.v1.JobProgressRequest
+	(*JobProgressResponse)(nil), // 41: strata.plugin.v1.JobProgressResponse
+	nil,                         // 42: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                         // 43: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                         // 44: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                         // 45: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                         // 46: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                         // 47: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
@@ -2543,20 +2895,20 @@ var file_plugin_proto_depIdxs = []int32{
 	4,  // 6: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
 	3,  // 7: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
 	3,  // 8: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
-	36, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	37, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	42, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	43, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
 	11, // 11: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	38, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	44, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
 	14, // 13: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
 	11, // 14: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
 	16, // 15: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
 	17, // 16: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
 	11, // 17: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
 	11, // 18: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	39, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	45, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
 	11, // 20: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	40, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	41, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	46, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	47, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
 	0,  // 23: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
 	9,  // 24: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
 	12, // 25: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
@@ -2570,21 +2922,27 @@ var file_plugin_proto_depIdxs = []int32{
 	30, // 33: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
 	32, // 34: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
 	34, // 35: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
-	1,  // 36: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	10, // 37: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	13, // 38: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	18, // 39: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	19, // 40: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	21, // 41: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	23, // 42: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	25, // 43: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	27, // 44: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	29, // 45: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	31, // 46: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	33, // 47: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	35, // 48: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
-	36, // [36:49] is the sub-list for method output_type
-	23, // [23:36] is the sub-list for method input_type
+	36, // 36: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
+	38, // 37: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
+	40, // 38: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
+	1,  // 39: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	10, // 40: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	13, // 41: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	18, // 42: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	19, // 43: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	21, // 44: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	23, // 45: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	25, // 46: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	27, // 47: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	29, // 48: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	31, // 49: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	33, // 50: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	35, // 51: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	37, // 52: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
+	39, // 53: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
+	41, // 54: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
+	39, // [39:55] is the sub-list for method output_type
+	23, // [23:39] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -2601,7 +2959,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

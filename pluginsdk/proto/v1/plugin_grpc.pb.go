@@ -391,6 +391,9 @@ const (
 	Host_AppSettings_FullMethodName     = "/strata.plugin.v1.Host/AppSettings"
 	Host_Log_FullMethodName             = "/strata.plugin.v1.Host/Log"
 	Host_Catalog_FullMethodName         = "/strata.plugin.v1.Host/Catalog"
+	Host_Seal_FullMethodName            = "/strata.plugin.v1.Host/Seal"
+	Host_Open_FullMethodName            = "/strata.plugin.v1.Host/Open"
+	Host_JobProgress_FullMethodName     = "/strata.plugin.v1.Host/JobProgress"
 )
 
 // HostClient is the client API for Host service.
@@ -416,6 +419,17 @@ type HostClient interface {
 	// child tables, active features, relations and table settings (added in
 	// protocol 1 before any release; JSON shape: pluginsdk.Catalog).
 	Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error)
+	// Seal encrypts a value with the instance key, bound to the plugin, the
+	// application and a purpose (added in protocol 1; older plugins never
+	// call it). The plugin never holds the key: it stores the sealed text.
+	Seal(ctx context.Context, in *SealRequest, opts ...grpc.CallOption) (*SealResponse, error)
+	// Open decrypts a value Seal gave for the same plugin, application and
+	// purpose; any other value is refused.
+	Open(ctx context.Context, in *OpenRequest, opts ...grpc.CallOption) (*OpenResponse, error)
+	// JobProgress reports how far the job of a job route's call is (the
+	// X-Strata-Job header of its request) and says whether it was
+	// cancelled (added in protocol 1).
+	JobProgress(ctx context.Context, in *JobProgressRequest, opts ...grpc.CallOption) (*JobProgressResponse, error)
 }
 
 type hostClient struct {
@@ -486,6 +500,36 @@ func (c *hostClient) Catalog(ctx context.Context, in *CatalogRequest, opts ...gr
 	return out, nil
 }
 
+func (c *hostClient) Seal(ctx context.Context, in *SealRequest, opts ...grpc.CallOption) (*SealResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SealResponse)
+	err := c.cc.Invoke(ctx, Host_Seal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) Open(ctx context.Context, in *OpenRequest, opts ...grpc.CallOption) (*OpenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenResponse)
+	err := c.cc.Invoke(ctx, Host_Open_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) JobProgress(ctx context.Context, in *JobProgressRequest, opts ...grpc.CallOption) (*JobProgressResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JobProgressResponse)
+	err := c.cc.Invoke(ctx, Host_JobProgress_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -509,6 +553,17 @@ type HostServer interface {
 	// child tables, active features, relations and table settings (added in
 	// protocol 1 before any release; JSON shape: pluginsdk.Catalog).
 	Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error)
+	// Seal encrypts a value with the instance key, bound to the plugin, the
+	// application and a purpose (added in protocol 1; older plugins never
+	// call it). The plugin never holds the key: it stores the sealed text.
+	Seal(context.Context, *SealRequest) (*SealResponse, error)
+	// Open decrypts a value Seal gave for the same plugin, application and
+	// purpose; any other value is refused.
+	Open(context.Context, *OpenRequest) (*OpenResponse, error)
+	// JobProgress reports how far the job of a job route's call is (the
+	// X-Strata-Job header of its request) and says whether it was
+	// cancelled (added in protocol 1).
+	JobProgress(context.Context, *JobProgressRequest) (*JobProgressResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -536,6 +591,15 @@ func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, 
 }
 func (UnimplementedHostServer) Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Catalog not implemented")
+}
+func (UnimplementedHostServer) Seal(context.Context, *SealRequest) (*SealResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Seal not implemented")
+}
+func (UnimplementedHostServer) Open(context.Context, *OpenRequest) (*OpenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Open not implemented")
+}
+func (UnimplementedHostServer) JobProgress(context.Context, *JobProgressRequest) (*JobProgressResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method JobProgress not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -666,6 +730,60 @@ func _Host_Catalog_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_Seal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SealRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Seal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Seal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Seal(ctx, req.(*SealRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_Open_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Open(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Open_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Open(ctx, req.(*OpenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_JobProgress_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JobProgressRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).JobProgress(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_JobProgress_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).JobProgress(ctx, req.(*JobProgressRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -696,6 +814,18 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Catalog",
 			Handler:    _Host_Catalog_Handler,
+		},
+		{
+			MethodName: "Seal",
+			Handler:    _Host_Seal_Handler,
+		},
+		{
+			MethodName: "Open",
+			Handler:    _Host_Open_Handler,
+		},
+		{
+			MethodName: "JobProgress",
+			Handler:    _Host_JobProgress_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

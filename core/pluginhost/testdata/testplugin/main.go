@@ -182,7 +182,7 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 
 // sysCall is the body of POST /testplug/sys: one Host call.
 type sysCall struct {
-	Op      string           `json:"op"` // write, read, query, settings, log
+	Op      string           `json:"op"` // write, read, query, settings, log, seal, open
 	App     string           `json:"app"`
 	Table   string           `json:"table"`
 	Rows    []map[string]any `json:"rows"`
@@ -191,6 +191,8 @@ type sysCall struct {
 	Limit   int32            `json:"limit"`
 	Offset  int32            `json:"offset"`
 	AsActor bool             `json:"as_actor"`
+	Purpose string           `json:"purpose"` // seal, open
+	Value   string           `json:"value"`   // seal: the clear value; open: the sealed one
 }
 
 func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.HTTPResponse, error) {
@@ -237,6 +239,18 @@ func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.
 			return fail(err)
 		}
 		return jsonResponse(200, map[string]any{"status": "success", "settings": resp.GetSettings()}), nil
+	case "seal":
+		resp, err := h.Seal(ctx, &pluginv1.SealRequest{App: call.App, Purpose: call.Purpose, Clear: call.Value})
+		if err != nil {
+			return fail(err)
+		}
+		return jsonResponse(200, map[string]any{"status": "success", "sealed": resp.GetSealed()}), nil
+	case "open":
+		resp, err := h.Open(ctx, &pluginv1.OpenRequest{App: call.App, Purpose: call.Purpose, Sealed: call.Value})
+		if err != nil {
+			return fail(err)
+		}
+		return jsonResponse(200, map[string]any{"status": "success", "clear": resp.GetClear()}), nil
 	case "log":
 		if _, err := h.Log(ctx, &pluginv1.LogRequest{Level: "warn", Message: "hello from testplug", Fields: map[string]string{"k": "v"}}); err != nil {
 			return fail(err)
