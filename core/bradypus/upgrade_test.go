@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
@@ -43,6 +44,7 @@ type fixture struct {
 	missingOne bool   // file 3's bytes are not in files/
 	c14Every   int    // a radiocarbon date on every n-th find too (0: none)
 	badPivot   bool   // an assemblage analysis's definition is not JSON
+	png        bool   // file 1 is a PNG image (so it gets a thumbnail)
 }
 
 const (
@@ -235,11 +237,15 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 		return root
 	}
 	for i := 1; i <= 3; i++ {
-		exec(`INSERT INTO bdus_files VALUES (?, ?, 'txt', ?, ?, ?, ?)`, i, []string{"", "7", "1", "anonymous"}[i], "kw"+fmt.Sprint(i), "desc "+fmt.Sprint(i), i%2, "photo-"+fmt.Sprint(i))
+		ext, body := "txt", fileBytes(i)
+		if i == 1 && fx.png {
+			ext, body = "png", pngBytes(t)
+		}
+		exec(`INSERT INTO bdus_files VALUES (?, ?, ?, ?, ?, ?, ?)`, i, []string{"", "7", "1", "anonymous"}[i], ext, "kw"+fmt.Sprint(i), "desc "+fmt.Sprint(i), i%2, "photo-"+fmt.Sprint(i))
 		if i == 3 && fx.missingOne {
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(root, "files", fmt.Sprintf("%d.txt", i)), fileBytes(i), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(root, "files", fmt.Sprintf("%d.%s", i, ext)), body, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -312,8 +318,15 @@ func run(m *testing.M) int {
 // osteology and radiocarbon plugins run beside it.
 func newEnv(t testing.TB, e store.Engine, plugins bool) env {
 	t.Helper()
+	return newEnvFiles(t, e, plugins, nil)
+}
+
+// newEnvFiles is newEnv with the instance's file store st (nil: the
+// default, local files under the data folder).
+func newEnvFiles(t testing.TB, e store.Engine, plugins bool, st files.Storage) env {
+	t.Helper()
 	reg := testenv.NewRegistry(t, e)
-	deps := server.Deps{Apps: reg}
+	deps := server.Deps{Apps: reg, Files: st}
 	if plugins {
 		dir := t.TempDir()
 		for _, p := range realPlugins {
