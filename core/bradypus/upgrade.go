@@ -105,7 +105,9 @@ func (r *Report) logf(format string, args ...any) {
 // them; their rows pass through the plugins' save hooks), table settings,
 // records (ids kept), relations, stratigraphic relations, manual links,
 // versions, files and their links, geodata, saved queries, charts, print
-// templates and assemblage analyses. Any failure drops what was created, stored files
+// templates (bdus_cfg_templates; the older template files on disk are
+// accounted for, not converted: see templateFiles) and assemblage
+// analyses. Any failure drops what was created, stored files
 // included (upgrade_failed). On success the folder is set aside (renamed
 // hidden, or its link removed) and a report with row counts before and
 // after is written beside the snapshot.
@@ -320,7 +322,7 @@ func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, specs map[str
 			discardFiles(d.Files, f.Name, staged)
 		}
 	}()
-	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged}
+	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged, dir: f.Dir}
 	if err := a.DB.Tx(ctx, func(tx *store.DB) error { return cv.run(ctx, tx) }); err != nil {
 		return err
 	}
@@ -336,6 +338,7 @@ type conversion struct {
 	specs   map[string]schema.FeatureSpec
 	plugins Plugins
 	staged  []stagedFile
+	dir     string // the BraDypUS folder
 }
 
 // fieldDef reads a BraDypUS field definition as a Strata one.
@@ -483,6 +486,9 @@ func (cv *conversion) run(ctx context.Context, tx *store.DB) error {
 		return fmt.Errorf("templates: %w", err)
 	}
 	rep.logf("%d print templates", n)
+	if err := templateFiles(ctx, cv.dir, la, rep); err != nil {
+		return err
+	}
 	if n, err = copyAssemblages(ctx, tx, la, users, rep, now); err != nil {
 		return fmt.Errorf("assemblage analyses: %w", err)
 	}

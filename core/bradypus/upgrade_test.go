@@ -260,6 +260,19 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 	exec(`INSERT INTO bdus_charts VALUES (1, 1, 'By material', '{"tb":"finds","type":"bar","fields":["material"]}', 1700000000, 1)`)
 	exec(`INSERT INTO bdus_cfg_templates VALUES (1, 'finds', 'card', ?, '2024-01-01 10:00:00')`,
 		`{"sections":[{"type":"core","label":"Find","content":[{"field":"label","width":"1/2"},"material"]},{"type":"plugin","plugin":"finds_samples","content":["lab"]}]}`)
+	// Template files from before 5.1, left on disk by M011: the card it
+	// imported (edited in the database since), and one deleted there.
+	if err := os.MkdirAll(filepath.Join(root, "template"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"finds.card.json": `{"sections":[{"label":"Old card","content":[{"field":"label"}]}]}`,
+		"finds.old.json":  `{"sections":[{"label":"Gone","content":[{"field":"label"}]}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(root, "template", name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Assemblage analyses as the wizard saves them (json_encode of its
 	// definition): the writer's own, the boss's shared one through the
 	// site lookup, and one naming a field the table no longer has.
@@ -461,10 +474,14 @@ func TestMajorUpgrade(t *testing.T) {
 			t.Errorf("verified with a file missing: %v", body["verified"])
 		}
 		warnings := fmt.Sprint(body["warnings"])
-		for _, w := range []string{"file 3", "finds_radiocarbon 2: the radiocarbon plugin objects", "assemblage analysis 6 (Colours) is kept"} {
+		for _, w := range []string{"file 3", "finds_radiocarbon 2: the radiocarbon plugin objects", "assemblage analysis 6 (Colours) is kept",
+			"template file template/finds.old.json (old of finds) is not converted"} {
 			if !strings.Contains(warnings, w) {
 				t.Errorf("warnings %s: no %q", warnings, w)
 			}
+		}
+		if strings.Contains(warnings, "finds.card.json") {
+			t.Errorf("the imported template file is warned about: %s", warnings)
 		}
 		dir := body["dir"].(string)
 		for _, f := range []string{"snapshot.tar.gz", "report.json", "upgrade.log"} {
@@ -545,8 +562,11 @@ func TestMajorUpgrade(t *testing.T) {
 			t.Errorf("global chart: %d %v", code, cs)
 		}
 		code, tp := v.do(t, "GET", "/dig/api/template/finds/card", "", boss)
-		if code != 200 || !strings.Contains(fmt.Sprint(tp), "finds_samples") {
+		if code != 200 || !strings.Contains(fmt.Sprint(tp), "finds_samples") || strings.Contains(fmt.Sprint(tp), "Old card") {
 			t.Errorf("template: %d %v", code, tp)
+		}
+		if code, tp := v.do(t, "GET", "/dig/api/template/finds/old", "", boss); code != 404 {
+			t.Errorf("the template deleted in BraDypUS came back: %d %v", code, tp)
 		}
 		checkAssemblages(t, v, boss, writer)
 		code, vers := v.do(t, "GET", "/dig/api/record/finds/2/versions", "", boss)
