@@ -15,11 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // Step is one hop of a group path: local_field of the current table, a
@@ -149,11 +151,20 @@ func hop(cat *schema.Catalog, t *schema.Table, s Step) (*schema.Table, error) {
 	return next, nil
 }
 
-// Compute runs d over the rows of sc's table matching cond (and the
-// caller's row subset) in one query. Every table the path reaches joins
-// as its caller's row subset only, so a source row whose group row is
-// hidden (or unset) falls in the empty group: it is counted, never named.
-func Compute(ctx context.Context, sc *records.Scope, scopes Scopes, d *Definition, cond *records.Cond) (*Result, error) {
+// plan is a definition resolved against the catalog: the columns and the
+// tables of the group path it names, each checked as a pivot may use it.
+type plan struct {
+	charF    *schema.Field
+	measureF *schema.Field // nil for count
+	path     []*schema.Table
+	last     *schema.Table // the table group_field is read from
+	groupF   *schema.Field
+}
+
+// resolve checks d (measure normalised) on source table src of cat: the
+// one reading of a definition, for running it and for checking one kept
+// from elsewhere.
+func resolve(cat *schema.Catalog, src *schema.Table, d *Definition) (*plan, error) {
 	d.Measure = strings.ToLower(strings.TrimSpace(d.Measure))
 	if d.Measure == "" {
 		d.Measure = "count"
@@ -164,34 +175,93 @@ func Compute(ctx context.Context, sc *records.Scope, scopes Scopes, d *Definitio
 	if len(d.GroupPath) > filter.MaxHops {
 		return nil, ErrInvalidPath.With("detail", fmt.Sprintf("a group path crosses at most %d tables", filter.MaxHops))
 	}
-	db := sc.DB
-	q := db.Engine.Quote
-	src := db.Qualify(sc.Table.Name)
-	charF, err := column(sc.Table, d.CharField)
-	if err != nil {
+	p := &plan{}
+	var err error
+	if p.charF, err = column(src, d.CharField); err != nil {
 		return nil, err
 	}
-	var agg string
 	switch d.Measure {
 	case "count":
-		agg = `COUNT(*)`
 	case "sum", "count_distinct":
 		if d.MeasureField == "" {
 			return nil, ErrMeasure.With("detail", d.Measure+" needs measure_field")
 		}
-		mf, err := column(sc.Table, d.MeasureField)
-		if err != nil {
+		if p.measureF, err = column(src, d.MeasureField); err != nil {
 			return nil, err
 		}
-		if d.Measure == "count_distinct" {
-			agg = `COUNT(DISTINCT ` + src + `.` + q(mf.Name) + `)`
-		} else if mf.DBType != schema.DBInt && mf.DBType != schema.DBFloat {
-			return nil, ErrInvalidField.With("field", mf.Name).With("detail", "sum needs a number field")
-		} else {
-			agg = `SUM(CAST(` + src + `.` + q(mf.Name) + ` AS ` + floatType(db.Engine) + `))`
+		if d.Measure == "sum" && p.measureF.DBType != schema.DBInt && p.measureF.DBType != schema.DBFloat {
+			return nil, ErrInvalidField.With("field", p.measureF.Name).With("detail", "sum needs a number field")
 		}
 	default:
 		return nil, ErrMeasure.With("measure", d.Measure)
+	}
+	cur := src
+	for _, s := range d.GroupPath {
+		next, err := hop(cat, cur, s)
+		if err != nil {
+			return nil, err
+		}
+		p.path = append(p.path, next)
+		cur = next
+	}
+	p.last = cur
+	if p.groupF, err = column(cur, d.GroupField); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Check reads def (a saved analysis's definition, as stored) and checks it
+// against cat as saving it through the API would, without a caller: its
+// source table, fields, group path, measure and filters. For analyses
+// brought over from elsewhere (the BraDypUS major upgrade).
+func Check(cat *schema.Catalog, def map[string]any) error {
+	var d Definition
+	if err := wire.Assign(def, &d, wire.Options{}); err != nil {
+		return api.DecodeErr(err)
+	}
+	d.SourceTb = strings.TrimSpace(d.SourceTb)
+	if d.SourceTb == "" {
+		return ErrMissing.With("parameter", "source_tb")
+	}
+	src, ok := cat.Table(d.SourceTb)
+	if !ok {
+		return schema.ErrTableNotFound.With("table", d.SourceTb)
+	}
+	if _, err := resolve(cat, src, &d); err != nil {
+		return err
+	}
+	fj, err := FilterJSON(d.Filters)
+	if err != nil || fj == nil {
+		return err
+	}
+	n, err := filter.ParseJSON(fj)
+	if err != nil {
+		return err
+	}
+	return filter.Validate(cat, src.Name, n, filter.Options{})
+}
+
+// Compute runs d over the rows of sc's table matching cond (and the
+// caller's row subset) in one query. Every table the path reaches joins
+// as its caller's row subset only, so a source row whose group row is
+// hidden (or unset) falls in the empty group: it is counted, never named.
+func Compute(ctx context.Context, sc *records.Scope, scopes Scopes, d *Definition, cond *records.Cond) (*Result, error) {
+	p, err := resolve(sc.Catalog, sc.Table, d)
+	if err != nil {
+		return nil, err
+	}
+	db := sc.DB
+	q := db.Engine.Quote
+	src := db.Qualify(sc.Table.Name)
+	var agg string
+	switch d.Measure {
+	case "count":
+		agg = `COUNT(*)`
+	case "count_distinct":
+		agg = `COUNT(DISTINCT ` + src + `.` + q(p.measureF.Name) + `)`
+	default:
+		agg = `SUM(CAST(` + src + `.` + q(p.measureF.Name) + ` AS ` + floatType(db.Engine) + `))`
 	}
 
 	// The joins: each table of the path as the caller's rows of it.
@@ -210,22 +280,15 @@ func Compute(ctx context.Context, sc *records.Scope, scopes Scopes, d *Definitio
 		joins.WriteString(` LEFT JOIN (` + inner + `) AS ` + alias + ` ON ` + alias + `.` + q(schema.ColID) + ` = ` + on)
 		return nil
 	}
-	cur, ref := sc.Table, src
+	ref := src
 	for i, s := range d.GroupPath {
-		next, err := hop(sc.Catalog, cur, s)
-		if err != nil {
-			return nil, err
-		}
 		alias := q("j" + strconv.Itoa(i+1))
-		if err := join(next, alias, ref+`.`+q(s.LocalField)); err != nil {
+		if err := join(p.path[i], alias, ref+`.`+q(s.LocalField)); err != nil {
 			return nil, err
 		}
-		cur, ref = next, alias
+		ref = alias
 	}
-	groupF, err := column(cur, d.GroupField)
-	if err != nil {
-		return nil, err
-	}
+	cur, groupF, charF := p.last, p.groupF, p.charF
 	group := ref + `.` + q(groupF.Name)
 	// Labels: a group of ids names records, of the last table (id) or of
 	// the table its lookup points at.

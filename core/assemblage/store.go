@@ -139,3 +139,23 @@ func Delete(ctx context.Context, db *store.DB, id, user int64, admin bool) error
 	_, err := db.Exec(ctx, `DELETE FROM `+db.Sys("assemblages")+` WHERE id = ?`, id)
 	return err
 }
+
+// InsertKept writes an analysis under the id, owner (nil: none), sharing
+// and times it already has, without a caller's checks: for bringing saved
+// analyses over from elsewhere (the BraDypUS major upgrade) inside that
+// work's transaction. The caller checks the definition (Check) first; a
+// definition must at least be an object, as List reads it back as one.
+func InsertKept(ctx context.Context, tx *store.DB, a *Analysis) error {
+	if a.ID <= 0 || a.Name == "" || a.Definition == nil {
+		return fmt.Errorf("insert assemblage analysis: an id, a name and a definition object are needed")
+	}
+	b, err := json.Marshal(a.Definition)
+	if err != nil {
+		return fmt.Errorf("assemblage analysis %d: %w", a.ID, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+tx.Sys("assemblages")+` (id, name, owner, shared, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Name, a.Owner, a.IsGlobal, string(b), a.CreatedAt.UTC(), a.UpdatedAt.UTC()); err != nil {
+		return fmt.Errorf("insert assemblage analysis %d: %w", a.ID, err)
+	}
+	return nil
+}

@@ -3,7 +3,11 @@ package bradypus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -144,4 +148,66 @@ func copyTemplates(ctx context.Context, tx *store.DB, la *legacyApp, now time.Ti
 		}
 	}
 	return len(all), nil
+}
+
+// templateFiles accounts for the print templates BraDypUS kept on disk
+// before 5.1, as template/<tb>.<name>.json in the application folder
+// (lib/Template/Loader.php; the name is what lies between the first and
+// the second dot, as M011 reads it). M011_ConfigToDb imported every such
+// file into bdus_cfg_templates and left the files where they were, no
+// longer read: from then on BraDypUS lists and edits only the database's
+// templates (a file is read only for a name the database lacks, and never
+// listed). So the database is the application's set of templates, and the
+// files are not converted:
+//   - a file whose table and name are in bdus_cfg_templates is the copy
+//     M011 imported, perhaps edited since in the database; only the log
+//     mentions it;
+//   - a file whose name is not there was deleted or renamed in BraDypUS
+//     after the import (or put there by hand): bringing it back would undo
+//     that, so it is left out with a warning naming it. It stays in the
+//     snapshot, and an admin can save it again with POST /template/{tb}/{name}.
+func templateFiles(ctx context.Context, dir string, la *legacyApp, rep *Report) error {
+	entries, err := os.ReadDir(filepath.Join(dir, "template"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("template folder: %w", err)
+	}
+	inDB := map[[2]string]bool{}
+	if la.tables["bdus_cfg_templates"] {
+		rows, err := la.db.QueryContext(ctx, `SELECT COALESCE(table_name, ''), COALESCE(name, '') FROM bdus_cfg_templates`)
+		if err != nil {
+			return fmt.Errorf("read bdus_cfg_templates: %w", err)
+		}
+		for rows.Next() {
+			var k [2]string
+			if err := rows.Scan(&k[0], &k[1]); err != nil {
+				rows.Close()
+				return err
+			}
+			inDB[k] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		parts := strings.SplitN(name, ".", 3)
+		if len(parts) != 3 {
+			rep.logf("template/%s: not named <table>.<name>.json; BraDypUS never read it", name)
+			continue
+		}
+		if inDB[[2]string{parts[0], parts[1]}] {
+			rep.logf("template/%s: superseded by bdus_cfg_templates (imported by BraDypUS's M011)", name)
+			continue
+		}
+		rep.warnf("template file template/%s (%s of %s) is not converted: BraDypUS 5 no longer listed it (not in bdus_cfg_templates: deleted or renamed there after BraDypUS imported its files); it is kept in the snapshot", name, parts[1], parts[0])
+	}
+	return nil
 }

@@ -192,7 +192,6 @@ func (la *legacyApp) unsupported(ctx context.Context) ([]string, error) {
 	var out []string
 	for _, t := range []struct{ table, what string }{
 		{"bdus_zotero_links", "reference-library links"}, {"bdus_zotero_libs", "reference libraries"},
-		{"bdus_assemblage_analyses", "assemblage analyses"},
 	} {
 		n, err := la.count(ctx, t.table)
 		if err != nil {
@@ -256,6 +255,9 @@ func truthy(v any) bool {
 	case bool:
 		return x
 	case float64:
+		return x != 0
+	case int64:
+		// SQLite's INTEGER flags (is_global) come as int64.
 		return x != 0
 	case string:
 		return x != "" && x != "0" && !strings.EqualFold(x, "false")

@@ -95,9 +95,8 @@ func (r *Report) logf(format string, args ...any) {
 // super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones).
 //
 // In order: the credentials; what the file holds that is not converted
-// (reference-library links and libraries, assemblage analyses: any of them
-// refuses the upgrade with major_upgrade_not_supported, before anything is
-// written); the plugins its plugin data needs (plugin_not_installed when
+// (reference-library links and libraries: either refuses the upgrade
+// with major_upgrade_not_supported, before anything is written); the plugins its plugin data needs (plugin_not_installed when
 // one is not running); a snapshot of the folder (snapshot_failed: nothing
 // started); the files' bytes into the file store; then the application is
 // created and, in one transaction, its users (ids and password hashes
@@ -105,8 +104,10 @@ func (r *Report) logf(format string, args ...any) {
 // catalog operations), plugin features (activated as the host activates
 // them; their rows pass through the plugins' save hooks), table settings,
 // records (ids kept), relations, stratigraphic relations, manual links,
-// versions, files and their links, geodata, saved queries, charts and
-// print templates. Any failure drops what was created, stored files
+// versions, files and their links, geodata, saved queries, charts, print
+// templates (bdus_cfg_templates; the older template files on disk are
+// accounted for, not converted: see templateFiles) and assemblage
+// analyses. Any failure drops what was created, stored files
 // included (upgrade_failed). On success the folder is set aside (renamed
 // hidden, or its link removed) and a report with row counts before and
 // after is written beside the snapshot.
@@ -321,7 +322,7 @@ func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, specs map[str
 			discardFiles(d.Files, f.Name, staged)
 		}
 	}()
-	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged}
+	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged, dir: f.Dir}
 	if err := a.DB.Tx(ctx, func(tx *store.DB) error { return cv.run(ctx, tx) }); err != nil {
 		return err
 	}
@@ -337,6 +338,7 @@ type conversion struct {
 	specs   map[string]schema.FeatureSpec
 	plugins Plugins
 	staged  []stagedFile
+	dir     string // the BraDypUS folder
 }
 
 // fieldDef reads a BraDypUS field definition as a Strata one.
@@ -484,6 +486,13 @@ func (cv *conversion) run(ctx context.Context, tx *store.DB) error {
 		return fmt.Errorf("templates: %w", err)
 	}
 	rep.logf("%d print templates", n)
+	if err := templateFiles(ctx, cv.dir, la, rep); err != nil {
+		return err
+	}
+	if n, err = copyAssemblages(ctx, tx, la, users, rep, now); err != nil {
+		return fmt.Errorf("assemblage analyses: %w", err)
+	}
+	rep.logf("%d assemblage analyses", n)
 	return syncSequences(ctx, tx, la)
 }
 
@@ -842,7 +851,7 @@ func syncSequences(ctx context.Context, tx *store.DB, la *legacyApp) error {
 		tables = append(tables, tx.Qualify(t.Name)+"|"+tx.Schema()+"."+t.Name)
 	}
 	for _, s := range []string{"users", "vocabularies", "table_privileges", "rs", "manual_links", "versions",
-		"files", "file_links", "geodata", "saved_queries", "charts", "templates"} {
+		"files", "file_links", "geodata", "saved_queries", "charts", "templates", "assemblages"} {
 		tables = append(tables, tx.Sys(s)+"|"+tx.Schema()+"."+store.SystemTablePrefix+s)
 	}
 	for _, t := range tables {
@@ -863,7 +872,8 @@ func verify(ctx context.Context, db *store.DB, la *legacyApp, specs map[string]s
 	sys := [][2]string{{"bdus_users", "users"}, {"bdus_vocabularies", "vocabularies"},
 		{"bdus_user_table_privs", "table_privileges"}, {"bdus_rs", "rs"}, {"bdus_userlinks", "manual_links"},
 		{"bdus_versions", "versions"}, {"bdus_files", "files"}, {"bdus_file_links", "file_links"}, {"bdus_geodata", "geodata"},
-		{"bdus_queries", "saved_queries"}, {"bdus_charts", "charts"}, {"bdus_cfg_templates", "templates"}}
+		{"bdus_queries", "saved_queries"}, {"bdus_charts", "charts"}, {"bdus_cfg_templates", "templates"},
+		{"bdus_assemblage_analyses", "assemblages"}}
 	type pair struct {
 		label, legacy, target, where string
 	}

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
@@ -31,7 +32,8 @@ import (
 // the upgrade reads), a small archaeological schema with every BraDypUS
 // field type, the fuzzy-date (chronology), osteology and radiocarbon
 // plugins as its Config controller activates them, files with their bytes
-// in files/, geodata, saved queries, charts and a print template.
+// in files/, geodata, saved queries, charts, a print template and
+// assemblage analyses (M034's bdus_assemblage_analyses).
 type fixture struct {
 	records    int    // rows of finds (each with a version)
 	badValue   string // a value of finds.weight (a float field); "" for a good one
@@ -41,6 +43,8 @@ type fixture struct {
 	noArchive  bool   // no files, geodata, queries, charts, templates
 	missingOne bool   // file 3's bytes are not in files/
 	c14Every   int    // a radiocarbon date on every n-th find too (0: none)
+	badPivot   bool   // an assemblage analysis's definition is not JSON
+	png        bool   // file 1 is a PNG image (so it gets a thumbnail)
 }
 
 const (
@@ -95,6 +99,7 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 		`CREATE TABLE bdus_queries (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, created_at INTEGER, name TEXT NOT NULL, tb TEXT NOT NULL, query TEXT, is_global INTEGER)`,
 		`CREATE TABLE bdus_charts (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL, definition TEXT, created_at INTEGER, is_global INTEGER)`,
 		`CREATE TABLE bdus_cfg_templates (id INTEGER PRIMARY KEY, table_name TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, updated_at TEXT)`,
+		`CREATE TABLE bdus_assemblage_analyses (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL, definition TEXT, created_at INTEGER, is_global INTEGER)`,
 		`CREATE TABLE bdus_zotero_links (id INTEGER PRIMARY KEY, table_name TEXT, record_id INTEGER, item_key TEXT)`,
 		`CREATE TABLE sites (id INTEGER PRIMARY KEY, creator INTEGER, name TEXT, region TEXT)`,
 		`CREATE TABLE finds (id INTEGER PRIMARY KEY, creator INTEGER, label TEXT, weight TEXT, site INTEGER, material TEXT, found TEXT, complete INTEGER,
@@ -232,11 +237,15 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 		return root
 	}
 	for i := 1; i <= 3; i++ {
-		exec(`INSERT INTO bdus_files VALUES (?, ?, 'txt', ?, ?, ?, ?)`, i, []string{"", "7", "1", "anonymous"}[i], "kw"+fmt.Sprint(i), "desc "+fmt.Sprint(i), i%2, "photo-"+fmt.Sprint(i))
+		ext, body := "txt", fileBytes(i)
+		if i == 1 && fx.png {
+			ext, body = "png", pngBytes(t)
+		}
+		exec(`INSERT INTO bdus_files VALUES (?, ?, ?, ?, ?, ?, ?)`, i, []string{"", "7", "1", "anonymous"}[i], ext, "kw"+fmt.Sprint(i), "desc "+fmt.Sprint(i), i%2, "photo-"+fmt.Sprint(i))
 		if i == 3 && fx.missingOne {
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(root, "files", fmt.Sprintf("%d.txt", i)), fileBytes(i), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(root, "files", fmt.Sprintf("%d.%s", i, ext)), body, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -251,6 +260,30 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 	exec(`INSERT INTO bdus_charts VALUES (1, 1, 'By material', '{"tb":"finds","type":"bar","fields":["material"]}', 1700000000, 1)`)
 	exec(`INSERT INTO bdus_cfg_templates VALUES (1, 'finds', 'card', ?, '2024-01-01 10:00:00')`,
 		`{"sections":[{"type":"core","label":"Find","content":[{"field":"label","width":"1/2"},"material"]},{"type":"plugin","plugin":"finds_samples","content":["lab"]}]}`)
+	// Template files from before 5.1, left on disk by M011: the card it
+	// imported (edited in the database since), and one deleted there.
+	if err := os.MkdirAll(filepath.Join(root, "template"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"finds.card.json": `{"sections":[{"label":"Old card","content":[{"field":"label"}]}]}`,
+		"finds.old.json":  `{"sections":[{"label":"Gone","content":[{"field":"label"}]}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(root, "template", name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Assemblage analyses as the wizard saves them (json_encode of its
+	// definition): the writer's own, the boss's shared one through the
+	// site lookup, and one naming a field the table no longer has.
+	stale := `{"source_tb":"finds","char_field":"colour","group_field":"site","measure":"count","measure_field":null,"filters":[]}`
+	if fx.badPivot {
+		stale = `{"source_tb":"finds",`
+	}
+	exec(`INSERT INTO bdus_assemblage_analyses VALUES
+		(3, 7, 'Material by site', '{"source_tb":"finds","source_type":"table","char_field":"material","group_path":[],"group_field":"site","measure":"count","measure_field":null,"filters":[{"field":"complete","op":"_eq","value":"1"}]}', 1700000200, 0),
+		(5, 1, 'Weight by site name', '{"source_tb":"finds","char_field":"complete","group_path":[{"local_field":"site","join_tb":"sites","join_pk":"id"}],"group_field":"name","measure":"sum","measure_field":"weight","filters":[]}', 1700000300, 1),
+		(6, 1, 'Colours', ?, 1700000400, 0)`, stale)
 	return root
 }
 
@@ -298,8 +331,15 @@ func run(m *testing.M) int {
 // osteology and radiocarbon plugins run beside it.
 func newEnv(t testing.TB, e store.Engine, plugins bool) env {
 	t.Helper()
+	return newEnvFiles(t, e, plugins, nil)
+}
+
+// newEnvFiles is newEnv with the instance's file store st (nil: the
+// default, local files under the data folder).
+func newEnvFiles(t testing.TB, e store.Engine, plugins bool, st files.Storage) env {
+	t.Helper()
 	reg := testenv.NewRegistry(t, e)
-	deps := server.Deps{Apps: reg}
+	deps := server.Deps{Apps: reg, Files: st}
 	if plugins {
 		dir := t.TempDir()
 		for _, p := range realPlugins {
@@ -425,7 +465,7 @@ func TestMajorUpgrade(t *testing.T) {
 		for tb, want := range map[string][2]float64{"finds": {30, 30}, "sites": {2, 2}, "finds_samples": {2, 2}, "bdus_users": {2, 2},
 			"bdus_versions": {30, 30}, "bdus_rs": {2, 2}, "bdus_userlinks": {1, 1}, "bdus_vocabularies": {3, 3}, "bdus_user_table_privs": {1, 1},
 			"bdus_files": {3, 2}, "bdus_file_links": {4, 3}, "bdus_geodata": {3, 3}, "bdus_queries": {2, 2}, "bdus_charts": {1, 1},
-			"bdus_cfg_templates": {1, 1}, "finds_radiocarbon": {2, 2}, "finds (chronology)": {20, 20}, "finds (osteology)": {6, 6}} {
+			"bdus_cfg_templates": {1, 1}, "bdus_assemblage_analyses": {3, 3}, "finds_radiocarbon": {2, 2}, "finds (chronology)": {20, 20}, "finds (osteology)": {6, 6}} {
 			if got[tb] != want {
 				t.Errorf("count of %s: %v, want %v", tb, got[tb], want)
 			}
@@ -434,10 +474,14 @@ func TestMajorUpgrade(t *testing.T) {
 			t.Errorf("verified with a file missing: %v", body["verified"])
 		}
 		warnings := fmt.Sprint(body["warnings"])
-		for _, w := range []string{"file 3", "finds_radiocarbon 2: the radiocarbon plugin objects"} {
+		for _, w := range []string{"file 3", "finds_radiocarbon 2: the radiocarbon plugin objects", "assemblage analysis 6 (Colours) is kept",
+			"template file template/finds.old.json (old of finds) is not converted"} {
 			if !strings.Contains(warnings, w) {
 				t.Errorf("warnings %s: no %q", warnings, w)
 			}
+		}
+		if strings.Contains(warnings, "finds.card.json") {
+			t.Errorf("the imported template file is warned about: %s", warnings)
 		}
 		dir := body["dir"].(string)
 		for _, f := range []string{"snapshot.tar.gz", "report.json", "upgrade.log"} {
@@ -509,14 +553,22 @@ func TestMajorUpgrade(t *testing.T) {
 		if code != 200 || !strings.Contains(fmt.Sprint(qs), "Glass finds") || !strings.Contains(fmt.Sprint(qs), "Everything") {
 			t.Errorf("writer's saved queries: %d %v", code, qs)
 		}
+		code, qs = v.do(t, "GET", "/dig/api/saved-queries", "", boss)
+		if code != 200 || strings.Contains(fmt.Sprint(qs), "Glass finds") {
+			t.Errorf("the writer's unshared query is listed to the boss: %d %v", code, qs)
+		}
 		code, cs := v.do(t, "GET", "/dig/api/charts", "", writer)
 		if code != 200 || !strings.Contains(fmt.Sprint(cs), "By material") {
 			t.Errorf("global chart: %d %v", code, cs)
 		}
 		code, tp := v.do(t, "GET", "/dig/api/template/finds/card", "", boss)
-		if code != 200 || !strings.Contains(fmt.Sprint(tp), "finds_samples") {
+		if code != 200 || !strings.Contains(fmt.Sprint(tp), "finds_samples") || strings.Contains(fmt.Sprint(tp), "Old card") {
 			t.Errorf("template: %d %v", code, tp)
 		}
+		if code, tp := v.do(t, "GET", "/dig/api/template/finds/old", "", boss); code != 404 {
+			t.Errorf("the template deleted in BraDypUS came back: %d %v", code, tp)
+		}
+		checkAssemblages(t, v, boss, writer)
 		code, vers := v.do(t, "GET", "/dig/api/record/finds/2/versions", "", boss)
 		if code != 200 || len(vers["versions"].([]any)) != 1 {
 			t.Fatalf("versions: %d %v", code, vers)
@@ -553,6 +605,50 @@ func TestMajorUpgrade(t *testing.T) {
 	})
 }
 
+// checkAssemblages: the analyses came over with their ids, owners and
+// sharing; the shared one runs on the converted tables with the sums
+// worked out from the fixture (finds i weighs i.5, lies in site 1 when i
+// is even, 2 when odd, and is complete when odd); a new one gets the next
+// id.
+func checkAssemblages(t *testing.T, v env, boss, writer map[string]string) {
+	t.Helper()
+	byID := func(who map[string]string) map[float64]map[string]any {
+		code, body := v.do(t, "GET", "/dig/api/assemblages", "", who)
+		if code != 200 {
+			t.Fatalf("assemblages: %d %v", code, body)
+		}
+		out := map[float64]map[string]any{}
+		for _, x := range body["analyses"].([]any) {
+			a := x.(map[string]any)
+			out[a["id"].(float64)] = a
+		}
+		return out
+	}
+	mine := byID(writer)
+	if len(mine) != 2 || mine[3] == nil || mine[5] == nil {
+		t.Fatalf("the writer's analyses: %v", mine)
+	}
+	if a := mine[3]; a["name"] != "Material by site" || a["owned_by_me"] != true || a["is_global"] != false ||
+		a["definition"].(map[string]any)["char_field"] != "material" || !strings.HasPrefix(a["created_at"].(string), "2023-11-14T22:") {
+		t.Errorf("analysis 3: %v", a)
+	}
+	if a := mine[5]; a["owned_by_me"] != false || a["is_global"] != true || a["owner_name"] != "Boss" {
+		t.Errorf("analysis 5 to the writer: %v", a)
+	}
+	if all := byID(boss); len(all) != 2 || all[6] == nil || all[5] == nil {
+		t.Errorf("the boss's analyses: %v", all)
+	}
+	def, _ := json.Marshal(mine[5]["definition"])
+	code, res := v.do(t, "POST", "/dig/api/assemblage/data", `{"definition":`+string(def)+`}`, writer)
+	if code != 200 || fmt.Sprint(res["data"]) != "map[Ostia:map[0:247.5] Pompeii:map[1:232.5]]" {
+		t.Errorf("analysis 5 runs: %d %v", code, res)
+	}
+	code, saved := v.do(t, "POST", "/dig/api/assemblages", `{"name":"new","definition":`+string(def)+`}`, writer)
+	if code != 200 || saved["analysis"].(map[string]any)["id"] != 7.0 {
+		t.Errorf("a new analysis after the upgrade: %d %v", code, saved)
+	}
+}
+
 func TestMajorUpgradeRollsBack(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e, true)
@@ -562,6 +658,7 @@ func TestMajorUpgradeRollsBack(t *testing.T) {
 		}{
 			{"dig", "heavy", fixture{records: 5, badValue: "heavy"}},
 			{"dig2", "geodata 2", fixture{records: 5, badGeo: true}},
+			{"dig3", "assemblage analysis 6", fixture{records: 5, badPivot: true}},
 		} {
 			folder := makeFolder(t, filepath.Join(v.data, "bradypus"), c.name, c.fx)
 			code, body := v.do(t, "POST", "/"+c.name+"/api/upgrade/major", upgradeBody(superEmail, superPwd), nil)
