@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/strata-archaeo/strata/core/schema/schemaapi"
 	"log/slog"
 	"net/http"
 	"os"
@@ -237,7 +238,7 @@ func New(d Deps) (*Server, error) {
 	e.NoRoute(s.fallback)
 	s.engine = e
 	routes := append(s.routeTable(), s.adminRoutes()...)
-	routes = append(routes, s.configRoutes()...)
+	routes = append(routes, schemaapi.Routes(s.now)...)
 	routes = append(routes, s.signupRoutes()...)
 	routes = append(routes, s.oauthRoutes()...)
 	routes = append(routes, s.pluginAdminRoutes()...)

@@ -1,6 +1,8 @@
-package server
+package schemaapi
 
 import (
+	"github.com/strata-archaeo/strata/core/api"
+	"github.com/strata-archaeo/strata/core/errs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,7 +16,7 @@ import (
 // enforced says whether relations can be constraints on this app's
 // engine: PostgreSQL yes; SQLite records them in the catalog only, since
 // it cannot add a constraint to an existing table without a rebuild.
-func enforced(c *gin.Context) bool { return appOf(c).DB.Engine == store.Postgres }
+func enforced(c *gin.Context) bool { return api.AppOf(c).DB.Engine == store.Postgres }
 
 // notEnforcedMessage explains a relation the database does not enforce.
 var notEnforcedMessage = map[string]string{
@@ -27,13 +29,13 @@ var notEnforcedMessage = map[string]string{
 }
 
 // GET /config/relations — {code, data, relations (the same list), enforced}
-func (s *Server) handleConfigListRelations(c *gin.Context) {
-	rels, err := schema.ListAllRelations(c.Request.Context(), appOf(c).DB)
+func (h handlers) listRelations(c *gin.Context) {
+	rels, err := schema.ListAllRelations(c.Request.Context(), api.AppOf(c).DB)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "relations", "data": rels, "relations": rels, "enforced": enforced(c)})
+	api.Success(c, http.StatusOK, gin.H{"code": "relations", "data": rels, "relations": rels, "enforced": enforced(c)})
 }
 
 // relationSaved answers a created or updated relation.
@@ -42,74 +44,76 @@ func relationSaved(c *gin.Context, r *schema.Relation) {
 	if m := notEnforcedMessage[r.NotEnforced]; m != "" {
 		out["message"] = "relation saved; " + m
 	}
-	success(c, http.StatusOK, out)
+	api.Success(c, http.StatusOK, out)
 }
 
 // POST /config/relations — {from_tb, from_col, to_tb, to_col, on_delete?, on_update?}
-func (s *Server) handleConfigAddRelation(c *gin.Context) {
+func (h handlers) addRelation(c *gin.Context) {
 	var in schema.RelationInput
-	if err := bindJSON(c, &in); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &in); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	r, err := schema.AddRelation(c.Request.Context(), appOf(c).DB, in, s.now().UTC())
+	r, err := schema.AddRelation(c.Request.Context(), api.AppOf(c).DB, in, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	relationSaved(c, r)
 }
+
+var errBadRelationID = errs.New(errs.Invalid, "invalid_id", "the id in the path must be a non-zero integer")
 
 // relationIDParam reads a relation id: a recorded relation's (positive) or
 // the one a lookup field implies (negative).
 func relationIDParam(c *gin.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id == 0 {
-		return 0, errBadAdminID.With("id", c.Param("id"))
+		return 0, errBadRelationID.With("id", c.Param("id"))
 	}
 	return id, nil
 }
 
 // PUT /config/relations/{id} — the keys sent change.
-func (s *Server) handleConfigUpdateRelation(c *gin.Context) {
+func (h handlers) updateRelation(c *gin.Context) {
 	id, err := relationIDParam(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	var in schema.RelationInput
-	if err := bindJSON(c, &in); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &in); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	r, err := schema.UpdateRelation(c.Request.Context(), appOf(c).DB, id, in, s.now().UTC())
+	r, err := schema.UpdateRelation(c.Request.Context(), api.AppOf(c).DB, id, in, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	relationSaved(c, r)
 }
 
 // DELETE /config/relations/{id}
-func (s *Server) handleConfigDeleteRelation(c *gin.Context) {
+func (h handlers) deleteRelation(c *gin.Context) {
 	id, err := relationIDParam(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	if err := schema.DeleteRelation(c.Request.Context(), appOf(c).DB, id); err != nil {
-		s.fail(c, err)
+	if err := schema.DeleteRelation(c.Request.Context(), api.AppOf(c).DB, id); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "relation_deleted", "id": id})
+	api.Success(c, http.StatusOK, gin.H{"code": "relation_deleted", "id": id})
 }
 
 // POST /config/apply-constraints — adds the missing constraints of the
 // recorded relations where the engine and the data allow.
-func (s *Server) handleConfigApplyConstraints(c *gin.Context) {
-	rep, err := schema.ApplyConstraints(c.Request.Context(), appOf(c).DB)
+func (h handlers) applyConstraints(c *gin.Context) {
+	rep, err := schema.ApplyConstraints(c.Request.Context(), api.AppOf(c).DB)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	status, msg := "success", "every relation the database can enforce is a constraint"
@@ -126,13 +130,13 @@ func (s *Server) handleConfigApplyConstraints(c *gin.Context) {
 
 // GET /config/table/{tb}/indexes — user-defined indexes (not the ones
 // unique and lookup fields imply).
-func (s *Server) handleConfigListIndexes(c *gin.Context) {
-	list, err := schema.ListIndexes(c.Request.Context(), appOf(c).DB, c.Param("tb"))
+func (h handlers) listIndexes(c *gin.Context) {
+	list, err := schema.ListIndexes(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"))
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"indexes": list, "data": indexEntries(list)})
+	api.Success(c, http.StatusOK, gin.H{"indexes": list, "data": indexEntries(list)})
 }
 
 // indexEntries are indexes as BraDypUS's clients read them (tb,
@@ -149,29 +153,29 @@ func indexEntries(list []*schema.Index) []gin.H {
 // POST /config/table/{tb}/indexes — {name, columns:[...], unique?}. The
 // name is required over HTTP, as BraDypUS's API and clients have it; the
 // ids-based name schema.CreateIndex makes is for the server's own callers.
-func (s *Server) handleConfigCreateIndex(c *gin.Context) {
+func (h handlers) createIndex(c *gin.Context) {
 	var in schema.IndexInput
-	if err := bindJSON(c, &in); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &in); err != nil {
+		api.Fail(c, err)
 		return
 	}
 	if strings.TrimSpace(in.Name) == "" {
-		s.fail(c, schema.ErrParameterMissing.With("parameter", "name"))
+		api.Fail(c, schema.ErrParameterMissing.With("parameter", "name"))
 		return
 	}
-	ix, err := schema.CreateIndex(c.Request.Context(), appOf(c).DB, c.Param("tb"), in, s.now().UTC())
+	ix, err := schema.CreateIndex(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), in, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "index_saved", "id": ix.ID, "index": ix})
+	api.Success(c, http.StatusOK, gin.H{"code": "index_saved", "id": ix.ID, "index": ix})
 }
 
 // DELETE /config/table/{tb}/indexes/{name}
-func (s *Server) handleConfigDeleteIndex(c *gin.Context) {
-	if err := schema.DeleteIndex(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("name")); err != nil {
-		s.fail(c, err)
+func (h handlers) deleteIndex(c *gin.Context) {
+	if err := schema.DeleteIndex(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), c.Param("name")); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "index_deleted", "name": c.Param("name")})
+	api.Success(c, http.StatusOK, gin.H{"code": "index_deleted", "name": c.Param("name")})
 }

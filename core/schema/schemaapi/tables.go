@@ -1,6 +1,7 @@
-package server
+package schemaapi
 
 import (
+	"github.com/strata-archaeo/strata/core/api"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -98,7 +99,7 @@ func fieldLabels(t *schema.Table) map[string]string {
 
 // configTable loads the catalog and the table named by :tb.
 func configTable(c *gin.Context) (*schema.Catalog, *schema.Table, error) {
-	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
+	cat, err := schema.Load(c.Request.Context(), api.AppOf(c).DB)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +112,7 @@ func configTable(c *gin.Context) (*schema.Catalog, *schema.Table, error) {
 
 // reloadView reads the catalog again after a change, for the answer.
 func reloadView(c *gin.Context, name string) tableView {
-	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
+	cat, err := schema.Load(c.Request.Context(), api.AppOf(c).DB)
 	if err != nil {
 		return tableView{Name: name}
 	}
@@ -119,7 +120,7 @@ func reloadView(c *gin.Context, name string) tableView {
 	if t == nil {
 		return tableView{Name: name}
 	}
-	rels, _ := schema.ListAllRelations(c.Request.Context(), appOf(c).DB)
+	rels, _ := schema.ListAllRelations(c.Request.Context(), api.AppOf(c).DB)
 	return viewTable(cat, rels, t)
 }
 
@@ -134,7 +135,7 @@ func sortBody(c *gin.Context) ([]string, error) {
 	var body struct {
 		Sort *[]string `json:"sort"`
 	}
-	if err := bindJSON(c, &body); err != nil {
+	if err := api.Bind(c, &body); err != nil {
 		return nil, err
 	}
 	if body.Sort == nil {
@@ -144,54 +145,54 @@ func sortBody(c *gin.Context) ([]string, error) {
 }
 
 // GET /config/tables
-func (s *Server) handleConfigListTables(c *gin.Context) {
-	cat, err := schema.Load(c.Request.Context(), appOf(c).DB)
+func (h handlers) listTables(c *gin.Context) {
+	cat, err := schema.Load(c.Request.Context(), api.AppOf(c).DB)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	out := make([]tableSummary, len(cat.Tables))
 	for i, t := range cat.Tables {
 		out[i] = tableSummary{Name: t.Name, Label: t.Label, IsPlugin: t.IsPlugin, PluginOf: pluginOf(t)}
 	}
-	success(c, http.StatusOK, gin.H{"tables": out})
+	api.Success(c, http.StatusOK, gin.H{"tables": out})
 }
 
 // POST /config/tables — {name, label, is_plugin?, plugin_of?}
-func (s *Server) handleConfigCreateTable(c *gin.Context) {
+func (h handlers) createTable(c *gin.Context) {
 	var def schema.TableDef
-	if err := bindJSON(c, &def); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &def); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	t, err := schema.CreateTable(c.Request.Context(), appOf(c).DB, def, s.now().UTC())
+	t, err := schema.CreateTable(c.Request.Context(), api.AppOf(c).DB, def, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	// "tb" is the created table's name as BraDypUS answers it.
-	success(c, http.StatusOK, gin.H{"code": "table_created", "tb": t.Name, "table": reloadView(c, t.Name)})
+	api.Success(c, http.StatusOK, gin.H{"code": "table_created", "tb": t.Name, "table": reloadView(c, t.Name)})
 }
 
 // POST /config/tables/sort — {sort:[every table name, in order]}
-func (s *Server) handleConfigSortTables(c *gin.Context) {
+func (h handlers) sortTables(c *gin.Context) {
 	names, err := sortBody(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	if err := schema.SortTables(c.Request.Context(), appOf(c).DB, names, s.now().UTC()); err != nil {
-		s.fail(c, err)
+	if err := schema.SortTables(c.Request.Context(), api.AppOf(c).DB, names, h.now().UTC()); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "tables_sorted"})
+	api.Success(c, http.StatusOK, gin.H{"code": "tables_sorted"})
 }
 
 // GET /config/table/{tb} — the table's configuration and its fields.
-func (s *Server) handleConfigGetTable(c *gin.Context) {
+func (h handlers) getTable(c *gin.Context) {
 	cat, t, err := configTable(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	chrono := []string{}
@@ -200,66 +201,66 @@ func (s *Server) handleConfigGetTable(c *gin.Context) {
 			chrono = append(chrono, o.Name)
 		}
 	}
-	rels, err := schema.ListAllRelations(c.Request.Context(), appOf(c).DB)
+	rels, err := schema.ListAllRelations(c.Request.Context(), api.AppOf(c).DB)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"table": viewTable(cat, rels, t), "fields": viewFields(t.Fields),
+	api.Success(c, http.StatusOK, gin.H{"table": viewTable(cat, rels, t), "fields": viewFields(t.Fields),
 		"field_labels": fieldLabels(t), "chronology_tables": chrono, "fuzzy_date_tables": chrono})
 }
 
 // PUT /config/table/{tb} — the settings sent change, the others stay.
-func (s *Server) handleConfigPutTable(c *gin.Context) {
+func (h handlers) putTable(c *gin.Context) {
 	var in schema.TableConfig
-	if err := bindJSON(c, &in); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &in); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	t, err := schema.PutTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), in, s.now().UTC())
+	t, err := schema.PutTable(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), in, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "table_saved", "table": reloadView(c, t.Name)})
+	api.Success(c, http.StatusOK, gin.H{"code": "table_saved", "table": reloadView(c, t.Name)})
 }
 
 // DELETE /config/table/{tb}[?cascade=1]
-func (s *Server) handleConfigDeleteTable(c *gin.Context) {
-	del, err := schema.DeleteTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), cascadeParam(c), s.now().UTC())
+func (h handlers) deleteTable(c *gin.Context) {
+	del, err := schema.DeleteTable(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), cascadeParam(c), h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_cfg_tb_delete", "dropped": del.Dropped, "removed": del.Removed})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_cfg_tb_delete", "dropped": del.Dropped, "removed": del.Removed})
 }
 
 // PATCH /config/table/{tb} — {new_name}: rename.
-func (s *Server) handleConfigRenameTable(c *gin.Context) {
+func (h handlers) renameTable(c *gin.Context) {
 	var body struct {
 		NewName string `json:"new_name"`
 	}
-	if err := bindJSON(c, &body); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &body); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	renamed, err := schema.RenameTable(c.Request.Context(), appOf(c).DB, c.Param("tb"), body.NewName, s.now().UTC())
+	renamed, err := schema.RenameTable(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), body.NewName, h.now().UTC())
 	if err != nil {
-		s.fail(c, renameConflict(err, "error_renaming_table"))
+		api.Fail(c, renameConflict(err, "error_renaming_table"))
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_renaming_table", "name": renamed[0].To, "renamed": renamed})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_renaming_table", "name": renamed[0].To, "renamed": renamed})
 }
 
 // GET /config/table/{tb}/validation — differences between the catalog and
 // the physical table (an empty list when they agree).
-func (s *Server) handleConfigValidateTable(c *gin.Context) {
-	diffs, err := schema.ValidateTable(c.Request.Context(), appOf(c).DB, c.Param("tb"))
+func (h handlers) validateTable(c *gin.Context) {
+	diffs, err := schema.ValidateTable(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"))
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"table": c.Param("tb"), "consistent": len(diffs) == 0, "differences": diffs})
+	api.Success(c, http.StatusOK, gin.H{"table": c.Param("tb"), "consistent": len(diffs) == 0, "differences": diffs})
 }
 
 // renameConflict answers a rename onto a taken name with BraDypUS's code for

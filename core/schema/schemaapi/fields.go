@@ -1,6 +1,7 @@
-package server
+package schemaapi
 
 import (
+	"github.com/strata-archaeo/strata/core/api"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -80,105 +81,105 @@ func viewFields(fields []*schema.Field) []fieldView {
 }
 
 // GET /config/table/{tb}/fields
-func (s *Server) handleConfigListFields(c *gin.Context) {
+func (h handlers) listFields(c *gin.Context) {
 	_, t, err := configTable(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	// "fields" maps names to labels, as BraDypUS clients read it; "data"
 	// has every field's configuration, in order.
-	success(c, http.StatusOK, gin.H{"fields": fieldLabels(t), "data": viewFields(t.Fields)})
+	api.Success(c, http.StatusOK, gin.H{"fields": fieldLabels(t), "data": viewFields(t.Fields)})
 }
 
 // POST /config/table/{tb}/field — body: schema.FieldDef.
-func (s *Server) handleConfigAddField(c *gin.Context) {
+func (h handlers) addField(c *gin.Context) {
 	var def schema.FieldDef
-	if err := bindJSON(c, &def); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &def); err != nil {
+		api.Fail(c, err)
 		return
 	}
 	def.CheckWidget = true
-	f, err := schema.AddField(c.Request.Context(), appOf(c).DB, c.Param("tb"), def, s.now().UTC())
+	f, err := schema.AddField(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), def, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "field_created", "fld": f.Name, "field": viewField(f)})
+	api.Success(c, http.StatusOK, gin.H{"code": "field_created", "fld": f.Name, "field": viewField(f)})
 }
 
 // PUT /config/table/{tb}/field/{fld} — the settings sent change.
-func (s *Server) handleConfigPutField(c *gin.Context) {
+func (h handlers) putField(c *gin.Context) {
 	var in schema.FieldUpdate
-	if err := bindJSON(c, &in); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &in); err != nil {
+		api.Fail(c, err)
 		return
 	}
 	in.CheckWidget = true
-	f, err := schema.PutField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), in, s.now().UTC())
+	f, err := schema.PutField(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), c.Param("fld"), in, h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "field_saved", "field": viewField(f)})
+	api.Success(c, http.StatusOK, gin.H{"code": "field_saved", "field": viewField(f)})
 }
 
 // DELETE /config/table/{tb}/field/{fld}[?cascade=1]
-func (s *Server) handleConfigDeleteField(c *gin.Context) {
-	removed, err := schema.DeleteField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), cascadeParam(c), s.now().UTC())
+func (h handlers) deleteField(c *gin.Context) {
+	removed, err := schema.DeleteField(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), c.Param("fld"), cascadeParam(c), h.now().UTC())
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_cfg_column_delete", "removed": removed})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_cfg_column_delete", "removed": removed})
 }
 
 // PATCH /config/table/{tb}/field/{fld} — {new_name}: rename.
-func (s *Server) handleConfigRenameField(c *gin.Context) {
+func (h handlers) renameField(c *gin.Context) {
 	var body struct {
 		NewName string `json:"new_name"`
 	}
-	if err := bindJSON(c, &body); err != nil {
-		s.fail(c, err)
+	if err := api.Bind(c, &body); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	f, err := schema.RenameField(c.Request.Context(), appOf(c).DB, c.Param("tb"), c.Param("fld"), body.NewName, s.now().UTC())
+	f, err := schema.RenameField(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), c.Param("fld"), body.NewName, h.now().UTC())
 	if err != nil {
-		s.fail(c, renameConflict(err, "error_renaming_column"))
+		api.Fail(c, renameConflict(err, "error_renaming_column"))
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "ok_renaming_column", "field": viewField(f)})
+	api.Success(c, http.StatusOK, gin.H{"code": "ok_renaming_column", "field": viewField(f)})
 }
 
 // POST /config/table/{tb}/fields/sort — {sort:[every field name, in order]}
-func (s *Server) handleConfigSortFields(c *gin.Context) {
+func (h handlers) sortFields(c *gin.Context) {
 	names, err := sortBody(c)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	if err := schema.SortFields(c.Request.Context(), appOf(c).DB, c.Param("tb"), names, s.now().UTC()); err != nil {
-		s.fail(c, err)
+	if err := schema.SortFields(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), names, h.now().UTC()); err != nil {
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"code": "fields_sorted"})
+	api.Success(c, http.StatusOK, gin.H{"code": "fields_sorted"})
 }
 
 // GET /config/field-structure — the settings a field definition takes,
 // for editors built from it (BraDypUS's fld_structure): {structure:{key:
 // {type, values?, help, required, readonly?, pattern?}}} in editor order.
-func (s *Server) handleConfigFieldStructure(c *gin.Context) {
+func (h handlers) fieldStructure(c *gin.Context) {
 	ctx := c.Request.Context()
-	db := appOf(c).DB
+	db := api.AppOf(c).DB
 	cat, err := schema.Load(ctx, db)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
 	st, err := schema.FieldStructure(ctx, db, cat)
 	if err != nil {
-		s.fail(c, err)
+		api.Fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"structure": st})
+	api.Success(c, http.StatusOK, gin.H{"structure": st})
 }
