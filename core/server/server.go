@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/strata-archaeo/strata/core/pluginhost/pluginapi"
 	"github.com/strata-archaeo/strata/core/schema/schemaapi"
 	"log/slog"
 	"net/http"
@@ -241,10 +242,11 @@ func New(d Deps) (*Server, error) {
 	routes = append(routes, schemaapi.Routes(s.now)...)
 	routes = append(routes, s.signupRoutes()...)
 	routes = append(routes, s.oauthRoutes()...)
-	routes = append(routes, s.pluginAdminRoutes()...)
+	pluginDeps := pluginapi.Deps{Plugins: s.plugins, Catalogs: s.catalogs, Jobs: s.jobs, Now: s.now}
+	routes = append(routes, pluginapi.AdminRoutes(pluginDeps)...)
 	routes = append(routes, d.ExtraRoutes...)
 	// Plugin routes come last, once checked against everything above.
-	for _, r := range append(routes, s.mountablePluginRoutes(routes)...) {
+	for _, r := range append(routes, pluginapi.Mountable(pluginDeps, routes)...) {
 		s.handle(r)
 	}
 	return s, nil
