@@ -33,6 +33,9 @@ type Host interface {
 	Log(ctx context.Context, level LogLevel, message string, fields map[string]string) error
 	// Catalog describes an application's tables and how they link.
 	Catalog(ctx context.Context, app string) (*Catalog, error)
+	// AddGeodata adds a geometry to a record's geodata as in.Actor (see
+	// GeodataInput) and returns the new feature's id.
+	AddGeodata(ctx context.Context, in GeodataInput) (int64, error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.

@@ -38,6 +38,7 @@ type FakeHost struct {
 	queries  []Query
 	manifest *pluginsdk.Manifest
 	catalogs map[string]pluginsdk.Catalog
+	geodata  []Geodata // AddGeodata calls (fakegeodata.go)
 }
 
 type systemTable struct {

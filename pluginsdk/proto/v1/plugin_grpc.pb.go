@@ -391,6 +391,7 @@ const (
 	Host_AppSettings_FullMethodName     = "/strata.plugin.v1.Host/AppSettings"
 	Host_Log_FullMethodName             = "/strata.plugin.v1.Host/Log"
 	Host_Catalog_FullMethodName         = "/strata.plugin.v1.Host/Catalog"
+	Host_AddGeodata_FullMethodName      = "/strata.plugin.v1.Host/AddGeodata"
 )
 
 // HostClient is the client API for Host service.
@@ -416,6 +417,10 @@ type HostClient interface {
 	// child tables, active features, relations and table settings (added in
 	// protocol 1 before any release; JSON shape: pluginsdk.Catalog).
 	Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error)
+	// AddGeodata adds a geometry (GeoJSON) to a record's geodata, as the
+	// actor (required), who must be able to edit the record; the table must
+	// keep geodata. The record gets a version, as with POST /geoface/feature.
+	AddGeodata(ctx context.Context, in *AddGeodataRequest, opts ...grpc.CallOption) (*AddGeodataResponse, error)
 }
 
 type hostClient struct {
@@ -486,6 +491,16 @@ func (c *hostClient) Catalog(ctx context.Context, in *CatalogRequest, opts ...gr
 	return out, nil
 }
 
+func (c *hostClient) AddGeodata(ctx context.Context, in *AddGeodataRequest, opts ...grpc.CallOption) (*AddGeodataResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddGeodataResponse)
+	err := c.cc.Invoke(ctx, Host_AddGeodata_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -509,6 +524,10 @@ type HostServer interface {
 	// child tables, active features, relations and table settings (added in
 	// protocol 1 before any release; JSON shape: pluginsdk.Catalog).
 	Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error)
+	// AddGeodata adds a geometry (GeoJSON) to a record's geodata, as the
+	// actor (required), who must be able to edit the record; the table must
+	// keep geodata. The record gets a version, as with POST /geoface/feature.
+	AddGeodata(context.Context, *AddGeodataRequest) (*AddGeodataResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -536,6 +555,9 @@ func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, 
 }
 func (UnimplementedHostServer) Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Catalog not implemented")
+}
+func (UnimplementedHostServer) AddGeodata(context.Context, *AddGeodataRequest) (*AddGeodataResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddGeodata not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -666,6 +688,24 @@ func _Host_Catalog_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_AddGeodata_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddGeodataRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).AddGeodata(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_AddGeodata_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).AddGeodata(ctx, req.(*AddGeodataRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -696,6 +736,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Catalog",
 			Handler:    _Host_Catalog_Handler,
+		},
+		{
+			MethodName: "AddGeodata",
+			Handler:    _Host_AddGeodata_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
