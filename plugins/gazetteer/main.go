@@ -56,6 +56,7 @@ type plugin struct {
 	ttl    time.Duration
 	max    int
 	cache  *cache
+	host   pluginsdk.Host
 }
 
 func newPlugin(getenv func(string) string) *plugin {
@@ -75,13 +76,18 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		Routes: []pluginsdk.Route{
 			{Method: "GET", Path: "/gazetteer/search", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.searchRoute), Timeout: time.Minute},
 			{Method: "GET", Path: "/gazetteer/place/:id", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.placeRoute)},
+			{Method: "POST", Path: "/gazetteer/geodata", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.geodataRoute), BodyLimit: 4096},
 		},
+		Features: []pluginsdk.Feature{placeFeature()},
 	}
 }
 
 // Configure reads the instance settings; a bad one keeps the plugin from
 // loading, with the reason in the server's log.
-func (p *plugin) Configure(_ context.Context, _ pluginsdk.Host, raw json.RawMessage) error {
+func (p *plugin) Configure(_ context.Context, host pluginsdk.Host, raw json.RawMessage) error {
+	p.mu.Lock()
+	p.host = host
+	p.mu.Unlock()
 	var s settings
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -147,25 +153,13 @@ func (p *plugin) placeRoute(w http.ResponseWriter, r *http.Request) {
 		pluginsdk.WriteError(w, http.StatusBadRequest, "invalid_place_id", "a Pleiades place id is digits, e.g. 423025")
 		return
 	}
-	client, ttl, _ := p.current()
-	key := client.Base + " place " + id
-	if v, fresh, ok := p.cache.get(key, ttl); ok && fresh {
-		answer(w, "place", v, true, false)
-		return
-	}
-	pl, err := client.Place(r.Context(), id)
+	pl, cached, stale, err := p.lookup(r.Context(), id)
 	switch {
 	case err == nil:
-		p.cache.put(key, pl)
-		answer(w, "place", pl, false, false)
+		answer(w, "place", pl, cached, stale)
 	case errors.Is(err, pleiades.ErrNotFound):
 		pluginsdk.WriteError(w, http.StatusNotFound, "place_not_found", "no place "+id+" in the gazetteer")
 	default:
-		fmt.Fprintf(os.Stderr, "gazetteer: place %s: %v\n", id, err)
-		if v, _, ok := p.cache.get(key, ttl); ok {
-			answer(w, "place", v, true, true)
-			return
-		}
 		providerDown(w)
 	}
 }
