@@ -203,7 +203,7 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 
 // sysCall is the body of POST /testplug/sys: one Host call.
 type sysCall struct {
-	Op      string           `json:"op"` // write, read, query, settings, log
+	Op      string           `json:"op"` // write, read, query, settings, log, geodata
 	App     string           `json:"app"`
 	Table   string           `json:"table"`
 	Rows    []map[string]any `json:"rows"`
@@ -212,6 +212,8 @@ type sysCall struct {
 	Limit   int32            `json:"limit"`
 	Offset  int32            `json:"offset"`
 	AsActor bool             `json:"as_actor"`
+	Record  int64            `json:"record"`   // geodata: the record
+	Geom    json.RawMessage  `json:"geometry"` // geodata: GeoJSON
 }
 
 func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.HTTPResponse, error) {
@@ -258,6 +260,16 @@ func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.
 			return fail(err)
 		}
 		return jsonResponse(200, map[string]any{"status": "success", "settings": resp.GetSettings()}), nil
+	case "geodata":
+		var actor *pluginv1.Actor
+		if call.AsActor {
+			actor = req.GetActor()
+		}
+		resp, err := h.AddGeodata(ctx, &pluginv1.AddGeodataRequest{App: call.App, Table: call.Table, RecordId: call.Record, Geometry: call.Geom, Actor: actor})
+		if err != nil {
+			return fail(err)
+		}
+		return jsonResponse(200, map[string]any{"status": "success", "id": resp.GetId()}), nil
 	case "log":
 		if _, err := h.Log(ctx, &pluginv1.LogRequest{Level: "warn", Message: "hello from testplug", Fields: map[string]string{"k": "v"}}); err != nil {
 			return fail(err)
