@@ -249,13 +249,9 @@ func recordID(v any) (int64, bool) {
 	return n, true
 }
 
-// hostFailed answers a failed Host call, keeping the server's own code
-// for a bad request (geodata_not_enabled, an invalid geometry).
+// hostFailed answers a failed Host call with the server's own code
+// (geodata_not_enabled, record_not_found, …), logging the unexpected.
 func hostFailed(w http.ResponseWriter, err error) {
-	if e, ok := pluginsdk.ErrorFromStatus(err); ok {
-		pluginsdk.WriteError(w, http.StatusBadRequest, e.Code, e.Message)
-		return
-	}
 	if unexpected := pluginsdk.WriteHostError(w, err); unexpected != nil {
 		fmt.Fprintf(os.Stderr, "gazetteer: host: %v\n", unexpected)
 	}

@@ -134,7 +134,7 @@ func TestGeodataRoute(t *testing.T) {
 		{`[`, plugintest.Writer, 400, "invalid_json"},
 		{`{"tb":"sites","id":1,"place":"Roma"}`, plugintest.Writer, 400, "invalid_place_id"},
 		{`{"tb":"sites","id":1,"place":"424242"}`, plugintest.Writer, 404, "place_not_found"},
-		{`{"tb":"finds","id":8,"place":"423025"}`, plugintest.Writer, 404, "not_found"}, // the host has no record 8
+		{`{"tb":"finds","id":8,"place":"423025"}`, plugintest.Writer, 404, "record_not_found"}, // the host has no record 8
 		{`{"tb":"sites","id":1}`, plugintest.Reader, 403, ""},
 	} {
 		status, m := post(tc.body, tc.actor)

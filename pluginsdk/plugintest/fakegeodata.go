@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -35,11 +36,11 @@ func (h *FakeHost) Geodata() []Geodata {
 // coordinates. Rights and the table's geodata flag are not checked.
 func (h *FakeHost) AddGeodata(_ context.Context, req *pluginv1.AddGeodataRequest) (*pluginv1.AddGeodataResponse, error) {
 	if a := req.GetActor(); a == nil || (a.GetUserId() == 0 && a.GetApiKeyId() == 0) {
-		return nil, status.Error(codes.InvalidArgument, "actor_required: a geodata write is made as a user or API key")
+		return nil, hostErr(codes.InvalidArgument, "actor_required", "a geodata write is made as a user or API key")
 	}
 	var g map[string]any
 	if err := json.Unmarshal(req.GetGeometry(), &g); err != nil || g["type"] == nil || g["coordinates"] == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid_geometry: not a GeoJSON geometry: %s", req.GetGeometry())
+		return nil, hostErr(codes.InvalidArgument, "invalid_geometry", fmt.Sprintf("not a GeoJSON geometry: %s", req.GetGeometry()))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -51,10 +52,20 @@ func (h *FakeHost) AddGeodata(_ context.Context, req *pluginv1.AddGeodataRequest
 		}
 	}
 	if !found {
-		return nil, status.Errorf(codes.NotFound, "record_not_found: no record %d in %s", req.GetRecordId(), req.GetTable())
+		return nil, hostErr(codes.NotFound, "record_not_found", fmt.Sprintf("no record %d in %s", req.GetRecordId(), req.GetTable()))
 	}
 	id := int64(len(h.geodata) + 1)
 	h.geodata = append(h.geodata, Geodata{ID: id, App: req.GetApp(), Table: req.GetTable(), RecordID: req.GetRecordId(),
 		Geometry: g, Actor: actorFromProto(req.GetActor())})
 	return &pluginv1.AddGeodataResponse{Id: id}, nil
+}
+
+// hostErr is an error as the server's Host sends it: its code as an
+// ErrorInfo reason in pluginsdk's domain (pluginsdk.WriteHostError keeps it).
+func hostErr(c codes.Code, reason, msg string) error {
+	st := status.New(c, reason+": "+msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: pluginsdk.ErrorDomain}); err == nil {
+		st = d
+	}
+	return st.Err()
 }

@@ -124,7 +124,7 @@ func TestRealPluginGazetteerPlaces(t *testing.T) {
 		if code, c, m := f.code("POST", "/gazetteer/geodata", `{"tb":"finds","id":1,"place":"423025"}`, f.writer); code != 400 || c != "geodata_not_enabled" {
 			t.Fatalf("a table without geodata: %d %v", code, m)
 		}
-		if code, _, m := f.code("POST", "/gazetteer/geodata", `{"tb":"sites","id":999,"place":"423025"}`, f.writer); code != 404 {
+		if code, c, m := f.code("POST", "/gazetteer/geodata", `{"tb":"sites","id":999,"place":"423025"}`, f.writer); code != 404 || c != "record_not_found" {
 			t.Fatalf("no such record: %d %v", code, m)
 		}
 		// Provider down: the cached place still serves, a new one is 502
