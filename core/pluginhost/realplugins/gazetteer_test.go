@@ -2,8 +2,10 @@ package realplugins_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/store"
@@ -136,6 +138,48 @@ func TestRealPluginGazetteerPlaces(t *testing.T) {
 		}
 		if n := len(f.json("GET", "/geoface?tb=sites", "", f.reader, 200)["geojson"].(map[string]any)["features"].([]any)); n != 2 {
 			t.Fatalf("%d features, want 2", n)
+		}
+	})
+}
+
+// TestRealPluginGazetteerStale: with the provider down, answers whose TTL
+// has run out (cache_ttl_seconds from <plugin dir>/gazetteer.json) are
+// still served, marked stale, for a place and a search; what was never
+// cached is 502 gazetteer_unavailable; once the provider is back the
+// answers are fresh again.
+func TestRealPluginGazetteerStale(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		fake := pleiadestest.New(t)
+		f := newFixture(t, e, func(o *pluginhost.Options) {
+			link(t, filepath.Join(binDir, "gazetteer"), filepath.Join(o.Dir, "gazetteer"))
+			if err := os.WriteFile(filepath.Join(o.Dir, "gazetteer.json"), []byte(`{"cache_ttl_seconds":1}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			o.Env = append(o.Env, "GAZETTEER_PLEIADES_URL="+fake.URL)
+		})
+		if m := f.json("GET", "/gazetteer/place/579885", "", f.writer, 200); m["cached"] != false {
+			t.Fatalf("first read: %v", m)
+		}
+		f.json("GET", "/gazetteer/search?q=roma", "", f.writer, 200)
+		time.Sleep(1100 * time.Millisecond) // past the TTL
+		fake.SetDown(true)
+		n := fake.Requests()
+		for _, url := range []string{"/gazetteer/place/579885", "/gazetteer/search?q=Roma"} {
+			if m := f.json("GET", url, "", f.writer, 200); m["cached"] != true || m["stale"] != true {
+				t.Fatalf("%s, expired, provider down: %v", url, m)
+			}
+		}
+		if fake.Requests() == n {
+			t.Fatal("expired answers were served without asking the provider")
+		}
+		if code, c, m := f.code("GET", "/gazetteer/search?q=athenae", "", f.writer); code != 502 || c != "gazetteer_unavailable" {
+			t.Fatalf("never cached, provider down: %d %v", code, m)
+		}
+		fake.SetDown(false)
+		if m := f.json("GET", "/gazetteer/place/579885", "", f.writer, 200); m["cached"] != false || m["stale"] != false ||
+			m["place"].(map[string]any)["title"] != "Athenae" {
+			t.Fatalf("provider back: %v", m)
 		}
 	})
 }
