@@ -7,7 +7,9 @@ import (
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/strata-archaeo/strata/core/errs"
 )
@@ -68,7 +70,7 @@ func (pr *process) health(every, timeout time.Duration) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil {
+		if answered(err) {
 			lastOK = time.Now()
 			continue
 		}
@@ -77,6 +79,18 @@ func (pr *process) health(every, timeout time.Duration) {
 			return
 		}
 	}
+}
+
+// answered reports whether a ping got an answer from the process: any
+// status but a deadline, a broken connection or a cancellation proves it
+// alive (a plugin whose server lacked the health service would answer
+// Unimplemented, quickly: not stuck).
+func answered(err error) bool {
+	switch status.Code(err) {
+	case codes.DeadlineExceeded, codes.Unavailable, codes.Canceled:
+		return false
+	}
+	return true
 }
 
 // forceKill sends SIGKILL to the process. A hung process never answers

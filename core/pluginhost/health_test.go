@@ -2,11 +2,13 @@ package pluginhost_test
 
 import (
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/ops"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -99,6 +101,11 @@ func TestStuckPluginRestarted(t *testing.T) {
 		}
 		if st := f.mgr.PluginStats()[0]; st.RestartsByReason["unresponsive"] != 1 {
 			t.Errorf("stats: %+v", st)
+		}
+		rec := httptest.NewRecorder()
+		ops.NewMetrics(nil, f.mgr).Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if want := `strata_plugin_restarts_by_reason_total{plugin="testplug",reason="unresponsive"} 1`; !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s:\n%s", want, rec.Body.String())
 		}
 		if logs := f.logs.String(); !strings.Contains(logs, "plugin unresponsive") || !strings.Contains(logs, "reason=unresponsive") {
 			t.Errorf("logs: %s", logs)
