@@ -3,7 +3,10 @@
 // first, under /gazetteer/* (BraDypUS's /pleiades/*) for users who may edit
 // records, with normalised answers (id, title, description, a
 // representative GeoJSON point, bbox, time periods, URI), cached per
-// instance so a busy excavation does not hammer the provider.
+// instance so a busy excavation does not hammer the provider. Its feature
+// "gazetteer" stores a place on a record (a gazetteer_place column holding
+// the place's URI), and POST /gazetteer/geodata puts the place's point in
+// the record's geodata (place.go).
 //
 // The provider's base URL is the instance setting pleiades_url
 // (<plugin dir>/gazetteer.json), else GAZETTEER_PLEIADES_URL, else the
