@@ -82,6 +82,7 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 			{Method: "POST", Path: "/gazetteer/geodata", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.geodataRoute), BodyLimit: 4096},
 		},
 		Features: []pluginsdk.Feature{placeFeature()},
+		Sections: []pluginsdk.Section{{Name: sectionPlace, Feature: featureName}},
 	}
 }
 

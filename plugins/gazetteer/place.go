@@ -257,6 +257,53 @@ func hostFailed(w http.ResponseWriter, err error) {
 	}
 }
 
+// sectionPlace is the record section that shows a record's place.
+const sectionPlace = "gazetteer_place"
+
+// sectionLookup bounds the provider lookups of one section call, inside
+// the server's deadline for sections (5 s).
+const sectionLookup = 2 * time.Second
+
+// EnrichRecords fills the gazetteer_place section of full records: the
+// place stored on each record, {uri, id, title, point, stale}, title and
+// point from the cache or the provider when it answers in time (else
+// null), so that a client can offer the point to the record's geodata
+// (POST /gazetteer/geodata). A record without a place gets null.
+func (p *plugin) EnrichRecords(ctx context.Context, call pluginsdk.EnrichCall) (map[int64]any, error) {
+	ids := make([]any, len(call.IDs))
+	for i, id := range call.IDs {
+		ids[i] = id
+	}
+	rows, _, err := p.hostOf().QueryRecords(ctx, pluginsdk.QueryRecordsInput{App: call.Actor.App, Table: call.Table,
+		Filter: map[string]any{"id": map[string]any{"_in": ids}}, Columns: []string{"id", colPlace}, Limit: len(ids), Actor: &call.Actor})
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, sectionLookup)
+	defer cancel()
+	out := make(map[int64]any, len(rows))
+	for _, r := range rows {
+		id, ok := recordID(r["id"])
+		if !ok {
+			continue
+		}
+		uri, _ := r[colPlace].(string)
+		if strings.TrimSpace(uri) == "" {
+			out[id] = nil
+			continue
+		}
+		sec := map[string]any{"uri": uri, "id": nil, "title": nil, "point": nil, "stale": false}
+		if pid, ok := p.parseRef(uri); ok {
+			sec["id"] = pid
+			if pl, _, stale, err := p.lookup(lctx, pid); err == nil {
+				sec["title"], sec["point"], sec["stale"] = pl.Title, pl.Point, stale
+			}
+		}
+		out[id] = sec
+	}
+	return out, nil
+}
+
 // hostOf is the Host that Configure gave.
 func (p *plugin) hostOf() pluginsdk.Host {
 	p.mu.RLock()

@@ -155,3 +155,33 @@ func TestGeodataRoute(t *testing.T) {
 		t.Fatalf("uncached place while down: %d %v", status, m)
 	}
 }
+
+// TestPlaceSection: the full record's gazetteer_place section shows the
+// record's place with its title and point (for the client to offer to the
+// geodata), null without a place; with the provider down and nothing
+// cached the URI and id remain, title and point null.
+func TestPlaceSection(t *testing.T) {
+	h, fake, host := setupHost(t)
+	host.SetRecords("demo", "sites", map[string]any{"id": 1, colPlace: romaURI}, map[string]any{"id": 2, colPlace: nil},
+		map[string]any{"id": 3, colPlace: "https://pleiades.stoa.org/places/579885"})
+	got, err := h.Enrich(pluginsdk.EnrichCall{Section: sectionPlace, Table: "sites", IDs: []int64{1, 2}, Actor: plugintest.Reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	want := `{"1":{"id":"423025","point":{"coordinates":[12.486137,41.891775],"type":"Point"},"stale":false,"title":"Roma","uri":"` + romaURI + `"},"2":null}`
+	if string(b) != want {
+		t.Fatalf("section:\n got %s\nwant %s", b, want)
+	}
+	if q := host.Queries(); len(q) == 0 || q[len(q)-1].Actor == nil || q[len(q)-1].Actor.UserID != plugintest.Reader.UserID {
+		t.Fatalf("the records were not read as the caller: %+v", q)
+	}
+	fake.SetDown(true)
+	got, err = h.Enrich(pluginsdk.EnrichCall{Section: sectionPlace, Table: "sites", IDs: []int64{3}, Actor: plugintest.Reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(got); string(b) != `{"3":{"id":"579885","point":null,"stale":false,"title":null,"uri":"https://pleiades.stoa.org/places/579885"}}` {
+		t.Fatalf("provider down: %s", b)
+	}
+}

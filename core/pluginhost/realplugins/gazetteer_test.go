@@ -94,6 +94,11 @@ func TestRealPluginGazetteerPlaces(t *testing.T) {
 		if got := rec["core"].(map[string]any)["gazetteer_place"].(map[string]any)["val"]; got != roma {
 			t.Fatalf("stored place: %v", got)
 		}
+		// The full record offers the place's point.
+		sec, _ := rec["gazetteer_place"].(map[string]any)
+		if sec["title"] != "Roma" || sec["id"] != "423025" || fmt.Sprint(sec["point"]) != "map[coordinates:[12.486137 41.891775] type:Point]" {
+			t.Fatalf("section: %v", rec["gazetteer_place"])
+		}
 		if code, c, m := f.code("POST", "/record/sites", `{"core":{"name":"Nowhere","gazetteer_place":"Roma"}}`, f.writer); code != 400 || c != "validation_failed" {
 			t.Fatalf("a name for a place: %d %v", code, m)
 		}
