@@ -42,6 +42,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),150000x) ./core/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRouteBodies$$' -fuzztime $(or $(FUZZTIME),3000x) ./core/server/
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(or $(FUZZTIME),30000x) ./core/freesql/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime $(or $(FUZZTIME),20000x) ./plugins/gazetteer/pleiades/
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterJSON$$' -fuzztime $(or $(FUZZTIME),20000x) ./core/assemblage/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),20000x) ./core/imports/
 	$(GO) test -run '^$$' -fuzz '^FuzzPattern$$' -fuzztime $(or $(FUZZTIME),25000x) ./core/imports/

@@ -64,6 +64,12 @@ type Config struct {
 	AppQueueTimeout  time.Duration
 	// RateLimits slow repeated sign-in, reset and API-key attempts.
 	RateLimits RateLimits
+	// PluginPingInterval is how often each plugin process's health is
+	// checked (STRATA_PLUGIN_PING_INTERVAL); one that has answered no
+	// check for PluginPingTimeout (STRATA_PLUGIN_PING_TIMEOUT; 0: no
+	// check) is killed and restarted like a crashed one.
+	PluginPingInterval time.Duration
+	PluginPingTimeout  time.Duration
 	// TrustedProxies lists the reverse proxies (IP addresses or CIDR
 	// prefixes) whose X-Forwarded-For names the client address.
 	TrustedProxies []string
@@ -222,6 +228,8 @@ func Default() Config {
 		AppMaxConcurrent:     DefaultAppMaxConcurrent,
 		AppQueueTimeout:      5 * time.Second,
 		RateLimits:           DefaultRateLimits,
+		PluginPingInterval:   5 * time.Second,
+		PluginPingTimeout:    20 * time.Second,
 	}
 }
 
@@ -296,6 +304,20 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_APP_QUEUE_TIMEOUT: %q is not a duration (e.g. 5s)", v))
 		}
 		c.AppQueueTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("STRATA_PLUGIN_PING_INTERVAL")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errList = append(errList, fmt.Errorf("STRATA_PLUGIN_PING_INTERVAL: %q is not a positive duration (e.g. 5s)", v))
+		}
+		c.PluginPingInterval = d
+	}
+	if v := strings.TrimSpace(getenv("STRATA_PLUGIN_PING_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_PLUGIN_PING_TIMEOUT: %q is not a duration (e.g. 20s; 0 turns the check off)", v))
+		}
+		c.PluginPingTimeout = d
 	}
 	if v := getenv("STRATA_MAX_BATCH_REQUESTS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -133,6 +134,35 @@ func TestS3Settings(t *testing.T) {
 	for _, env := range bad {
 		if _, err := FromEnv(envOf(env)); err == nil {
 			t.Errorf("%v accepted", env)
+		}
+	}
+}
+
+func TestPluginPingSettings(t *testing.T) {
+	if c, _ := FromEnv(envOf(nil)); c.PluginPingInterval != 5*time.Second || c.PluginPingTimeout != 20*time.Second {
+		t.Fatalf("defaults: %s %s", c.PluginPingInterval, c.PluginPingTimeout)
+	}
+	for _, tc := range []struct {
+		env               map[string]string
+		interval, timeout time.Duration
+		bad               string // the variable named in the error, if refused
+	}{
+		{map[string]string{"STRATA_PLUGIN_PING_INTERVAL": "1s", "STRATA_PLUGIN_PING_TIMEOUT": " 3s "}, time.Second, 3 * time.Second, ""},
+		{map[string]string{"STRATA_PLUGIN_PING_TIMEOUT": "0"}, 5 * time.Second, 0, ""},
+		{map[string]string{"STRATA_PLUGIN_PING_INTERVAL": "0"}, 0, 0, "STRATA_PLUGIN_PING_INTERVAL"},
+		{map[string]string{"STRATA_PLUGIN_PING_INTERVAL": "often"}, 0, 0, "STRATA_PLUGIN_PING_INTERVAL"},
+		{map[string]string{"STRATA_PLUGIN_PING_TIMEOUT": "-1s"}, 0, 0, "STRATA_PLUGIN_PING_TIMEOUT"},
+		{map[string]string{"STRATA_PLUGIN_PING_TIMEOUT": "20"}, 0, 0, "STRATA_PLUGIN_PING_TIMEOUT"},
+	} {
+		c, err := FromEnv(envOf(tc.env))
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("%v accepted: %v", tc.env, err)
+			}
+			continue
+		}
+		if err != nil || c.PluginPingInterval != tc.interval || c.PluginPingTimeout != tc.timeout {
+			t.Errorf("%v: %s %s %v", tc.env, c.PluginPingInterval, c.PluginPingTimeout, err)
 		}
 	}
 }

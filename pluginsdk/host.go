@@ -46,6 +46,9 @@ type Host interface {
 	// is JobID of its request. cancelled says the job was cancelled: the
 	// handler should stop soon (its context ends too).
 	JobProgress(ctx context.Context, job string, done, total int64) (cancelled bool, err error)
+	// AddGeodata adds a geometry to a record's geodata as in.Actor (see
+	// GeodataInput) and returns the new feature's id.
+	AddGeodata(ctx context.Context, in GeodataInput) (int64, error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -27,6 +28,10 @@ func TestWriteHostError(t *testing.T) {
 		{status.Error(codes.DeadlineExceeded, "slow"), 504, "timeout", false},
 		{status.Error(codes.Internal, "secret detail"), 502, "host_error", true},
 		{errors.New("plain"), 502, "host_error", true},
+		// The server's own code travels as an ErrorInfo reason: kept.
+		{fmt.Errorf("add geodata: %w", withReason(codes.NotFound, "record_not_found")), 404, "record_not_found", false},
+		{withReason(codes.InvalidArgument, "geodata_not_enabled"), 400, "geodata_not_enabled", false},
+		{withReason(codes.PermissionDenied, "not_your_record"), 403, "not_your_record", false},
 	} {
 		rec := httptest.NewRecorder()
 		got := pluginsdk.WriteHostError(rec, c.err)
@@ -37,4 +42,14 @@ func TestWriteHostError(t *testing.T) {
 			t.Errorf("an unexpected error's detail reached the client: %s", rec.Body.String())
 		}
 	}
+}
+
+// withReason is a Host error as the server sends it: its code as the
+// ErrorInfo reason in pluginsdk's domain.
+func withReason(c codes.Code, reason string) error {
+	st, err := status.New(c, reason+": detail").WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: pluginsdk.ErrorDomain})
+	if err != nil {
+		panic(err)
+	}
+	return st.Err()
 }

@@ -53,7 +53,8 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// with the core routes. A plugin that fails is logged and left out;
 	// Stop kills the processes after the HTTP server has shut down.
 	plugins := pluginhost.New(pluginhost.Options{Dir: cfg.PluginDir, Apps: reg, Logger: log,
-		Env: pluginhost.Environment(e.getenv, cfg.DataDir), RunDir: pluginhost.RunDir(e.getenv, cfg.DataDir)})
+		Env: pluginhost.Environment(e.getenv, cfg.DataDir), RunDir: pluginhost.RunDir(e.getenv, cfg.DataDir),
+		PingInterval: cfg.PluginPingInterval, PingTimeout: pingTimeout(cfg.PluginPingTimeout)})
 	if err := plugins.Start(ctx); err != nil {
 		log.Error("plugins not loaded", "err", err)
 	}
@@ -158,3 +159,12 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 
 // storageFlags binds the flags of the admin commands.
 func storageFlags(c *config.Config, fs *flag.FlagSet) { c.RegisterStorageFlags(fs) }
+
+// pingTimeout is the plugin host's PingTimeout for the configured one:
+// 0 (no health check) is negative there, where 0 takes the default.
+func pingTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}

@@ -27,6 +27,10 @@ type PluginStat struct {
 	// they took in all (rate(seconds)/rate(calls) is the mean latency).
 	Calls, Errors int64
 	Seconds       float64
+
+	// RestartsByReason splits Restarts by why the process was lost
+	// (exited, unresponsive, start_failed).
+	RestartsByReason map[string]int
 }
 
 // Metrics are the server's Prometheus metrics, in a registry of their own
@@ -180,11 +184,15 @@ var (
 	pluginCalls    = prometheus.NewDesc("strata_plugin_calls_total", "gRPC calls the server made to the plugin.", []string{"plugin"}, nil)
 	pluginErrors   = prometheus.NewDesc("strata_plugin_call_errors_total", "gRPC calls to the plugin that failed.", []string{"plugin"}, nil)
 	pluginSeconds  = prometheus.NewDesc("strata_plugin_call_seconds_total", "Time spent in gRPC calls to the plugin.", []string{"plugin"}, nil)
+
+	pluginRestartsBy = prometheus.NewDesc("strata_plugin_restarts_by_reason_total",
+		"Restarts of the plugin's process by why it was lost: exited, unresponsive (killed by the health check), start_failed.", []string{"plugin", "reason"}, nil)
 )
 
 func (p pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pluginUp
 	ch <- pluginRestarts
+	ch <- pluginRestartsBy
 	ch <- pluginCalls
 	ch <- pluginErrors
 	ch <- pluginSeconds
@@ -198,6 +206,9 @@ func (p pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(pluginUp, prometheus.GaugeValue, up, s.Name, s.State)
 		ch <- prometheus.MustNewConstMetric(pluginRestarts, prometheus.CounterValue, float64(s.Restarts), s.Name)
+		for reason, n := range s.RestartsByReason {
+			ch <- prometheus.MustNewConstMetric(pluginRestartsBy, prometheus.CounterValue, float64(n), s.Name, reason)
+		}
 		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(s.Calls), s.Name)
 		ch <- prometheus.MustNewConstMetric(pluginErrors, prometheus.CounterValue, float64(s.Errors), s.Name)
 		ch <- prometheus.MustNewConstMetric(pluginSeconds, prometheus.CounterValue, s.Seconds, s.Name)

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // callStats counts one plugin's gRPC calls, across its restarts: every
-// unary call the host makes (hooks, sections, routes, health) passes the
+// unary call the host makes (hooks, sections, routes; not the health check's pings) passes the
 // interceptor, so no call site can forget to count.
 type callStats struct {
 	calls, errors, nanos atomic.Int64
@@ -18,6 +19,11 @@ type callStats struct {
 
 func (c *callStats) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if method == grpc_health_v1.Health_Check_FullMethodName {
+		// The health check's pings are not work done for anyone; counted,
+		// they would only dilute the mean latency.
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	c.calls.Add(1)

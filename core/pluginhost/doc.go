@@ -47,7 +47,11 @@
 // Each loaded plugin has a supervisor: when the process exits it is
 // restarted after a backoff (0.5 s doubling up to 30 s); after 5 exits
 // within 5 minutes the circuit breaker opens and the plugin stays
-// "disabled" until an admin re-enables it (Manager.Enable). Calls to a
+// "disabled" until an admin re-enables it (Manager.Enable). A process that
+// is alive but stuck, answering no ping of go-plugin's gRPC health service
+// for PingTimeout (20 s; pinged every 5 s), is killed and handled as an
+// exit; the calls it was serving answer plugin_unresponsive (health.go).
+// Calls to a
 // plugin that is not running fail at once with plugin_unavailable; calls
 // that are made have deadlines per kind (hooks 2 s, routes the manifest's
 // timeout or 30 s, filter operators and record sections 5 s). A plugin

@@ -58,6 +58,13 @@ type Options struct {
 	MaxCrashes   int           // exits within CrashWindow that disable: 5
 	CrashWindow  time.Duration // 5 min
 	PollInterval time.Duration // how often exits are looked for: 100 ms
+
+	// The health check: each process's gRPC health service is pinged every
+	// PingInterval (5 s); one that has answered none for PingTimeout (20 s)
+	// is killed and restarted like a crashed one. A negative PingTimeout
+	// turns the check off.
+	PingInterval time.Duration
+	PingTimeout  time.Duration
 }
 
 func (o *Options) defaults() {
@@ -75,6 +82,10 @@ func (o *Options) defaults() {
 	set(&o.MaxBackoff, 30*time.Second)
 	set(&o.CrashWindow, 5*time.Minute)
 	set(&o.PollInterval, 100*time.Millisecond)
+	set(&o.PingInterval, 5*time.Second)
+	if o.PingTimeout == 0 {
+		o.PingTimeout = 20 * time.Second
+	}
 	if o.MaxCrashes <= 0 {
 		o.MaxCrashes = 5
 	}
@@ -268,6 +279,7 @@ func (m *Manager) load(file string, proc *process, man *pluginv1.Manifest) error
 		proc.kill()
 		proc = nil
 		p.crashed(err)
+		p.lost(reasonStartFailed)
 	}
 	if proc != nil {
 		p.setRunning(proc) // callable as soon as Start returns
@@ -403,6 +415,10 @@ type Info struct {
 	Routes      []string      `json:"routes"`
 	Operators   []string      `json:"operators"`
 	Sections    []string      `json:"sections"`
+
+	// RestartsByReason splits Restarts by why the process was lost:
+	// exited, unresponsive (killed by the health check), start_failed.
+	RestartsByReason map[string]int `json:"restarts_by_reason"`
 }
 
 // FeatureInfo describes a table feature of a plugin.
@@ -495,7 +511,7 @@ func (m *Manager) PluginStats() []ops.PluginStat {
 	for _, p := range m.loaded() {
 		info := p.info()
 		c := m.calls.of(p.file)
-		out = append(out, ops.PluginStat{Name: info.Name, State: string(info.State), Restarts: info.Restarts,
+		out = append(out, ops.PluginStat{Name: info.Name, State: string(info.State), Restarts: info.Restarts, RestartsByReason: info.RestartsByReason,
 			Calls: c.calls.Load(), Errors: c.errors.Load(), Seconds: time.Duration(c.nanos.Load()).Seconds()})
 	}
 	return out

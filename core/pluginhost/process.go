@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,6 +57,12 @@ type plugin struct {
 	crashes  []time.Time // exits (and failed starts) within the crash window
 	restarts int
 	lastErr  string
+	// lostBy is why the process was last lost (a reason* constant), and
+	// restartsBy the restarts by that reason, for GET /plugins and the
+	// metrics: a plugin restarted for hanging is another problem than one
+	// that crashes.
+	lostBy     string
+	restartsBy map[string]int
 
 	startReq chan chan error // Enable asks the supervisor for a start now
 	quit     chan struct{}   // closed by stop (Reject)
@@ -63,7 +71,7 @@ type plugin struct {
 
 func newPlugin(m *Manager, file string, man *pluginv1.Manifest) *plugin {
 	p := &plugin{m: m, name: man.GetName(), file: file, man: man, state: StateStarting,
-		startReq: make(chan chan error), quit: make(chan struct{})}
+		startReq: make(chan chan error), quit: make(chan struct{}), restartsBy: map[string]int{}}
 	p.settings = m.readSettings(p.name)
 	return p
 }
@@ -98,12 +106,17 @@ type process struct {
 	exited   chan struct{} // closed when the process is seen to have exited
 	stop     chan struct{}
 	stopOnce sync.Once
+
+	conn         *grpc.ClientConn // the connection the health check pings over
+	unresponsive chan struct{}    // closed when the health check gives up (health.go)
+	hung         atomic.Bool      // set before a hung process is killed: its broken calls say so
 }
 
 // launch starts the executable file with go-plugin and asks for its
 // manifest, each step with its deadline.
 func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pluginv1.Manifest, error) {
 	var run *cmdRunner
+	proc := &process{exited: make(chan struct{}), stop: make(chan struct{}), unresponsive: make(chan struct{})}
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  pluginsdk.Handshake,
 		Plugins:          goplugin.PluginSet{pluginsdk.PluginKey: &pluginsdk.GRPCPlugin{}},
@@ -131,15 +144,18 @@ func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pl
 		Logger:           newSlogLogger(m.log, label),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageSize)),
-			grpc.WithUnaryInterceptor(m.calls.of(file).intercept)},
+			grpc.WithUnaryInterceptor(m.calls.of(file).intercept), grpc.WithChainUnaryInterceptor(proc.markHung)},
 	})
-	proc := &process{client: client, exited: make(chan struct{}), stop: make(chan struct{})}
+	proc.client = client
 	rpcClient, err := client.Client()
 	if err != nil {
 		proc.kill()
 		return nil, nil, fmt.Errorf("start: %w", err)
 	}
 	proc.runner = run // set by RunnerFunc, inside Client
+	if gc, ok := rpcClient.(*goplugin.GRPCClient); ok {
+		proc.conn = gc.Conn
+	}
 	raw, err := rpcClient.Dispense(pluginsdk.PluginKey)
 	if err != nil {
 		proc.kill()
@@ -159,6 +175,7 @@ func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pl
 		return nil, nil, fmt.Errorf("describe: %w", err)
 	}
 	go proc.watch(m.opts.PollInterval)
+	go proc.health(m.opts.PingInterval, m.opts.PingTimeout)
 	return proc, man, nil
 }
 
@@ -183,8 +200,24 @@ func (pr *process) watch(every time.Duration) {
 // what go-plugin holds for it.
 func (pr *process) kill() {
 	pr.stopOnce.Do(func() { close(pr.stop) })
-	pr.client.Kill()
+	done := make(chan struct{})
+	go func() {
+		pr.client.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(killGrace):
+		// go-plugin's graceful shutdown waits for an answer a wedged
+		// process never gives: SIGKILL ends the wait.
+		pr.forceKill()
+		<-done
+	}
 }
+
+// killGrace is how long a process is given to shut down gracefully
+// (go-plugin itself waits up to 2 s for the exit once asked).
+const killGrace = 5 * time.Second
 
 // configure serves the Host service to the process over the broker and
 // tells it the broker id and its settings.
@@ -225,7 +258,18 @@ func (p *plugin) supervise(proc *process) {
 				p.down(proc)
 				proc.kill()
 				p.crashed(errors.New("the process exited"))
+				p.lost(reasonExited)
 				p.m.log.Error("plugin process exited", "plugin", p.name)
+				proc = nil
+			case <-proc.unresponsive:
+				// Alive but stuck: handled like a crash (backoff, breaker).
+				proc.hung.Store(true)
+				p.down(proc)
+				proc.forceKill()
+				proc.kill()
+				p.crashed(fmt.Errorf("no answer to the health check for %s: killed", p.m.opts.PingTimeout))
+				p.lost(reasonUnresponsive)
+				p.m.log.Error("plugin unresponsive: process killed, to be restarted", "plugin", p.name, "ping_timeout", p.m.opts.PingTimeout)
 				proc = nil
 			case w := <-p.startReq:
 				w <- nil // already running
@@ -278,8 +322,10 @@ func (p *plugin) supervise(proc *process) {
 		}
 		p.mu.Lock()
 		p.restarts++
+		reason := p.lostBy
+		p.restartsBy[reason]++
 		p.mu.Unlock()
-		p.m.log.Info("plugin restarted", "plugin", p.name)
+		p.m.log.Info("plugin restarted", "plugin", p.name, "reason", reason)
 		proc = next
 	}
 }
@@ -408,9 +454,10 @@ func (p *plugin) requestStart(ctx context.Context) error {
 func (p *plugin) info() Info {
 	p.mu.RLock()
 	state, restarts, lastErr := p.state, p.restarts, p.lastErr
+	by := maps.Clone(p.restartsBy)
 	p.mu.RUnlock()
 	in := Info{Name: p.name, Version: p.man.GetVersion(), Description: p.man.GetDescription(), State: state,
-		Restarts: restarts, LastError: lastErr, Features: []FeatureInfo{}, Routes: []string{}, Operators: []string{}, Sections: []string{}}
+		Restarts: restarts, RestartsByReason: by, LastError: lastErr, Features: []FeatureInfo{}, Routes: []string{}, Operators: []string{}, Sections: []string{}}
 	for _, f := range p.man.GetFeatures() {
 		fi := FeatureInfo{Name: f.GetName(), Aliases: append([]string{}, f.GetAliases()...), Label: f.GetLabel(),
 			Columns: []string{}, Required: f.GetRequired()}
@@ -448,6 +495,9 @@ func (p *plugin) client() (pluginv1.PluginClient, error) {
 // plugin's own client error (a 400 with its code), a timeout, the plugin
 // being down, or a failure inside it (logged).
 func (p *plugin) callError(call string, err error) error {
+	if errors.Is(err, errHung) {
+		return ErrUnresponsive.With("plugin", p.name)
+	}
 	if e, ok := pluginsdk.ErrorFromStatus(err); ok {
 		return errs.New(errs.Invalid, e.Code, e.Message).With("plugin", p.name)
 	}

@@ -3,7 +3,10 @@
 // first, under /gazetteer/* (BraDypUS's /pleiades/*) for users who may edit
 // records, with normalised answers (id, title, description, a
 // representative GeoJSON point, bbox, time periods, URI), cached per
-// instance so a busy excavation does not hammer the provider.
+// instance so a busy excavation does not hammer the provider. Its feature
+// "gazetteer" stores a place on a record (a gazetteer_place column holding
+// the place's URI), and POST /gazetteer/geodata puts the place's point in
+// the record's geodata (place.go).
 //
 // The provider's base URL is the instance setting pleiades_url
 // (<plugin dir>/gazetteer.json), else GAZETTEER_PLEIADES_URL, else the
@@ -56,6 +59,7 @@ type plugin struct {
 	ttl    time.Duration
 	max    int
 	cache  *cache
+	host   pluginsdk.Host
 }
 
 func newPlugin(getenv func(string) string) *plugin {
@@ -75,13 +79,19 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		Routes: []pluginsdk.Route{
 			{Method: "GET", Path: "/gazetteer/search", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.searchRoute), Timeout: time.Minute},
 			{Method: "GET", Path: "/gazetteer/place/:id", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.placeRoute)},
+			{Method: "POST", Path: "/gazetteer/geodata", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.geodataRoute), BodyLimit: 4096},
 		},
+		Features: []pluginsdk.Feature{placeFeature()},
+		Sections: []pluginsdk.Section{{Name: sectionPlace, Feature: featureName}},
 	}
 }
 
 // Configure reads the instance settings; a bad one keeps the plugin from
 // loading, with the reason in the server's log.
-func (p *plugin) Configure(_ context.Context, _ pluginsdk.Host, raw json.RawMessage) error {
+func (p *plugin) Configure(_ context.Context, host pluginsdk.Host, raw json.RawMessage) error {
+	p.mu.Lock()
+	p.host = host
+	p.mu.Unlock()
 	var s settings
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -147,25 +157,13 @@ func (p *plugin) placeRoute(w http.ResponseWriter, r *http.Request) {
 		pluginsdk.WriteError(w, http.StatusBadRequest, "invalid_place_id", "a Pleiades place id is digits, e.g. 423025")
 		return
 	}
-	client, ttl, _ := p.current()
-	key := client.Base + " place " + id
-	if v, fresh, ok := p.cache.get(key, ttl); ok && fresh {
-		answer(w, "place", v, true, false)
-		return
-	}
-	pl, err := client.Place(r.Context(), id)
+	pl, cached, stale, err := p.lookup(r.Context(), id)
 	switch {
 	case err == nil:
-		p.cache.put(key, pl)
-		answer(w, "place", pl, false, false)
+		answer(w, "place", pl, cached, stale)
 	case errors.Is(err, pleiades.ErrNotFound):
 		pluginsdk.WriteError(w, http.StatusNotFound, "place_not_found", "no place "+id+" in the gazetteer")
 	default:
-		fmt.Fprintf(os.Stderr, "gazetteer: place %s: %v\n", id, err)
-		if v, _, ok := p.cache.get(key, ttl); ok {
-			answer(w, "place", v, true, true)
-			return
-		}
 		providerDown(w)
 	}
 }

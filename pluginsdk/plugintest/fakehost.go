@@ -43,6 +43,7 @@ type FakeHost struct {
 
 	jobReports    []JobReport
 	cancelledJobs map[string]bool
+	geodata       []Geodata // AddGeodata calls (fakegeodata.go)
 }
 
 type systemTable struct {

@@ -267,3 +267,50 @@ func ParseSearch(b []byte) ([]Hit, error) {
 	}
 	return out, nil
 }
+
+// PlaceURI is the canonical URI of place id, as Pleiades itself gives it.
+func PlaceURI(id string) string { return DefaultURL + "/places/" + id }
+
+// ParseRef reads a reference to a place as people write it: the bare id
+// ("423025"), its URI ("https://pleiades.stoa.org/places/423025", with or
+// without the scheme, "www.", a trailing slash or a document such as
+// "/json"), or "pleiades:423025". A URI must name pleiades.stoa.org or one
+// of hosts (a mirror the instance reads instead). It returns the id.
+func ParseRef(s string, hosts ...string) (id string, ok bool) {
+	s = strings.TrimSpace(s)
+	if ValidID(s) {
+		return s, true
+	}
+	if rest, found := cutPrefixFold(s, "pleiades:"); found && ValidID(strings.TrimSpace(rest)) {
+		return strings.TrimSpace(rest), true
+	}
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return "", false
+	}
+	host := strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	known := host == "pleiades.stoa.org"
+	for _, h := range hosts {
+		if h != "" && strings.EqualFold(host, h) {
+			known = true
+		}
+	}
+	if !known {
+		return "", false
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] != "places" || !ValidID(parts[1]) {
+		return "", false
+	}
+	return parts[1], true
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}

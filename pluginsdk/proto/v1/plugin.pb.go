@@ -2593,6 +2593,126 @@ func (x *JobProgressResponse) GetCancelled() bool {
 	return false
 }
 
+type AddGeodataRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Table         string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	RecordId      int64                  `protobuf:"varint,3,opt,name=record_id,json=recordId,proto3" json:"record_id,omitempty"`
+	Geometry      []byte                 `protobuf:"bytes,4,opt,name=geometry,proto3" json:"geometry,omitempty"` // a GeoJSON geometry object, EPSG:4326
+	Actor         *Actor                 `protobuf:"bytes,5,opt,name=actor,proto3" json:"actor,omitempty"`       // whose rights apply; required
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddGeodataRequest) Reset() {
+	*x = AddGeodataRequest{}
+	mi := &file_plugin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddGeodataRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddGeodataRequest) ProtoMessage() {}
+
+func (x *AddGeodataRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddGeodataRequest.ProtoReflect.Descriptor instead.
+func (*AddGeodataRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *AddGeodataRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *AddGeodataRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *AddGeodataRequest) GetRecordId() int64 {
+	if x != nil {
+		return x.RecordId
+	}
+	return 0
+}
+
+func (x *AddGeodataRequest) GetGeometry() []byte {
+	if x != nil {
+		return x.Geometry
+	}
+	return nil
+}
+
+func (x *AddGeodataRequest) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
+type AddGeodataResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"` // the new feature's id (geo_id)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddGeodataResponse) Reset() {
+	*x = AddGeodataResponse{}
+	mi := &file_plugin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddGeodataResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddGeodataResponse) ProtoMessage() {}
+
+func (x *AddGeodataResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddGeodataResponse.ProtoReflect.Descriptor instead.
+func (*AddGeodataResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *AddGeodataResponse) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2801,7 +2921,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04done\x18\x02 \x01(\x03R\x04done\x12\x14\n" +
 	"\x05total\x18\x03 \x01(\x03R\x05total\"3\n" +
 	"\x13JobProgressResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled2\xbe\x04\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xa3\x01\n" +
+	"\x11AddGeodataRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\tR\x05table\x12\x1b\n" +
+	"\trecord_id\x18\x03 \x01(\x03R\brecordId\x12\x1a\n" +
+	"\bgeometry\x18\x04 \x01(\fR\bgeometry\x12-\n" +
+	"\x05actor\x18\x05 \x01(\v2\x17.strata.plugin.v1.ActorR\x05actor\"$\n" +
+	"\x12AddGeodataResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id2\xbe\x04\n" +
 	"\x06Plugin\x12I\n" +
 	"\bDescribe\x12!.strata.plugin.v1.DescribeRequest\x1a\x1a.strata.plugin.v1.Manifest\x12T\n" +
 	"\tConfigure\x12\".strata.plugin.v1.ConfigureRequest\x1a#.strata.plugin.v1.ConfigureResponse\x12N\n" +
@@ -2810,7 +2938,7 @@ const file_plugin_proto_rawDesc = "" +
 	"BeforeSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a\x1e.strata.plugin.v1.SaveResponse\x12O\n" +
 	"\tAfterSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a#.strata.plugin.v1.AfterSaveResponse\x12R\n" +
 	"\rResolveFilter\x12\x1f.strata.plugin.v1.FilterRequest\x1a .strata.plugin.v1.FilterResponse\x12Q\n" +
-	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xe6\x05\n" +
+	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xbf\x06\n" +
 	"\x04Host\x12O\n" +
 	"\fQueryRecords\x12\x1e.strata.plugin.v1.QueryRequest\x1a\x1f.strata.plugin.v1.QueryResponse\x12S\n" +
 	"\x0eReadSystemRows\x12#.strata.plugin.v1.SystemReadRequest\x1a\x1c.strata.plugin.v1.SystemRows\x12^\n" +
@@ -2820,7 +2948,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\aCatalog\x12 .strata.plugin.v1.CatalogRequest\x1a!.strata.plugin.v1.CatalogResponse\x12E\n" +
 	"\x04Seal\x12\x1d.strata.plugin.v1.SealRequest\x1a\x1e.strata.plugin.v1.SealResponse\x12E\n" +
 	"\x04Open\x12\x1d.strata.plugin.v1.OpenRequest\x1a\x1e.strata.plugin.v1.OpenResponse\x12Z\n" +
-	"\vJobProgress\x12$.strata.plugin.v1.JobProgressRequest\x1a%.strata.plugin.v1.JobProgressResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
+	"\vJobProgress\x12$.strata.plugin.v1.JobProgressRequest\x1a%.strata.plugin.v1.JobProgressResponse\x12W\n" +
+	"\n" +
+	"AddGeodata\x12#.strata.plugin.v1.AddGeodataRequest\x1a$.strata.plugin.v1.AddGeodataResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2834,7 +2964,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),     // 0: strata.plugin.v1.DescribeRequest
 	(*Manifest)(nil),            // 1: strata.plugin.v1.Manifest
@@ -2878,12 +3008,14 @@ var file_plugin_proto_goTypes = []any{
 	(*OpenResponse)(nil),        // 39: strata.plugin.v1.OpenResponse
 	(*JobProgressRequest)(nil),  // 40: strata.plugin.v1.JobProgressRequest
 	(*JobProgressResponse)(nil), // 41: strata.plugin.v1.JobProgressResponse
-	nil,                         // 42: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                         // 43: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                         // 44: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                         // 45: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                         // 46: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                         // 47: strata.plugin.v1.LogRequest.FieldsEntry
+	(*AddGeodataRequest)(nil),   // 42: strata.plugin.v1.AddGeodataRequest
+	(*AddGeodataResponse)(nil),  // 43: strata.plugin.v1.AddGeodataResponse
+	nil,                         // 44: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                         // 45: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                         // 46: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                         // 47: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                         // 48: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                         // 49: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
@@ -2895,57 +3027,60 @@ var file_plugin_proto_depIdxs = []int32{
 	4,  // 6: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
 	3,  // 7: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
 	3,  // 8: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
-	42, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	43, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	44, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	45, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
 	11, // 11: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	44, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	46, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
 	14, // 13: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
 	11, // 14: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
 	16, // 15: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
 	17, // 16: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
 	11, // 17: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
 	11, // 18: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	45, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	47, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
 	11, // 20: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	46, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	47, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
-	0,  // 23: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
-	9,  // 24: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
-	12, // 25: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
-	15, // 26: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
-	15, // 27: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
-	20, // 28: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
-	22, // 29: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
-	24, // 30: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
-	26, // 31: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
-	28, // 32: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
-	30, // 33: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
-	32, // 34: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
-	34, // 35: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
-	36, // 36: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
-	38, // 37: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
-	40, // 38: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
-	1,  // 39: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	10, // 40: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	13, // 41: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	18, // 42: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	19, // 43: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	21, // 44: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	23, // 45: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	25, // 46: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	27, // 47: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	29, // 48: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	31, // 49: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	33, // 50: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	35, // 51: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
-	37, // 52: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
-	39, // 53: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
-	41, // 54: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
-	39, // [39:55] is the sub-list for method output_type
-	23, // [23:39] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	48, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	49, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	11, // 23: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
+	0,  // 24: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
+	9,  // 25: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
+	12, // 26: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
+	15, // 27: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
+	15, // 28: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
+	20, // 29: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
+	22, // 30: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
+	24, // 31: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
+	26, // 32: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
+	28, // 33: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
+	30, // 34: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
+	32, // 35: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
+	34, // 36: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
+	36, // 37: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
+	38, // 38: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
+	40, // 39: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
+	42, // 40: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
+	1,  // 41: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	10, // 42: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	13, // 43: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	18, // 44: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	19, // 45: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	21, // 46: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	23, // 47: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	25, // 48: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	27, // 49: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	29, // 50: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	31, // 51: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	33, // 52: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	35, // 53: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	37, // 54: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
+	39, // 55: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
+	41, // 56: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
+	43, // 57: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
+	41, // [41:58] is the sub-list for method output_type
+	24, // [24:41] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2959,7 +3094,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -394,6 +394,7 @@ const (
 	Host_Seal_FullMethodName            = "/strata.plugin.v1.Host/Seal"
 	Host_Open_FullMethodName            = "/strata.plugin.v1.Host/Open"
 	Host_JobProgress_FullMethodName     = "/strata.plugin.v1.Host/JobProgress"
+	Host_AddGeodata_FullMethodName      = "/strata.plugin.v1.Host/AddGeodata"
 )
 
 // HostClient is the client API for Host service.
@@ -430,6 +431,10 @@ type HostClient interface {
 	// X-Strata-Job header of its request) and says whether it was
 	// cancelled (added in protocol 1).
 	JobProgress(ctx context.Context, in *JobProgressRequest, opts ...grpc.CallOption) (*JobProgressResponse, error)
+	// AddGeodata adds a geometry (GeoJSON) to a record's geodata, as the
+	// actor (required), who must be able to edit the record; the table must
+	// keep geodata. The record gets a version, as with POST /geoface/feature.
+	AddGeodata(ctx context.Context, in *AddGeodataRequest, opts ...grpc.CallOption) (*AddGeodataResponse, error)
 }
 
 type hostClient struct {
@@ -530,6 +535,16 @@ func (c *hostClient) JobProgress(ctx context.Context, in *JobProgressRequest, op
 	return out, nil
 }
 
+func (c *hostClient) AddGeodata(ctx context.Context, in *AddGeodataRequest, opts ...grpc.CallOption) (*AddGeodataResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddGeodataResponse)
+	err := c.cc.Invoke(ctx, Host_AddGeodata_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -564,6 +579,10 @@ type HostServer interface {
 	// X-Strata-Job header of its request) and says whether it was
 	// cancelled (added in protocol 1).
 	JobProgress(context.Context, *JobProgressRequest) (*JobProgressResponse, error)
+	// AddGeodata adds a geometry (GeoJSON) to a record's geodata, as the
+	// actor (required), who must be able to edit the record; the table must
+	// keep geodata. The record gets a version, as with POST /geoface/feature.
+	AddGeodata(context.Context, *AddGeodataRequest) (*AddGeodataResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -600,6 +619,9 @@ func (UnimplementedHostServer) Open(context.Context, *OpenRequest) (*OpenRespons
 }
 func (UnimplementedHostServer) JobProgress(context.Context, *JobProgressRequest) (*JobProgressResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method JobProgress not implemented")
+}
+func (UnimplementedHostServer) AddGeodata(context.Context, *AddGeodataRequest) (*AddGeodataResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddGeodata not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -784,6 +806,24 @@ func _Host_JobProgress_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_AddGeodata_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddGeodataRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).AddGeodata(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_AddGeodata_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).AddGeodata(ctx, req.(*AddGeodataRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -826,6 +866,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "JobProgress",
 			Handler:    _Host_JobProgress_Handler,
+		},
+		{
+			MethodName: "AddGeodata",
+			Handler:    _Host_AddGeodata_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

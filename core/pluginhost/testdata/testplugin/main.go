@@ -7,7 +7,9 @@
 //
 //	testplug   the full plugin: a column feature with a required BeforeSave
 //	           hook computing a column, a child-table feature, routes, filter
-//	           operators, a record section and a system table
+//	           operators, a record section and a system table; after
+//	           POST /testplug/freeze its gRPC server stops answering anything,
+//	           the health check included, as a wedged process would
 //	testplug2  a second plugin with a system table of the same short name
 //	badname    an invalid manifest name
 //	oldproto   another protocol version in the manifest
@@ -32,6 +34,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -50,8 +53,22 @@ func main() {
 		Plugins: plugin.PluginSet{pluginsdk.PluginKey: &pluginsdk.GRPCPlugin{
 			NewServer: func(b *plugin.GRPCBroker) pluginv1.PluginServer { return &server{broker: b} },
 		}},
-		GRPCServer: plugin.DefaultGRPCServer,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.UnaryInterceptor(freezeGate))...)
+		},
 	})
+}
+
+// frozen is set by POST /testplug/freeze: from then on every unary call,
+// go-plugin's health service included, blocks for good (the process stays
+// alive: only the host's health check can tell).
+var frozen atomic.Bool
+
+func freezeGate(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if frozen.Load() {
+		select {} // ignores its deadline, like a wedged process
+	}
+	return handler(ctx, req)
 }
 
 type server struct {
@@ -104,6 +121,7 @@ func manifest() *pluginv1.Manifest {
 			{Method: "GET", Path: "/testplug/env", Access: "super_admin"},
 			{Method: "GET", Path: "/testplug/stats", Access: "read"},
 			{Method: "POST", Path: "/testplug/sys", Access: "edit"},
+			{Method: "POST", Path: "/testplug/freeze", Access: "edit"},
 		},
 		Operators: []*pluginv1.FilterOperator{
 			{Name: "_label_len", Fields: []string{"label"}, Feature: "labels"},
@@ -172,6 +190,9 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 		settings := s.settings
 		s.mu.Unlock()
 		return jsonResponse(200, map[string]any{"status": "success", "env": os.Environ(), "settings": settings, "pid": os.Getpid()}), nil
+	case "/testplug/freeze":
+		frozen.Store(true)
+		return jsonResponse(200, map[string]any{"status": "success", "pid": os.Getpid()}), nil
 	case "/testplug/stats":
 		return jsonResponse(200, map[string]any{"status": "success", "after_save": s.after.Load()}), nil
 	case "/testplug/sys", "/testplug2/sys":
@@ -182,7 +203,7 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 
 // sysCall is the body of POST /testplug/sys: one Host call.
 type sysCall struct {
-	Op      string           `json:"op"` // write, read, query, settings, log, seal, open
+	Op      string           `json:"op"` // write, read, query, settings, log, seal, open, geodata
 	App     string           `json:"app"`
 	Table   string           `json:"table"`
 	Rows    []map[string]any `json:"rows"`
@@ -191,8 +212,10 @@ type sysCall struct {
 	Limit   int32            `json:"limit"`
 	Offset  int32            `json:"offset"`
 	AsActor bool             `json:"as_actor"`
-	Purpose string           `json:"purpose"` // seal, open
-	Value   string           `json:"value"`   // seal: the clear value; open: the sealed one
+	Purpose string           `json:"purpose"`  // seal, open
+	Value   string           `json:"value"`    // seal: the clear value; open: the sealed one
+	Record  int64            `json:"record"`   // geodata: the record
+	Geom    json.RawMessage  `json:"geometry"` // geodata: GeoJSON
 }
 
 func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.HTTPResponse, error) {
@@ -251,6 +274,16 @@ func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.
 			return fail(err)
 		}
 		return jsonResponse(200, map[string]any{"status": "success", "clear": resp.GetClear()}), nil
+	case "geodata":
+		var actor *pluginv1.Actor
+		if call.AsActor {
+			actor = req.GetActor()
+		}
+		resp, err := h.AddGeodata(ctx, &pluginv1.AddGeodataRequest{App: call.App, Table: call.Table, RecordId: call.Record, Geometry: call.Geom, Actor: actor})
+		if err != nil {
+			return fail(err)
+		}
+		return jsonResponse(200, map[string]any{"status": "success", "id": resp.GetId()}), nil
 	case "log":
 		if _, err := h.Log(ctx, &pluginv1.LogRequest{Level: "warn", Message: "hello from testplug", Fields: map[string]string{"k": "v"}}); err != nil {
 			return fail(err)
