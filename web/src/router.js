@@ -30,6 +30,10 @@ export const routes = [
       { path: 't/:tb/new', name: 'new', component: RecordView, props: (r) => ({ ...r.params, id: 'new' }) },
       { path: 't/:tb/:id', name: 'record', component: RecordView, props: true },
       { path: 'matrix/:tb?', name: 'matrix', component: Matrix, props: true },
+      // Heavier or rarer screens load on demand: the first page stays small.
+      { path: 'timeline', name: 'timeline', component: () => import('./views/Timeline.vue'), props: true },
+      { path: 'admin/settings', name: 'settings', component: () => import('./views/admin/Settings.vue') },
+      { path: 'admin/tables', name: 'schema', component: () => import('./views/admin/Schema.vue') },
       { path: 'admin/users', name: 'users', component: Users },
       { path: 'admin/keys', name: 'keys', component: ApiKeys },
       { path: 'admin/plugins', name: 'plugins', component: Plugins },

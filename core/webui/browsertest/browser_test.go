@@ -38,7 +38,7 @@ const (
 	oauthEmail = "oauth@example.org"
 )
 
-var plugins = []string{"chronology", "radiocarbon"}
+var plugins = []string{"chronology", "osteology", "radiocarbon"}
 
 // root is the module's directory (go test runs in the package's).
 func root(t testing.TB) string {
@@ -106,6 +106,10 @@ func buildPlugins(t *testing.T, dir string) {
 type site struct {
 	URL     string // the server, over a real listener
 	Control string // the test's own endpoints (mailbox)
+	// NearToken is a real session token of the admin, signed by the app
+	// as sign-in signs them but issued 7 h 40 min ago, so 20 minutes of
+	// its 8 hours remain: the web app must refresh it (SPEC §5.1).
+	NearToken, NearExpires string
 }
 
 func startSite(t *testing.T, e store.Engine, pluginDir string) site {
@@ -169,6 +173,19 @@ func startSite(t *testing.T, e store.Engine, pluginDir string) site {
 		}
 	}
 
+	admin, err := auth.FindUserByEmail(ctx, app.DB, adminEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := app.JWTSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, nearExp, err := auth.IssueToken(secret, appName, admin, time.Now().UTC().Add(-auth.TokenTTL+20*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /mail", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -176,7 +193,7 @@ func startSite(t *testing.T, e store.Engine, pluginDir string) site {
 	})
 	control := httptest.NewServer(mux)
 	t.Cleanup(control.Close)
-	return site{URL: web.URL, Control: control.URL}
+	return site{URL: web.URL, Control: control.URL, NearToken: near, NearExpires: nearExp.Format(time.RFC3339)}
 }
 
 // TestBrowserScenarios runs web/e2e/scenarios.mjs on each engine.
@@ -197,7 +214,7 @@ func TestBrowserScenarios(t *testing.T) {
 		cmd.Dir = filepath.Join(root(t), "web")
 		cmd.Env = append(os.Environ(), "BASE_URL="+s.URL, "CONTROL_URL="+s.Control, "APP="+appName,
 			"ADMIN_EMAIL="+adminEmail, "ADMIN_PASSWORD="+adminPassword, "RESET_EMAIL="+resetEmail,
-			"OAUTH_EMAIL="+oauthEmail, "SHOTS_DIR="+shots, "CHROMIUM="+chromium, "ENGINE="+string(e))
+			"OAUTH_EMAIL="+oauthEmail, "NEAR_TOKEN="+s.NearToken, "NEAR_EXPIRES="+s.NearExpires, "SHOTS_DIR="+shots, "CHROMIUM="+chromium, "ENGINE="+string(e))
 		if only := os.Getenv("E2E_ONLY"); only != "" {
 			cmd.Env = append(cmd.Env, "E2E_ONLY="+only)
 		}
