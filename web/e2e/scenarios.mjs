@@ -68,6 +68,11 @@ const scenarios = {
     await page.getByRole('link', { name: 'Finds', exact: true }).first().click()
     await page.locator('[data-test=rows] tr').first().waitFor()
     assert.equal(await totalOf(page), 288)
+    // A lookup column shows the label of the unit, not its id.
+    await page.locator('[data-test=rows] tr td:nth-child(3)').first().filter({ hasText: /^US \d+$/ }).waitFor()
+    const first = (await api(page, '/records/finds?per_page=1')).body.data[0]
+    const unit = (await api(page, `/record/units/${first.unit}`)).body.core.code.val
+    assert.equal(await page.locator('[data-test=rows] tr td:nth-child(3)').first().textContent(), unit)
     await page.getByRole('button', { name: /^Weight/ }).click()
     await page.waitForURL(/sort=weight&dir=asc/)
     await page.getByRole('button', { name: /^Weight/ }).click()
