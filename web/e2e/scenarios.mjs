@@ -480,9 +480,10 @@ const scenarios = {
     // Remove both again, with the keyboard-reachable buttons.
     await links.getByRole('button', { name: 'Remove the link to INV-000007' }).click()
     await links.locator('[data-test=links-notice]').filter({ hasText: 'Link removed' }).waitFor()
-    assert.equal(await links.locator('[data-test=manual-links] li').count(), 0)
+    await links.locator('[data-test=manual-links] li').first().waitFor({ state: 'detached' })
     await rel.getByRole('button', { name: 'Remove “cuts US 33”' }).click()
     await rel.locator('[data-test=relations-notice]').filter({ hasText: 'Relation removed' }).waitFor()
+    await rel.locator('[data-test=relations] li', { hasText: 'US 33' }).waitFor({ state: 'detached' })
     assert.equal(await rel.locator('[data-test=relations] li').count(), before)
   },
 
@@ -630,6 +631,213 @@ const scenarios = {
     await page.locator('[data-test=rows] tr').first().waitFor()
     assert.equal(refreshes.length, 1)
     await shot(page, 'refreshed')
+  },
+  async 'files: drag and drop upload with progress, gallery, thumbnails, unlink'(page) {
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/finds/40`)
+    const panel = page.locator('[data-test=files-panel]')
+    await panel.locator('[data-test=dropzone]').waitFor()
+    // A real PNG drawn by the browser, dropped as a user drops a file.
+    await page.evaluate(async () => {
+      const c = document.createElement('canvas')
+      c.width = 640; c.height = 400
+      const g = c.getContext('2d')
+      g.fillStyle = '#d9a66b'; g.fillRect(0, 0, 640, 400)
+      g.fillStyle = '#7a3e0e'; g.beginPath(); g.arc(320, 200, 150, 0, Math.PI * 2); g.fill()
+      const blob = await new Promise((r) => c.toBlob(r, 'image/png'))
+      const dt = new DataTransfer()
+      dt.items.add(new File([blob], 'trench photo.png', { type: 'image/png' }))
+      dt.items.add(new File(['%PDF-1.4\n% a drawing\n'], 'section drawing.pdf', { type: 'application/pdf' }))
+      document.querySelector('[data-test=dropzone]').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }))
+    })
+    await panel.locator('[data-test=files-notice]').filter({ hasText: '2 file(s) uploaded' }).waitFor()
+    await panel.locator('[data-test=file]').nth(1).waitFor()
+    const thumb = panel.locator('[data-test=thumb]')
+    assert.equal(await thumb.count(), 1, 'a thumbnail for the image only')
+    await page.waitForFunction(() => { const i = document.querySelector('[data-test=thumb]'); return i && i.complete && i.naturalWidth > 0 })
+    assert.ok((await thumb.getAttribute('src')).includes('t='), 'a signed thumbnail link')
+    assert.ok(await thumb.evaluate((i) => i.naturalWidth <= 256 && i.naturalWidth > 0), 'the server-made thumbnail')
+    await panel.locator('[data-test=file]', { hasText: 'section drawing.pdf' }).locator('.filetype', { hasText: 'PDF' }).waitFor()
+    // An empty file through the chooser: refused, with its reason and its (empty) progress bar.
+    await panel.locator('[data-test=file-input]').setInputFiles({ name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) })
+    await panel.locator('[data-test=upload-error]').filter({ hasText: 'The file is empty' }).waitFor()
+    assert.equal(await panel.locator('[data-test=upload] progress').count(), 1)
+    await panel.scrollIntoViewIfNeeded()
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling')
+    await shot(page, 'files')
+    const files = (await api(page, '/record/finds/40')).body.files
+    assert.deepEqual(files.map((f) => [f.filename, f.ext, f.is_image]).sort(), [['section drawing', 'pdf', false], ['trench photo', 'png', true]])
+    await panel.getByRole('button', { name: 'Remove section drawing from this record' }).click()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'removed from this record' }).waitFor()
+    await panel.locator('[data-test=file]', { hasText: 'section drawing' }).waitFor({ state: 'detached' })
+    assert.equal(await panel.locator('[data-test=file]').count(), 1)
+  },
+
+  async 'map of a table’s geodata on a blank base'(page) {
+    await signIn(page)
+    assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ geodata: true }) })).status, 200)
+    for (const [id, geometry] of [
+      [1, { type: 'Point', coordinates: [12.4922, 41.8902] }],
+      [2, { type: 'Polygon', coordinates: [[[12.4925, 41.8905], [12.4935, 41.8905], [12.4935, 41.8912], [12.4925, 41.8912], [12.4925, 41.8905]]] }],
+    ]) {
+      const r = await api(page, '/geoface/feature', { method: 'POST', body: JSON.stringify({ tb: 'units', id, geometry }) })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+    }
+    const tiles = []
+    page.on('request', (r) => { if (!r.url().startsWith(BASE)) tiles.push(r.url()) })
+    await page.goto(`${BASE}/${APP}/t/units/2`)
+    await page.locator('[data-test=on-map]').click()
+    await page.waitForURL(/map\/units\?id=2/)
+    await page.locator('[data-test=map-total]').filter({ hasText: '2 features' }).waitFor()
+    const shapes = page.locator('[data-test=map] path.leaflet-interactive')
+    assert.equal(await shapes.count(), 2)
+    assert.deepEqual(tiles, [], 'no tile server contacted')
+    await shot(page, 'map')
+    // The polygon of US 2 is highlighted; selecting it opens its record.
+    const blue = await shapes.evaluateAll((ps) => ps.filter((p) => p.getAttribute('stroke') === '#1357b8').length)
+    assert.equal(blue, 1)
+    await shapes.nth(1).click()
+    await page.locator('[data-test=map-selected]').waitFor()
+    await page.locator('[data-test=map-open]').click()
+    await page.waitForURL(/t\/units\/\d+$/)
+    await page.goto(`${BASE}/${APP}/map/sites`)
+    await page.locator('[data-test=map-error]').filter({ hasText: 'no geodata' }).waitFor()
+  },
+
+  async 'charts: draw, refuse, save'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'Charts' }).click()
+    await page.locator('[data-test=chart-tb]').selectOption({ label: 'Finds' })
+    await page.locator('[data-test=chart-x]').selectOption({ label: 'Material' })
+    await page.locator('[data-test=chart-draw]').click()
+    await page.locator('[data-test=chart-bar]').first().waitFor()
+    const want = (await api(page, '/chart/data', { method: 'POST', body: JSON.stringify({ definition: { tb: 'finds', type: 'bar', x_field: 'material', y_function: 'COUNT', y_field: 'id' } }) })).body
+    assert.equal(await page.locator('[data-test=chart-bar]').count(), want.labels.length)
+    assert.equal(want.data.reduce((a, b) => a + b, 0), 288)
+    await shot(page, 'chart-bars')
+    await page.locator('[data-test=chart-type]').selectOption('pie')
+    await page.locator('[data-test=chart-draw]').click()
+    await page.locator('[data-test=chart-slice]').nth(want.labels.length - 1).waitFor()
+    await page.locator('[data-test=chart-name]').fill('Finds by material')
+    await page.locator('[data-test=chart-save]').getByRole('button').click()
+    await page.locator('[data-test=chart-notice]').filter({ hasText: 'Chart saved' }).waitFor()
+    await page.locator('[data-test=saved-charts]').getByText('Finds by material').waitFor()
+    await shot(page, 'chart-pie')
+    // Bars grouped by nothing: refused, in words.
+    await page.locator('[data-test=chart-type]').selectOption('bar')
+    await page.locator('[data-test=chart-x]').selectOption('')
+    await page.locator('[data-test=chart-draw]').click()
+    await page.locator('[data-test=chart-error]').filter({ hasText: 'cannot be drawn' }).waitFor()
+    // The average weight per material.
+    await page.locator('[data-test=chart-x]').selectOption({ label: 'Material' })
+    await page.locator('[data-test=chart-fn]').selectOption('AVG')
+    await page.locator('[data-test=chart-y]').selectOption({ label: 'Description' })
+    await page.locator('[data-test=chart-draw]').click()
+    await page.locator('[data-test=chart-error]').filter({ hasText: 'cannot be used here' }).waitFor()
+    await page.locator('[data-test=chart-y]').selectOption({ label: 'Weight (g)' })
+    await page.locator('[data-test=chart-draw]').click()
+    await page.locator('[data-test=chart-error]').waitFor({ state: 'detached' })
+    await page.locator('[data-test=chart-table] td').first().waitFor({ state: 'attached' })
+  },
+
+  async 'saved queries: save a view, open it, share, delete'(page) {
+    await signIn(page)
+    await page.goto(`${BASE}/${APP}/t/finds?q=INV-00001&sort=weight&dir=desc`)
+    await page.locator('[data-test=total]').filter({ hasText: /^10 records/ }).waitFor()
+    await page.locator('[data-test=toggle-save-query]').click()
+    await page.locator('[data-test=save-query-name]').fill('Heaviest of the first ten')
+    await page.locator('[data-test=save-query]').getByRole('button').click()
+    await page.locator('[data-test=save-query-notice]').filter({ hasText: 'Heaviest of the first ten' }).waitFor()
+    await page.getByRole('link', { name: 'Saved queries' }).click()
+    const row = page.locator('[data-test=saved-queries] tr[data-name="Heaviest of the first ten"]')
+    await row.waitFor()
+    await row.getByRole('button', { name: 'Share' }).click()
+    await page.locator('[data-test=sq-notice]').filter({ hasText: 'is shared' }).waitFor()
+    await shot(page, 'saved-queries')
+    await row.locator('[data-test=sq-open]').click()
+    await page.waitForURL(/t\/finds\?/)
+    await page.locator('[data-test=total]').filter({ hasText: /^10 records/ }).waitFor()
+    const u = new URL(page.url())
+    assert.deepEqual([u.searchParams.get('q'), u.searchParams.get('sort'), u.searchParams.get('dir')], ['INV-00001', 'weight', 'desc'])
+    await page.goto(`${BASE}/${APP}/queries`)
+    await page.getByRole('button', { name: 'Delete the query Heaviest of the first ten' }).click()
+    await page.locator('[data-test=sq-notice]').filter({ hasText: 'deleted' }).waitFor()
+    assert.equal(await page.locator('tr[data-name="Heaviest of the first ten"]').count(), 0)
+  },
+
+  async 'admin: backups, log, print templates'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'Backups' }).click()
+    await page.locator('[data-test=backup-create]').click()
+    await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup made' }).waitFor({ timeout: 30000 })
+    const link = page.locator('[data-test=backup-download]').first()
+    const href = await link.getAttribute('href')
+    assert.match(href, /\.tar\.gz\/download\?t=/)
+    const r = await fetch(BASE + href)
+    assert.equal(r.status, 200)
+    assert.equal((await r.arrayBuffer()).byteLength > 1000, true)
+    await shot(page, 'backups')
+    await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
+
+    await page.getByRole('link', { name: 'Log' }).click()
+    await page.locator('[data-test=log-search]').fill('backups')
+    await page.locator('[data-test=log-apply]').click()
+    await page.locator('[data-test=logs] td', { hasText: 'POST /backups' }).first().waitFor()
+    await shot(page, 'log')
+
+    await page.getByRole('link', { name: 'Print templates' }).click()
+    await page.locator('[data-test=tpl-tb]').selectOption({ label: 'Finds' })
+    await page.locator('[data-test=tpl-new]').click()
+    await page.locator('[data-test=tpl-name]').fill('bad name!')
+    await page.locator('[data-test=tpl-save]').click()
+    await page.locator('[data-test=tpl-error]').filter({ hasText: 'letters, digits' }).waitFor()
+    await page.locator('[data-test=tpl-name]').fill('label-card')
+    // Keep four fields (other scenarios may have added the chronology's).
+    for (const box of await page.locator('[data-test=tpl-form] input[data-field]').all()) {
+      if (!['label', 'unit', 'material', 'weight'].includes(await box.getAttribute('data-field'))) await box.uncheck()
+    }
+    await page.getByLabel('Width of Material').selectOption('1/2')
+    await page.locator('[data-test=tpl-save]').click()
+    await page.locator('[data-test=tpl-notice]').filter({ hasText: 'label-card saved' }).waitFor()
+    const tpl = (await api(page, '/template/finds/label-card')).body.template
+    assert.deepEqual(tpl[0].content.map((c) => (typeof c === 'string' ? [c, '1/1'] : [c.field, c.width || '1/1'])),
+      [['label', '1/1'], ['unit', '1/1'], ['material', '1/2'], ['weight', '1/1']])
+    await page.goto(`${BASE}/${APP}/t/finds/3`)
+    await page.locator('[data-test=print-template]').waitFor()
+    const [popup] = await Promise.all([page.waitForEvent('popup'), page.locator('[data-test=print-pdf]').click()])
+    await popup.waitForURL(/^blob:/)
+    assert.equal(await popup.evaluate(() => document.contentType), 'application/pdf')
+    await popup.close()
+  },
+
+  async 'admin: import a CSV — check, import, refused rows'(page) {
+    await signIn(page)
+    await page.getByRole('link', { name: 'Import' }).click()
+    const before = (await api(page, '/records/sites?per_page=1')).body.total
+    const csv = 'name;region\nImported site A;Lazio\nImported site B;Umbria\n'
+    await page.locator('[data-test=import-file]').setInputFiles({ name: 'sites.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) })
+    await page.locator('[data-test=import-preview] h2').filter({ hasText: '2 rows read' }).waitFor()
+    await page.locator('[data-test=import-tb]').selectOption({ label: 'Sites' })
+    await page.locator('[data-test=import-mapping] select[data-column=name]').waitFor()
+    assert.equal(await page.locator('[data-test=import-mapping] select[data-column=region]').inputValue(), 'region')
+    await page.locator('[data-test=import-check]').click()
+    await page.locator('[data-test=import-result]').filter({ hasText: '2 would be added' }).waitFor()
+    assert.equal((await api(page, '/records/sites?per_page=1')).body.total, before, 'a check writes nothing')
+    await shot(page, 'import-preview')
+    await page.locator('[data-test=import-run]').click()
+    await page.locator('[data-test=import-result]').filter({ hasText: 'Imported: 2 added' }).waitFor()
+    assert.equal((await api(page, '/records/sites?per_page=1')).body.total, before + 2)
+    // The same names again: the unique name refuses both rows, nothing is written.
+    await page.locator('[data-test=import-file]').setInputFiles({ name: 'again.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) })
+    await page.locator('[data-test=import-preview]').waitFor()
+    await page.locator('[data-test=import-tb]').selectOption({ label: 'Sites' })
+    await page.locator('[data-test=import-mapping] select[data-column=name]').waitFor()
+    await page.locator('[data-test=import-run]').click()
+    await page.locator('[data-test=import-error]').filter({ hasText: 'nothing was imported' }).waitFor()
+    await page.locator('[data-test=import-row-errors] li').first().filter({ hasText: 'Row 1, name' }).waitFor()
+    await shot(page, 'import-refused')
+    assert.equal((await api(page, '/records/sites?per_page=1')).body.total, before + 2)
   },
 }
 

@@ -32,6 +32,13 @@ export const routes = [
       { path: 'matrix/:tb?', name: 'matrix', component: Matrix, props: true },
       // Heavier or rarer screens load on demand: the first page stays small.
       { path: 'timeline', name: 'timeline', component: () => import('./views/Timeline.vue'), props: true },
+      { path: 'map/:tb?', name: 'map', component: () => import('./views/GeoMap.vue'), props: true },
+      { path: 'charts', name: 'charts', component: () => import('./views/Charts.vue'), props: true },
+      { path: 'queries', name: 'queries', component: () => import('./views/SavedQueries.vue'), props: true },
+      { path: 'admin/backups', name: 'backups', component: () => import('./views/admin/Backups.vue') },
+      { path: 'admin/logs', name: 'logs', component: () => import('./views/admin/Logs.vue') },
+      { path: 'admin/import', name: 'import', component: () => import('./views/admin/Import.vue') },
+      { path: 'admin/templates', name: 'templates', component: () => import('./views/admin/Templates.vue') },
       { path: 'admin/settings', name: 'settings', component: () => import('./views/admin/Settings.vue') },
       { path: 'admin/tables', name: 'schema', component: () => import('./views/admin/Schema.vue') },
       { path: 'admin/users', name: 'users', component: Users },

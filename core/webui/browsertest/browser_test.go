@@ -20,6 +20,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/demo"
+	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/mail"
 	"github.com/strata-archaeo/strata/core/mail/mailtest"
 	"github.com/strata-archaeo/strata/core/oauth/oauthtest"
@@ -149,13 +150,28 @@ func startSite(t *testing.T, e store.Engine, pluginDir string) site {
 			t.Fatalf("plugin %s: %s", p, s)
 		}
 	}
+	// The job system backups, restores and imports run on, as in a
+	// deployment (server.New registers its kinds; Start comes after).
+	sys, err := jobs.Open(ctx, reg.Backend(), jobs.Options{Dir: t.TempDir(), Logger: testenv.Logger(),
+		PollInterval: 20 * time.Millisecond, ProgressInterval: 50 * time.Millisecond, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = sys.Stop(stop)
+	})
 	cfg := config.Default()
 	cfg.PasswordCost = 4
 	cfg.RateLimits = config.RateLimits{}
 	cfg.DataDir = t.TempDir()
 	srv, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: testenv.Logger(), Plugins: mgr,
-		Getenv: getenv, Mailer: mail.New(getenv, nil)})
+		Getenv: getenv, Mailer: mail.New(getenv, nil), Jobs: sys})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	web := httptest.NewServer(srv)
