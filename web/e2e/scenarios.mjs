@@ -351,6 +351,15 @@ const scenarios = {
     assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip')
     await page.keyboard.press('Enter')
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'main')
+    // The other screens fit a tablet too.
+    for (const path of ['t/units/3', 'timeline', 'charts', 'queries', 'map/units', 'admin/users', 'admin/tables', 'admin/settings',
+      'admin/import', 'admin/backups', 'admin/logs', 'admin/templates']) {
+      await page.goto(`${BASE}/${APP}/${path}`)
+      await page.locator('main h1').first().waitFor()
+      await page.waitForLoadState('networkidle')
+      const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+      assert.ok(over <= 0, `${path}: no sideways scrolling (${over}px)`)
+    }
   },
   async 'chronology: a record’s dating and the timeline on a time axis'(page) {
     await signIn(page)
