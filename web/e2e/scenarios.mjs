@@ -430,11 +430,28 @@ const scenarios = {
     await adult.locator('tr[data-region=teeth] td').first().filter({ hasText: '2 / 32' }).waitFor()
     await inv.scrollIntoViewIfNeeded()
     await shot(page, 'osteology')
-    // An inventory the plugin refuses: the field error at the field.
+    // Edited by region: the adult's left talus is present and complete.
     await page.locator('[data-test=edit]').click()
-    await page.getByLabel('Osteology inventory').fill('{"individuals":[{"id":1,"bones":{"femur_lft":{"present":true}}}]}')
+    const ed = page.locator('[data-test=osteo-editor]')
+    const adultEd = ed.locator('[data-test=osteo-edit-individual]').first()
+    await adultEd.locator('details[data-region=foot] summary').click()
+    await adultEd.locator('select[data-element=talus_left]').selectOption('present')
+    await adultEd.locator('select[data-conservation=talus_left]').selectOption('complete')
+    await ed.scrollIntoViewIfNeeded()
+    await shot(page, 'osteology-editor')
     await page.locator('[data-test=save]').click()
-    await page.locator('.field[data-field=osteo_data] .field-error').waitFor()
+    await page.locator('[data-test=notice]').filter({ hasText: 'Saved.' }).waitFor()
+    await adult.locator('[data-test=osteo-region][data-region=foot][data-level="1"]').waitFor()
+    const stored = JSON.parse((await api(page, '/record/units/6')).body.core.osteo_data.val)
+    assert.deepEqual(stored.individuals[0].bones.talus_left, { present: true, conservation: 'complete' })
+    assert.equal(Object.keys(stored.individuals[0].bones).length, 10, 'the other entries kept')
+    // An inventory the plugin refuses, typed as JSON: its errors at the field, with their path.
+    await page.locator('[data-test=edit]').click()
+    await page.locator('[data-test=osteo-json-tab]').click()
+    await page.locator('[data-test=osteo-json]').fill('{"individuals":[{"id":1,"bones":{"femur_lft":{"present":true}}}]}')
+    await page.locator('[data-test=osteo-json]').blur()
+    await page.locator('[data-test=save]').click()
+    await page.locator('[data-test=osteo-errors] li', { hasText: 'individuals[0].bones.femur_lft' }).waitFor()
     await shot(page, 'osteology-error')
   },
 

@@ -441,6 +441,16 @@ const en = {
   'error.job_cancelled': 'The task was cancelled.',
   'error.invalid_link_token': 'The link has expired: reload the page.',
   'error.too_many_rows': 'Too many rows for this format.',
+  'osteo.by_region': 'By region',
+  'osteo.label': 'Label',
+  'osteo.notes': 'Notes',
+  'osteo.remove_individual': 'Remove this individual',
+  'osteo.not_recorded_short': 'not recorded',
+  'osteo.is_present': 'present',
+  'osteo.is_absent': 'absent',
+  'osteo.conservation_short': 'conservation',
+  'osteo.add_individual': 'Add an individual',
+  'osteo.json': 'The inventory as JSON',
 }
 
 const it = {
@@ -837,6 +847,16 @@ const it = {
   'error.job_cancelled': 'L’operazione è stata annullata.',
   'error.invalid_link_token': 'Il link è scaduto: ricarica la pagina.',
   'error.too_many_rows': 'Troppe righe per questo formato.',
+  'osteo.by_region': 'Per distretto',
+  'osteo.label': 'Etichetta',
+  'osteo.notes': 'Note',
+  'osteo.remove_individual': 'Rimuovi questo individuo',
+  'osteo.not_recorded_short': 'non registrato',
+  'osteo.is_present': 'presente',
+  'osteo.is_absent': 'assente',
+  'osteo.conservation_short': 'conservazione',
+  'osteo.add_individual': 'Aggiungi un individuo',
+  'osteo.json': 'L’inventario in JSON',
 }
 
 export const dictionaries = { en, it }
