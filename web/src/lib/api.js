@@ -126,7 +126,69 @@ export function api(app) {
       throw e
     }
   }
+  // token: the session's, renewed first when it is about to expire.
+  async function token() {
+    if (needsRefresh(sessionOf(app))) {
+      try { await refresh(app) } catch { /* the old token may still work */ }
+    }
+    return sessionOf(app)?.token
+  }
+  function ended(tok, e) {
+    if (tok && e.status === 401) {
+      dropSession(app)
+      endedListeners.forEach((fn) => fn(app, e))
+    }
+  }
+
+  // upload sends a multipart form (the file as `file`, plus other fields)
+  // with XMLHttpRequest, the one browser API that reports upload progress:
+  // onProgress(sent, total) as the bytes go.
+  async function upload(path, file, { fields = {}, onProgress, method = 'POST' } = {}) {
+    const tok = await token()
+    const form = new FormData()
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null && v !== '') form.append(k, v)
+    form.append('file', file, file.name)
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest()
+      xhr.open(method, base + path)
+      xhr.setRequestHeader('Accept', 'application/json')
+      if (tok) xhr.setRequestHeader('Authorization', 'Bearer ' + tok)
+      if (onProgress) xhr.upload.onprogress = (ev) => onProgress(ev.loaded, ev.lengthComputable ? ev.total : file.size)
+      xhr.onerror = () => reject(new ApiError(0, { code: 'network_error' }, true))
+      xhr.onload = () => {
+        let data = {}
+        try { data = xhr.responseText ? JSON.parse(xhr.responseText) : {} } catch { data = { code: 'invalid_response' } }
+        if (xhr.status >= 400 || data.status === 'error') {
+          const e = new ApiError(xhr.status, data)
+          ended(tok, e)
+          reject(e)
+        } else resolve(data)
+      }
+      xhr.send(form)
+    })
+  }
+
+  // blob fetches a file-like answer (a PDF, an archive) with the session's
+  // header, for routes a plain link cannot open.
+  async function blob(path, params) {
+    const tok = await token()
+    let res
+    try {
+      res = await fetch(base + path + query(params), { headers: tok ? { Authorization: 'Bearer ' + tok } : {}, credentials: 'omit' })
+    } catch (e) { throw new ApiError(0, { code: 'network_error', message: String(e) }, true) }
+    if (!res.ok) {
+      let data = {}
+      try { data = await res.json() } catch { /* not JSON */ }
+      const e = new ApiError(res.status, data)
+      ended(tok, e)
+      throw e
+    }
+    return res.blob()
+  }
+
   return {
+    upload,
+    blob,
     get: (path, params, opts) => call('GET', path, { ...opts, params }),
     post: (path, body, opts) => call('POST', path, { ...opts, body }),
     put: (path, body, opts) => call('PUT', path, { ...opts, body }),
