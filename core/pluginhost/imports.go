@@ -53,6 +53,20 @@ func (m *Manager) InsertSystemRows(ctx context.Context, tx *store.DB, plugin, ta
 		}
 	}
 	q := tx.Qualify(st.name)
+	// PostgreSQL's sequence does not see ids given: it is moved past them
+	// before a row that takes the next, and at the end.
+	kept := false
+	moveOn := func() error {
+		if tx.Engine != store.Postgres || !kept {
+			return nil
+		}
+		kept = false
+		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence(?, 'id'), COALESCE((SELECT MAX("id") FROM `+q+`), 0) + 1, false)`,
+			tx.Schema()+"."+st.name); err != nil {
+			return fmt.Errorf("sequence of %s: %w", st.name, err)
+		}
+		return nil
+	}
 	for i, row := range rows {
 		id, cols, vals, err := systemRowValues(tx.Engine, st, i, row)
 		if err != nil {
@@ -60,6 +74,9 @@ func (m *Manager) InsertSystemRows(ctx context.Context, tx *store.DB, plugin, ta
 		}
 		if id > 0 {
 			cols, vals = append([]string{schema.ColID}, cols...), append([]any{id}, vals...)
+			kept = true
+		} else if err := moveOn(); err != nil {
+			return err
 		}
 		quoted := make([]string, len(cols))
 		for j, c := range cols {
@@ -73,13 +90,7 @@ func (m *Manager) InsertSystemRows(ctx context.Context, tx *store.DB, plugin, ta
 			return fmt.Errorf("insert into %s (row %d): %w", st.name, i, err)
 		}
 	}
-	if tx.Engine == store.Postgres && len(rows) > 0 {
-		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence(?, 'id'), COALESCE((SELECT MAX("id") FROM `+q+`), 0) + 1, false)`,
-			tx.Schema()+"."+st.name); err != nil {
-			return fmt.Errorf("sequence of %s: %w", st.name, err)
-		}
-	}
-	return nil
+	return moveOn()
 }
 
 // systemRowValues reads row i of an upsert or insert into st: its id (0
