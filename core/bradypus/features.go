@@ -22,6 +22,11 @@ import (
 type Plugins interface {
 	RunningSpec(nameOrAlias string) (schema.FeatureSpec, bool)
 	ForTable(t *schema.Table) pluginhost.Extras
+	// State, Seal and InsertSystemRows bring BraDypUS's Zotero data into
+	// the refmgr plugin's system tables (refmgr.go).
+	State(name string) pluginhost.State
+	Seal(plugin, app, purpose, clear string) (string, error)
+	InsertSystemRows(ctx context.Context, tx *store.DB, plugin, table string, rows []map[string]any) error
 }
 
 // ErrPluginMissing refuses an application with plugin data whose Strata
@@ -30,7 +35,8 @@ type Plugins interface {
 var ErrPluginMissing = errs.New(errs.Unavailable, "plugin_not_installed",
 	"the BraDypUS application has plugin data, and the Strata plugin that keeps it is not installed or not running: install it and retry")
 
-// featureSpecs finds the running plugin feature of every feature la needs.
+// featureSpecs finds the running plugin feature of every feature la
+// needs, and checks that the refmgr plugin runs when la has Zotero data.
 func featureSpecs(p Plugins, la *legacyApp) (map[string]schema.FeatureSpec, error) {
 	specs := map[string]schema.FeatureSpec{}
 	var missing []string
@@ -45,6 +51,11 @@ func featureSpecs(p Plugins, la *legacyApp) (map[string]schema.FeatureSpec, erro
 			continue
 		}
 		specs[name] = spec
+	}
+	// Reference libraries and links are the refmgr plugin's (no feature:
+	// its system tables).
+	if la.zotero && (p == nil || p.State(refmgrPlugin) != pluginhost.StateRunning) {
+		missing = append(missing, refmgrPlugin)
 	}
 	if len(missing) > 0 {
 		return nil, ErrPluginMissing.With("plugins", missing).With("detail", "missing: "+strings.Join(missing, ", "))

@@ -50,6 +50,7 @@ type legacyApp struct {
 	Tables    []*legacyTable
 	Relations []legacyRelation
 	tables    map[string]bool // every table of the file
+	zotero    bool            // it has Zotero libraries or links (refmgr.go)
 }
 
 func openLegacy(path string) (*sql.DB, error) {
@@ -163,6 +164,9 @@ func readLegacy(ctx context.Context, db *sql.DB) (*legacyApp, error) {
 	// Parents before their plugin tables.
 	sort.SliceStable(la.Tables, func(i, j int) bool { return !la.Tables[i].IsPlugin && la.Tables[j].IsPlugin })
 	la.markFeatures()
+	if la.zotero, err = la.hasZotero(ctx); err != nil {
+		return nil, err
+	}
 	return la, nil
 }
 
@@ -184,24 +188,6 @@ func (la *legacyApp) count(ctx context.Context, table string) (int64, error) {
 	var n int64
 	err := la.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM "`+strings.ReplaceAll(table, `"`, `""`)+`"`).Scan(&n)
 	return n, err
-}
-
-// unsupported lists what the file holds that this upgrade does not
-// convert; the upgrade refuses such a file rather than leave data behind.
-func (la *legacyApp) unsupported(ctx context.Context) ([]string, error) {
-	var out []string
-	for _, t := range []struct{ table, what string }{
-		{"bdus_zotero_links", "reference-library links"}, {"bdus_zotero_libs", "reference libraries"},
-	} {
-		n, err := la.count(ctx, t.table)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			out = append(out, fmt.Sprintf("%s (%s: %d rows)", t.what, t.table, n))
-		}
-	}
-	return out, nil
 }
 
 // legacyFeatures maps the flags BraDypUS sets on a table's configuration

@@ -94,10 +94,9 @@ func (r *Report) logf(format string, args ...any) {
 // the same name, after checking that email and password are a
 // super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones).
 //
-// In order: the credentials; what the file holds that is not converted
-// (reference-library links and libraries: either refuses the upgrade
-// with major_upgrade_not_supported, before anything is written); the plugins its plugin data needs (plugin_not_installed when
-// one is not running); a snapshot of the folder (snapshot_failed: nothing
+// In order: the credentials; the plugins its plugin data and its Zotero
+// libraries and links need (plugin_not_installed when one is not
+// running); a snapshot of the folder (snapshot_failed: nothing
 // started); the files' bytes into the file store; then the application is
 // created and, in one transaction, its users (ids and password hashes
 // kept), table privileges, vocabularies, tables and fields (through the
@@ -106,8 +105,9 @@ func (r *Report) logf(format string, args ...any) {
 // records (ids kept), relations, stratigraphic relations, manual links,
 // versions, files and their links, geodata, saved queries, charts, print
 // templates (bdus_cfg_templates; the older template files on disk are
-// accounted for, not converted: see templateFiles) and assemblage
-// analyses. Any failure drops what was created, stored files
+// accounted for, not converted: see templateFiles), assemblage
+// analyses and the Zotero libraries and links (into the refmgr plugin's
+// system tables, keys sealed for it: see copyZotero). Any failure drops what was created, stored files
 // included (upgrade_failed). On success the folder is set aside (renamed
 // hidden, or its link removed) and a report with row counts before and
 // after is written beside the snapshot.
@@ -137,11 +137,6 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 	la, err := readLegacy(ctx, src)
 	if err != nil {
 		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
-	}
-	if missing, err := la.unsupported(ctx); err != nil {
-		return nil, err
-	} else if len(missing) > 0 {
-		return nil, ErrNotSupported.With("detail", "not converted yet, so the upgrade does not start: "+strings.Join(missing, "; ")).With("not_supported", missing)
 	}
 	specs, err := featureSpecs(d.Plugins, la)
 	if err != nil {
@@ -493,6 +488,11 @@ func (cv *conversion) run(ctx context.Context, tx *store.DB) error {
 		return fmt.Errorf("assemblage analyses: %w", err)
 	}
 	rep.logf("%d assemblage analyses", n)
+	libs, links, err := cv.copyZotero(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("reference libraries: %w", err)
+	}
+	rep.logf("%d reference libraries, %d reference links (refmgr)", libs, links)
 	return syncSequences(ctx, tx, la)
 }
 
@@ -880,6 +880,10 @@ func verify(ctx context.Context, db *store.DB, la *legacyApp, specs map[string]s
 	var pairs []pair
 	for _, p := range sys {
 		pairs = append(pairs, pair{p[0], p[0], db.Sys(p[1]), ""})
+	}
+	if la.zotero {
+		pairs = append(pairs, pair{"bdus_zotero_libs", "bdus_zotero_libs", db.Sys(refmgrPlugin + "_" + refmgrLibs), ""},
+			pair{"bdus_zotero_links", "bdus_zotero_links", db.Sys(refmgrPlugin + "_" + refmgrLinks), ""})
 	}
 	for _, t := range la.Tables {
 		pairs = append(pairs, pair{t.Name, t.Name, db.Qualify(t.Name), ""})

@@ -25,6 +25,7 @@ import (
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
+	"github.com/strata-archaeo/strata/plugins/refmgr/zotero/zoterotest"
 )
 
 // fixture describes a BraDypUS-5-shaped application to generate: the
@@ -38,18 +39,20 @@ type fixture struct {
 	records    int    // rows of finds (each with a version)
 	badValue   string // a value of finds.weight (a float field); "" for a good one
 	badGeo     bool   // one geodata row is not a geometry
-	zotero     bool   // a reference-library link (not converted)
+	zotero     bool   // Zotero libraries and links (refmgr's after the upgrade)
 	noPlugins  bool   // no plugin flags, columns or tables
 	noArchive  bool   // no files, geodata, queries, charts, templates
 	missingOne bool   // file 3's bytes are not in files/
 	c14Every   int    // a radiocarbon date on every n-th find too (0: none)
 	badPivot   bool   // an assemblage analysis's definition is not JSON
 	png        bool   // file 1 is a PNG image (so it gets a thumbnail)
+	badZotero  bool   // a Zotero link's record_id is not a number
 }
 
 const (
 	superEmail = "boss@example.org"
 	superPwd   = "bradypus-boss"
+	zoteroKey  = "zk-SECRET-123" // the API key of the fixture's user library
 	writerPwd  = "old-sha1-pass"
 	// 3200 ± 40 BP on IntCal20: 1σ 3386–3450, 2σ 3278–3486 cal BP (PLUGINS.md).
 	osteoDoc = `{"individuals":[{"id":"T1","label":"Tomb 1","notes":"","bones":{"cranium":{"present":true,"conservation":"complete"},"femur_left":{"present":true,"conservation":"gt50"}}}]}`
@@ -100,7 +103,12 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 		`CREATE TABLE bdus_charts (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL, definition TEXT, created_at INTEGER, is_global INTEGER)`,
 		`CREATE TABLE bdus_cfg_templates (id INTEGER PRIMARY KEY, table_name TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, updated_at TEXT)`,
 		`CREATE TABLE bdus_assemblage_analyses (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL, definition TEXT, created_at INTEGER, is_global INTEGER)`,
-		`CREATE TABLE bdus_zotero_links (id INTEGER PRIMARY KEY, table_name TEXT, record_id INTEGER, item_key TEXT)`,
+		// As M023 creates them (Structure/zotero_libs.json, zotero_links.json).
+		`CREATE TABLE bdus_zotero_libs (id INTEGER PRIMARY KEY, type TEXT NOT NULL, zotero_id TEXT NOT NULL, name TEXT NOT NULL, api_key TEXT,
+			citation_style TEXT, created_at INTEGER)`,
+		`CREATE TABLE bdus_zotero_links (id INTEGER PRIMARY KEY, tb TEXT NOT NULL, record_id INTEGER NOT NULL, lib_id INTEGER NOT NULL,
+			zotero_key TEXT NOT NULL, pages TEXT, notes TEXT, sort INTEGER, author_year TEXT, full_citation TEXT, zotero_version INTEGER,
+			synced_at INTEGER, detached INTEGER DEFAULT 0, created_at INTEGER)`,
 		`CREATE TABLE sites (id INTEGER PRIMARY KEY, creator INTEGER, name TEXT, region TEXT)`,
 		`CREATE TABLE finds (id INTEGER PRIMARY KEY, creator INTEGER, label TEXT, weight TEXT, site INTEGER, material TEXT, found TEXT, complete INTEGER,
 			notes TEXT, descr TEXT, tags TEXT, pct INTEGER, logged TIMESTAMP,
@@ -231,7 +239,19 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 	exec(`INSERT INTO bdus_rs VALUES (1, 'finds', 1, 2, 1), (2, 'finds', 2, 3, 6)`)
 	exec(`INSERT INTO bdus_userlinks VALUES (1, 'finds', 1, 'sites', 1, NULL, 'found at')`)
 	if fx.zotero {
-		exec(`INSERT INTO bdus_zotero_links VALUES (1, 'finds', 1, 'ABCD1234')`)
+		// A public group library and a user library with its API key (in
+		// clear, as BraDypUS keeps it); links as Zotero.php's addLink and
+		// sync leave them: cached citations, versions, one detached, one
+		// written with the application's table prefix, one on a table
+		// that is gone.
+		exec(`INSERT INTO bdus_zotero_libs VALUES (3, 'group', '336647', 'Pompeii group', NULL, 'chicago-author-date', 1700000000),
+			(8, 'user', '4242', 'My library', ?, 'apa', 1700000100)`, zoteroKey)
+		exec(`INSERT INTO bdus_zotero_links VALUES
+			(2, 'finds', 1, 3, 'AAAA1111', 'p. 12', 'see plan', 1, 'Carandini 1985', '<div class="csl-entry">Carandini, A. 1985. <i>Settefinestre</i>.</div>', 7, 1700000500, 0, 1700000000),
+			(5, ?, 1, 8, 'DDDD4444', NULL, NULL, 0, 'Zanker 1998', '<div class="csl-entry">Zanker, P. (1998).</div>', 3, 1700000600, 0, 1700000000),
+			(9, 'finds', 2, 3, 'GONE9999', NULL, NULL, NULL, 'Old 1900', '<div>Old</div>', 2, NULL, 1, 1700000000),
+			(11, 'trenches', ?, 3, 'AAAA1111', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`, filepath.Base(root)+"_finds",
+			map[bool]any{false: 4, true: "four"}[fx.badZotero])
 	}
 	if fx.noArchive {
 		return root
@@ -288,14 +308,15 @@ func makeFolder(t testing.TB, dir, name string, fx fixture) string {
 }
 
 type env struct {
-	inst *testenv.Instance
-	data string
+	inst   *testenv.Instance
+	data   string
+	zotero *zoterotest.Fake // the refmgr plugin's provider (with plugins)
 }
 
 // The plugins whose data BraDypUS keeps, built once for the test process
 // (as core/pluginhost/realplugins does) into binDir.
 var (
-	realPlugins = []string{"chronology", "osteology", "radiocarbon"}
+	realPlugins = []string{"chronology", "osteology", "radiocarbon", "refmgr"}
 	binDir      string
 )
 
@@ -340,7 +361,9 @@ func newEnvFiles(t testing.TB, e store.Engine, plugins bool, st files.Storage) e
 	t.Helper()
 	reg := testenv.NewRegistry(t, e)
 	deps := server.Deps{Apps: reg, Files: st}
+	var z *zoterotest.Fake
 	if plugins {
+		z = zoterotest.New(t)
 		dir := t.TempDir()
 		for _, p := range realPlugins {
 			if err := os.Symlink(filepath.Join(binDir, p), filepath.Join(dir, p)); err != nil {
@@ -348,7 +371,7 @@ func newEnvFiles(t testing.TB, e store.Engine, plugins bool, st files.Storage) e
 			}
 		}
 		mgr := pluginhost.New(pluginhost.Options{Dir: dir, Apps: reg, Logger: testenv.Logger(),
-			Env: pluginhost.Environment(func(string) string { return "" }, t.TempDir())})
+			Env: append(pluginhost.Environment(func(string) string { return "" }, t.TempDir()), "REFMGR_ZOTERO_URL="+z.URL)})
 		if err := mgr.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +384,7 @@ func newEnvFiles(t testing.TB, e store.Engine, plugins bool, st files.Storage) e
 		deps.Plugins = mgr
 	}
 	inst := testenv.NewInstanceWith(t, e, deps)
-	return env{inst: inst, data: inst.Config.DataDir}
+	return env{inst: inst, data: inst.Config.DataDir, zotero: z}
 }
 
 func (v env) do(t testing.TB, method, path, body string, h map[string]string) (int, map[string]any) {
@@ -437,7 +460,7 @@ func storedBlobs(t testing.TB, data, app string) int {
 func TestMajorUpgrade(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e, true)
-		folder := makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 30, missingOne: true})
+		folder := makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 30, missingOne: true, zotero: true})
 		if up, ok := v.listed(t, "dig"); !ok || up != "major" {
 			t.Fatalf("listed %v %v, want upgrade major", ok, up)
 		}
@@ -465,7 +488,8 @@ func TestMajorUpgrade(t *testing.T) {
 		for tb, want := range map[string][2]float64{"finds": {30, 30}, "sites": {2, 2}, "finds_samples": {2, 2}, "bdus_users": {2, 2},
 			"bdus_versions": {30, 30}, "bdus_rs": {2, 2}, "bdus_userlinks": {1, 1}, "bdus_vocabularies": {3, 3}, "bdus_user_table_privs": {1, 1},
 			"bdus_files": {3, 2}, "bdus_file_links": {4, 3}, "bdus_geodata": {3, 3}, "bdus_queries": {2, 2}, "bdus_charts": {1, 1},
-			"bdus_cfg_templates": {1, 1}, "bdus_assemblage_analyses": {3, 3}, "finds_radiocarbon": {2, 2}, "finds (chronology)": {20, 20}, "finds (osteology)": {6, 6}} {
+			"bdus_cfg_templates": {1, 1}, "bdus_assemblage_analyses": {3, 3}, "finds_radiocarbon": {2, 2}, "finds (chronology)": {20, 20}, "finds (osteology)": {6, 6},
+			"bdus_zotero_libs": {2, 2}, "bdus_zotero_links": {4, 4}} {
 			if got[tb] != want {
 				t.Errorf("count of %s: %v, want %v", tb, got[tb], want)
 			}
@@ -475,7 +499,7 @@ func TestMajorUpgrade(t *testing.T) {
 		}
 		warnings := fmt.Sprint(body["warnings"])
 		for _, w := range []string{"file 3", "finds_radiocarbon 2: the radiocarbon plugin objects", "assemblage analysis 6 (Colours) is kept",
-			"template file template/finds.old.json (old of finds) is not converted"} {
+			"template file template/finds.old.json (old of finds) is not converted", `reference link 11 is on table "trenches"`} {
 			if !strings.Contains(warnings, w) {
 				t.Errorf("warnings %s: no %q", warnings, w)
 			}
@@ -569,6 +593,7 @@ func TestMajorUpgrade(t *testing.T) {
 			t.Errorf("the template deleted in BraDypUS came back: %d %v", code, tp)
 		}
 		checkAssemblages(t, v, boss, writer)
+		checkRefmgr(t, v, boss)
 		code, vers := v.do(t, "GET", "/dig/api/record/finds/2/versions", "", boss)
 		if code != 200 || len(vers["versions"].([]any)) != 1 {
 			t.Fatalf("versions: %d %v", code, vers)
@@ -659,6 +684,8 @@ func TestMajorUpgradeRollsBack(t *testing.T) {
 			{"dig", "heavy", fixture{records: 5, badValue: "heavy"}},
 			{"dig2", "geodata 2", fixture{records: 5, badGeo: true}},
 			{"dig3", "assemblage analysis 6", fixture{records: 5, badPivot: true}},
+			// The last thing converted: the plugin's rows go with the rest.
+			{"dig4", "refmgr links", fixture{records: 5, zotero: true, badZotero: true}},
 		} {
 			folder := makeFolder(t, filepath.Join(v.data, "bradypus"), c.name, c.fx)
 			code, body := v.do(t, "POST", "/"+c.name+"/api/upgrade/major", upgradeBody(superEmail, superPwd), nil)
@@ -692,7 +719,8 @@ func TestMajorUpgradeRefusals(t *testing.T) {
 			code   string
 			detail string
 		}{
-			{"zot", fixture{records: 2, zotero: true, noPlugins: true}, 409, "major_upgrade_not_supported", "reference-library links"},
+			// Zotero data is the refmgr plugin's: without it, nothing starts.
+			{"zot", fixture{records: 2, zotero: true, noPlugins: true}, 503, "plugin_not_installed", "refmgr"},
 			// Without the plugins, their data is not dropped: nothing starts.
 			{"plug", fixture{records: 2}, 503, "plugin_not_installed", "chronology, osteology, radiocarbon"},
 		} {
@@ -735,4 +763,81 @@ func TestMajorUpgradeRefusals(t *testing.T) {
 			t.Fatalf("strata app: %d %v", code, body)
 		}
 	})
+}
+
+// checkRefmgr: the Zotero libraries and links are refmgr's, ids kept; the
+// API key is sealed in storage, never answered, and the plugin opens it
+// to ask the provider; the cached citations show in the bibliography
+// section at once; new links get ids after the copied ones.
+func checkRefmgr(t *testing.T, v env, boss map[string]string) {
+	t.Helper()
+	a, err := v.inst.Apps.Get(context.Background(), "dig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := a.DB.Query(context.Background(), `SELECT id, COALESCE(api_key, '') FROM `+a.DB.Qualify("sys_refmgr_libs")+` ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			t.Fatal(err)
+		}
+		stored[id] = key
+	}
+	rows.Close()
+	if len(stored) != 2 || stored[3] != "" || !strings.HasPrefix(stored[8], "enc:v1:") || strings.Contains(stored[8], "SECRET") {
+		t.Fatalf("stored libraries: %v", stored)
+	}
+	rec := v.raw(t, "GET", "/dig/api/refmgr/libs", "", boss)
+	if rec.Code != 200 || strings.Contains(rec.Body.String(), "SECRET") || strings.Contains(rec.Body.String(), `"api_key"`) {
+		t.Fatalf("libraries: %d %s", rec.Code, rec.Body)
+	}
+	var libs struct{ Libs []map[string]any }
+	_ = json.Unmarshal(rec.Body.Bytes(), &libs)
+	if len(libs.Libs) != 2 || libs.Libs[0]["id"] != 8.0 || libs.Libs[0]["has_api_key"] != true || libs.Libs[0]["citation_style"] != "apa" ||
+		libs.Libs[1]["id"] != 3.0 || libs.Libs[1]["has_api_key"] != false || libs.Libs[1]["created_at"] != "2023-11-14T22:13:20Z" {
+		t.Errorf("libraries: %v", libs.Libs)
+	}
+	code, r := v.do(t, "GET", "/dig/api/record/finds/1", "", boss)
+	bib, _ := r["bibliography"].(map[string]any)
+	if code != 200 || len(bib) != 2 {
+		t.Fatalf("bibliography of finds 1: %d %v", code, r["bibliography"])
+	}
+	first, _ := bib["2"].(map[string]any)
+	if first["pages"] != "p. 12" || first["notes"] != "see plan" || first["author_year"] != "Carandini 1985" ||
+		!strings.Contains(fmt.Sprint(first["full_citation"]), "<i>Settefinestre</i>") || first["refmgr_version"] != 7.0 ||
+		first["refmgr_url"] != "https://www.zotero.org/groups/336647/items/AAAA1111" || first["synced_at"] != "2023-11-14T22:21:40Z" {
+		t.Errorf("link 2: %v", first)
+	}
+	// Written as dig_finds in BraDypUS: the table's own name now.
+	if second, _ := bib["5"].(map[string]any); second["tb"] != "finds" || second["lib_name"] != "My library" || second["refmgr_url"] != nil {
+		t.Errorf("link 5: %v", second)
+	}
+	code, r = v.do(t, "GET", "/dig/api/record/finds/2", "", boss)
+	if gone, _ := r["bibliography"].(map[string]any)["9"].(map[string]any); code != 200 || gone["detached"] != 1.0 {
+		t.Errorf("link 9: %d %v", code, r["bibliography"])
+	}
+	// The plugin opens the key it did not seal itself: the private
+	// library answers only with it.
+	v.zotero.AddLibrary("user", "4242", "Mine", zoteroKey)
+	v.zotero.PutItem("user", "4242", "DDDD4444", "Paul Zanker", "1998", "Pompeii: public and private life")
+	code, r = v.do(t, "GET", "/dig/api/refmgr/search?lib_id=8&q=pompeii", "", boss)
+	if res, _ := r["results"].([]any); code != 200 || len(res) != 1 || res[0].(map[string]any)["author_year"] != "Zanker 1998" {
+		t.Fatalf("search in the converted library: %d %v", code, r)
+	}
+	sent := false
+	for _, req := range v.zotero.Requests() {
+		sent = sent || req.Header.Get("Zotero-API-Key") == zoteroKey
+	}
+	if !sent {
+		t.Error("the provider never got the library's key")
+	}
+	code, r = v.do(t, "POST", "/dig/api/refmgr/link", `{"tb":"finds","record_id":3,"lib_id":8,"refmgr_key":"DDDD4444"}`, boss)
+	if code != 200 || r["id"] != 12.0 {
+		t.Errorf("a new link after the upgrade: %d %v", code, r)
+	}
 }

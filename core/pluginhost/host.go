@@ -445,11 +445,10 @@ func (h *hostServer) sealArgs(ctx context.Context, app, purpose string) (*secret
 // bound to the plugin, app and purpose. The plugin stores the answer; the
 // key never leaves the server.
 func (h *hostServer) Seal(ctx context.Context, req *pluginv1.SealRequest) (*pluginv1.SealResponse, error) {
-	kr, err := h.sealArgs(ctx, req.GetApp(), req.GetPurpose())
-	if err != nil {
+	if _, err := h.sealArgs(ctx, req.GetApp(), req.GetPurpose()); err != nil {
 		return nil, h.hostError("Seal", err)
 	}
-	sealed, err := kr.Seal(req.GetClear(), sealPlace(h.p.name, req.GetApp(), req.GetPurpose()))
+	sealed, err := h.m.Seal(h.p.name, req.GetApp(), req.GetPurpose(), req.GetClear())
 	if err != nil {
 		return nil, h.hostError("Seal", err)
 	}

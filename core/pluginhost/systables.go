@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/apps"
@@ -255,33 +254,9 @@ func writeSystemRows(ctx context.Context, db *store.DB, st *systemTable, rawUpse
 	ids := make([]int64, 0, len(upsert))
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		for i, row := range upsert {
-			var id int64
-			var cols []string
-			var vals []any
-			keys := make([]string, 0, len(row))
-			for k := range row {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys) // the same statement for the same columns
-			for _, k := range keys {
-				v := row[k]
-				if k == schema.ColID {
-					n, err := records.ToDB(tx.Engine, schema.DBInt, v)
-					if err != nil || n == nil || n.(int64) <= 0 {
-						return errSystemValue.With("row", i).With("detail", "id is a positive integer")
-					}
-					id = n.(int64)
-					continue
-				}
-				typ, ok := st.types[k]
-				if !ok {
-					return errSystemValue.With("row", i).With("detail", strconv.Quote(k)+" is not a column of "+st.name)
-				}
-				dv, err := records.ToDB(tx.Engine, typ, v)
-				if err != nil {
-					return errSystemValue.With("row", i).With("column", k).With("detail", err.Error())
-				}
-				cols, vals = append(cols, k), append(vals, dv)
+			id, cols, vals, err := systemRowValues(tx.Engine, st, i, row)
+			if err != nil {
+				return err
 			}
 			if id == 0 {
 				stmt := `INSERT INTO ` + q + ` DEFAULT VALUES`
@@ -300,7 +275,6 @@ func writeSystemRows(ctx context.Context, db *store.DB, st *systemTable, rawUpse
 				continue
 			}
 			var res sql.Result
-			var err error
 			if len(cols) == 0 {
 				res, err = tx.Exec(ctx, `UPDATE `+q+` SET `+idCol+` = `+idCol+` WHERE `+idCol+` = ?`, id)
 			} else {
