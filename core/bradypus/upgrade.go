@@ -117,16 +117,24 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 	if f.Engine != "" && f.Engine != "sqlite" {
 		return nil, ErrUpgradeFailed.With("detail", "only SQLite BraDypUS applications can be upgraded (major_upgrade_sqlite_only)")
 	}
-	if f.Major() < 5 {
-		return nil, ErrNotSupported.With("detail", "BraDypUS 4 folders are not converted: upgrade them with BraDypUS 5 first").
-			With("not_supported", []string{"bradypus4"})
-	}
 	if exists, err := d.Apps.Backend().Exists(ctx, f.Name); err != nil {
 		return nil, err
 	} else if exists {
 		return nil, ErrNoUpgrade
 	}
-	src, err := openLegacy(f.DBPath)
+	// A BraDypUS 4 folder is read first: its file is opened with the views
+	// that show it as a BraDypUS 5 one (legacy4.go).
+	var l4 *layout4
+	var src *sql.DB
+	var err error
+	if f.Major() < 5 {
+		if l4, err = readLegacy4(ctx, f); err != nil {
+			return nil, ErrUpgradeFailed.With("detail", "BraDypUS 4 folder: "+err.Error()).Wrap(err)
+		}
+		src, err = openLegacy4(f.DBPath, l4)
+	} else {
+		src, err = openLegacy(f.DBPath)
+	}
 	if err != nil {
 		return nil, ErrUpgradeFailed.With("detail", "cannot open db/bdus.sqlite: "+err.Error()).Wrap(err)
 	}
@@ -134,8 +142,18 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 	if err := checkSuperAdmin(ctx, src, email, password); err != nil {
 		return nil, err
 	}
-	la, err := readLegacy(ctx, src)
-	if err != nil {
+	var la *legacyApp
+	if l4 != nil {
+		if len(l4.refused) > 0 {
+			return nil, ErrNotSupported.With("detail", "the BraDypUS 4 application holds what this upgrade cannot convert with confidence: "+
+				strings.Join(l4.refused, "; ")).With("not_supported", l4.refused)
+		}
+		la = l4.la
+		rep.From = "4"
+		for _, n := range l4.notes {
+			rep.warnf("%s", n)
+		}
+	} else if la, err = readLegacy(ctx, src); err != nil {
 		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
 	}
 	specs, err := featureSpecs(d.Plugins, la)
