@@ -437,6 +437,27 @@ func (l *layout4) systemViews(ctx context.Context, raw *sql.DB) error {
 	}
 	if l.has("geodata") {
 		view("bdus_geodata", `SELECT id, `+l.strip("table_link")+` AS table_link, id_link, geometry FROM `+l.main("geodata"))
+		// BraDypUS 4's tables.json has no flag for it: a table with
+		// geodata keeps geodata.
+		rows, err := raw.QueryContext(ctx, `SELECT DISTINCT `+l.strip("table_link")+` FROM `+l.main("geodata"))
+		if err != nil {
+			return err
+		}
+		with := map[string]bool{}
+		for rows.Next() {
+			var tb sql.NullString
+			if err := rows.Scan(&tb); err != nil {
+				rows.Close()
+				return err
+			}
+			with[tb.String] = true
+		}
+		rows.Close()
+		for _, t := range l.la.Tables {
+			if with[t.Name] && !t.IsPlugin {
+				t.Extra["geodata"] = true
+			}
+		}
 	}
 	if l.has("userlinks") {
 		// A link with files on one side is a file's link to a record
