@@ -10,7 +10,7 @@
 // bdus_cfg_relations) and the user tables, files/ with the uploads.
 //
 // What the upgrade converts, and what it refuses rather than lose, is in
-// Upgrade's comment.
+// Upgrade's comment; how a BraDypUS 4 folder is read, in legacy4.go.
 package bradypus
 
 import (

@@ -90,11 +90,14 @@ func (r *Report) logf(format string, args ...any) {
 	r.log = append(r.log, time.Now().UTC().Format(time.RFC3339)+" "+fmt.Sprintf(format, args...))
 }
 
-// Upgrade converts the BraDypUS 5 folder f into the Strata application of
+// Upgrade converts the BraDypUS folder f into the Strata application of
 // the same name, after checking that email and password are a
-// super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones).
+// super-admin's of f (bcrypt hashes and BraDypUS's older SHA-1 ones). A
+// BraDypUS 4 folder is read by readLegacy4 into the model readLegacy
+// builds for 5, then converted the same way.
 //
-// In order: the credentials; the plugins its plugin data and its Zotero
+// In order: the credentials; for BraDypUS 4, what it holds that cannot
+// be mapped (major_upgrade_not_supported); the plugins its plugin data and its Zotero
 // libraries and links need (plugin_not_installed when one is not
 // running); a snapshot of the folder (snapshot_failed: nothing
 // started); the files' bytes into the file store; then the application is
