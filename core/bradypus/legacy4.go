@@ -145,8 +145,10 @@ func readLegacy4(ctx context.Context, f *Folder) (*layout4, error) {
 		return nil, err
 	}
 	for _, n := range names {
-		if l.prefix != "" && !strings.HasPrefix(n, l.prefix) {
-			continue // not the application's (BraDypUS renames only prefixed tables)
+		if o, ok := l.file[l.bare(n)]; ok {
+			// Both <prefix>x and x: which one the application reads is unclear.
+			l.refuse("tables %s and %s are both named %s without the prefix", min(o, n), max(o, n), l.bare(n))
+			continue
 		}
 		l.file[l.bare(n)] = n
 		cr, err := raw.QueryContext(ctx, `SELECT name, COALESCE(type, '') FROM pragma_table_info(?)`, n)

@@ -34,6 +34,7 @@ type fixture4 struct {
 	foreignPlug bool   // a samples row belongs to sites (table_link)
 	undescribed bool   // finds has a column cfg/finds.json does not describe
 	unlisted    bool   // a table of the database is not in tables.json
+	twin        bool   // finds is there with the prefix and without
 }
 
 // makeFolder4 writes the fixture as <dir>/<name>.
@@ -136,6 +137,9 @@ func makeFolder4(t testing.TB, dir, name string, fx fixture4) string {
 		`CREATE TABLE P_finds_samples (id INTEGER PRIMARY KEY, creator INTEGER, table_link TEXT, id_link INTEGER, lab TEXT)`,
 	} {
 		exec(ddl)
+	}
+	if fx.twin && p != "" {
+		exec(`CREATE TABLE finds (id INTEGER PRIMARY KEY, creator INTEGER, label TEXT)`)
 	}
 	if fx.unlisted {
 		exec(`CREATE TABLE P_trenches (id INTEGER PRIMARY KEY, creator INTEGER, code TEXT)`)
@@ -328,6 +332,7 @@ func TestMajorUpgrade4Refusals(t *testing.T) {
 			{"tenant", fixture4{records: 3, foreignPlug: true}, "rows 2 of plugin table finds_samples belong to another table"},
 			{"undescr", fixture4{records: 3, undescribed: true}, "column finds.colour is not described"},
 			{"unlisted", fixture4{records: 3, unlisted: true, bare: true}, "table trenches is in the database but not in cfg/tables.json"},
+			{"twin", fixture4{records: 3, twin: true}, "tables finds and twin__finds are both named finds"},
 		} {
 			makeFolder4(t, filepath.Join(v.data, "bradypus"), c.app, c.fx)
 			if code, body := v.do(t, "POST", "/"+c.app+"/api/upgrade/major", upgradeApp(c.app, superEmail, "wrong"), nil); code != 401 {
