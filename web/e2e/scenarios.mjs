@@ -785,6 +785,39 @@ const scenarios = {
     await page.setViewportSize({ width: 820, height: 1180 })
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at tablet width')
     await shot(page, 'map-edit-tablet')
+
+    // Map layers (still at tablet width): a GeoJSON file as an overlay, a
+    // refused tile layer named by its number, the file drawn on the map.
+    await page.goto(`${BASE}/${APP}/admin/map-layers`)
+    const outline = { type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[12.492, 41.89], [12.494, 41.89], [12.494, 41.8915], [12.492, 41.8915], [12.492, 41.89]]] } }] }
+    await page.locator('[data-test=geofile-input]').setInputFiles({ name: 'excavation-area.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(JSON.stringify(outline)) })
+    await page.locator('[data-test=layers-notice]').filter({ hasText: 'excavation-area.geojson uploaded' }).waitFor()
+    await page.locator('[data-test=geofile]', { hasText: 'excavation-area.geojson' }).waitFor()
+    await page.locator('[data-test=layer-add]').click()
+    await page.locator('[data-test=layer-label-0]').fill('Excavation area')
+    assert.equal(await page.locator('[data-test=layer-file-0]').inputValue(), 'excavation-area.geojson')
+    await page.locator('[data-test=layer-add]').click()
+    await page.locator('[data-test=layer-label-1]').fill('Tiles')
+    await page.locator('[data-test=layer-type-1]').selectOption('tiles')
+    await page.locator('[data-test=layer-path-1]').fill('https://tiles.example.org/osm.png')
+    await page.locator('[data-test=layers-save]').click()
+    await page.locator('[data-test=layers-error]').filter({ hasText: 'Layer 2: This layer is not valid: path: an XYZ tile URL has {z}, {x} and {y}' }).waitFor()
+    assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'nothing saved')
+    await page.getByRole('button', { name: 'Remove the layer Tiles' }).click()
+    await page.locator('[data-test=layers-save]').click()
+    await page.locator('[data-test=layers-notice]').filter({ hasText: 'Layers saved' }).waitFor()
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at tablet width')
+    await shot(page, 'map-layers')
+    await page.goto(`${BASE}/${APP}/map/units`)
+    await page.locator('[data-test=map-total]').waitFor()
+    await page.locator('[data-test=map] .leaflet-control-layers').waitFor()
+    await page.locator('[data-test=map] path:not(.leaflet-interactive)').first().waitFor()
+    await shot(page, 'map-overlay')
+    assert.deepEqual(tiles, [], 'no tile server contacted')
+    await page.goto(`${BASE}/${APP}/admin/map-layers`)
+    await page.getByRole('button', { name: 'Delete the file excavation-area.geojson' }).click()
+    await page.locator('[data-test=layers-notice]').filter({ hasText: 'deleted' }).waitFor()
+    assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'the layer went with its file')
   },
 
   async 'charts: draw, refuse, save'(page) {
