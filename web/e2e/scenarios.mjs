@@ -8,6 +8,7 @@
 import { launch } from './browser.mjs'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
+import { crc32 } from 'node:zlib'
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v }
 const BASE = env('BASE_URL')
@@ -37,6 +38,32 @@ async function api(page, path, init = {}) {
     const r = await fetch(`/${app}/api${path}`, { ...init, headers: { Authorization: 'Bearer ' + s.token, 'Content-Type': 'application/json' } })
     return { status: r.status, body: await r.json() }
   }, [APP, path, init])
+}
+
+// zipOf builds a ZIP (stored, no compression) of [name, bytes] pairs: the
+// photo import's input, made here as a camera's card would be copied.
+function zipOf(entries) {
+  const locals = []
+  const centrals = []
+  let offset = 0
+  for (const [name, data] of entries) {
+    const n = Buffer.from(name)
+    const crc = crc32(data)
+    const head = Buffer.alloc(30)
+    head.writeUInt32LE(0x04034b50, 0); head.writeUInt16LE(20, 4); head.writeUInt32LE(crc, 14)
+    head.writeUInt32LE(data.length, 18); head.writeUInt32LE(data.length, 22); head.writeUInt16LE(n.length, 26)
+    const cen = Buffer.alloc(46)
+    cen.writeUInt32LE(0x02014b50, 0); cen.writeUInt16LE(20, 4); cen.writeUInt16LE(20, 6); cen.writeUInt32LE(crc, 16)
+    cen.writeUInt32LE(data.length, 20); cen.writeUInt32LE(data.length, 24); cen.writeUInt16LE(n.length, 28); cen.writeUInt32LE(offset, 42)
+    locals.push(head, n, data)
+    centrals.push(cen, n)
+    offset += 30 + n.length + data.length
+  }
+  const dir = Buffer.concat(centrals)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10)
+  end.writeUInt32LE(dir.length, 12); end.writeUInt32LE(offset, 16)
+  return Buffer.concat([...locals, dir, end])
 }
 
 const totalOf = async (page) => Number((await page.locator('[data-test=total]').textContent()).match(/\d+/)[0])
@@ -891,8 +918,17 @@ const scenarios = {
     assert.match(href, /\.tar\.gz\/download\?t=/)
     const r = await fetch(BASE + href)
     assert.equal(r.status, 200)
-    assert.equal((await r.arrayBuffer()).byteLength > 1000, true)
+    const archive = Buffer.from(await r.arrayBuffer())
+    assert.equal(archive.byteLength > 1000, true)
+    // The same archive uploaded as one made elsewhere; a cut one refused.
+    await page.locator('[data-test=backup-upload]').setInputFiles({ name: 'elsewhere.tar.gz', mimeType: 'application/gzip', buffer: archive.subarray(0, archive.length >> 1) })
+    await page.locator('[data-test=backup-error]').filter({ hasText: 'damaged' }).waitFor()
+    await page.locator('[data-test=backup-upload]').setInputFiles({ name: 'elsewhere.tar.gz', mimeType: 'application/gzip', buffer: archive })
+    await page.locator('[data-test=backup-notice]').filter({ hasText: new RegExp(`uploaded \\(from ${APP}, `) }).waitFor()
+    assert.equal(await page.locator('[data-test=backup-download]').count(), 2)
     await shot(page, 'backups')
+    await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
     await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
 
@@ -954,6 +990,46 @@ const scenarios = {
     await page.locator('[data-test=import-row-errors] li').first().filter({ hasText: 'Row 1, name' }).waitFor()
     await shot(page, 'import-refused')
     assert.equal((await api(page, '/records/sites?per_page=1')).body.total, before + 2)
+
+    // GeoJSON: features matched to units by their code; a bad geometry named by its number.
+    assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ geodata: true }) })).status, 200)
+    await page.getByRole('link', { name: 'Geodata (GeoJSON)' }).click()
+    const feature = (code, coordinates) => ({ type: 'Feature', properties: { code }, geometry: { type: 'Point', coordinates } })
+    const bad = { type: 'FeatureCollection', features: [feature('US 4', [12.49, 41.89]), feature('US 5', [12.49, 141.89])] }
+    await page.locator('[data-test=geoimport-file]').setInputFiles({ name: 'bad.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(JSON.stringify(bad)) })
+    await page.locator('[data-test=geoimport-error]').filter({ hasText: 'out of range' }).filter({ hasText: 'feature 2' }).waitFor()
+    const good = { type: 'FeatureCollection', features: [feature('US 4', [12.4931, 41.8907]), feature('US 5', [12.4932, 41.8908]), feature('US 999', [12.4933, 41.8909])] }
+    await page.locator('[data-test=geoimport-file]').setInputFiles({ name: 'units.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(JSON.stringify(good)) })
+    await page.locator('[data-test=geoimport-preview] h2').filter({ hasText: '3 features read (Point)' }).waitFor()
+    await page.locator('[data-test=geoimport-tb]').selectOption({ label: 'Stratigraphic units' })
+    await page.locator('[data-test=geoimport-key] option[value=code]').waitFor({ state: 'attached' })
+    assert.equal(await page.locator('[data-test=geoimport-key]').inputValue(), 'code', 'the property named as a field')
+    await page.locator('[data-test=geoimport-check]').click()
+    await page.locator('[data-test=geoimport-result]').filter({ hasText: 'of 3 features 2 would go to records, 0 to new records, 1 find no record' }).waitFor()
+    await page.locator('[data-test=geoimport-run]').click()
+    await page.locator('[data-test=geoimport-result]').filter({ hasText: 'Imported: of 3 features 2 went to records' }).waitFor()
+    const unit4 = (await api(page, '/records/units?filter[code][_eq]=US 4')).body.data[0].id
+    assert.deepEqual(Object.values((await api(page, `/record/units/${unit4}`)).body.geodata).map((g) => g.geojson.coordinates), [[12.4931, 41.8907]])
+    await shot(page, 'import-geojson')
+
+    // Photos: a ZIP whose names carry the find's label.
+    await page.getByRole('link', { name: 'Photos (ZIP)' }).click()
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
+    const zip = zipOf([['INV-000011.png', png], ['INV-000012.png', png], ['INV-999999.png', png]])
+    await page.locator('[data-test=photos-zip]').setInputFiles({ name: 'photos.zip', mimeType: 'application/zip', buffer: zip })
+    await page.locator('[data-test=photos-tb]').selectOption({ label: 'Finds' })
+    await page.locator('[data-test=photos-pattern]').fill('{label}*.png')
+    await page.locator('[data-test=photos-check]').click()
+    await page.locator('[data-test=photos-error]').filter({ hasText: 'pattern is not valid' }).waitFor()
+    await page.locator('[data-test=photos-pattern]').fill('{label}.png')
+    await page.locator('[data-test=photos-check]').click()
+    await page.locator('[data-test=photos-preview] h2').filter({ hasText: '3 photos in the ZIP' }).waitFor()
+    await page.locator('[data-test=photos-preview] tr.bad', { hasText: 'INV-999999.png' }).waitFor()
+    await shot(page, 'import-photos')
+    await page.locator('[data-test=photos-run]').filter({ hasText: 'Link 2 photos' }).click()
+    await page.locator('[data-test=photos-result]').filter({ hasText: 'Photos linked: 2' }).waitFor()
+    const find = (await api(page, '/records/finds?filter[label][_eq]=INV-000011')).body.data[0].id
+    assert.deepEqual((await api(page, `/record/finds/${find}`)).body.files.map((f) => `${f.filename}.${f.ext}`), ['INV-000011.png'])
   },
 }
 
