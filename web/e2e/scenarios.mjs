@@ -720,10 +720,31 @@ const scenarios = {
     await shot(page, 'files')
     const files = (await api(page, '/record/finds/40')).body.files
     assert.deepEqual(files.map((f) => [f.filename, f.ext, f.is_image]).sort(), [['section drawing', 'pdf', false], ['trench photo', 'png', true]])
+    // The drawing first: one place earlier, saved at once.
+    await panel.getByRole('button', { name: 'Move section drawing earlier' }).click()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'Order saved' }).waitFor()
+    await panel.locator('[data-test=file]').first().filter({ hasText: 'section drawing' }).waitFor()
+    assert.deepEqual((await api(page, '/record/finds/40')).body.files.map((f) => f.filename), ['section drawing', 'trench photo'])
     await panel.getByRole('button', { name: 'Remove section drawing from this record' }).click()
     await panel.locator('[data-test=files-notice]').filter({ hasText: 'removed from this record' }).waitFor()
     await panel.locator('[data-test=file]', { hasText: 'section drawing' }).waitFor({ state: 'detached' })
     assert.equal(await panel.locator('[data-test=file]').count(), 1)
+    // Details, then new bytes under the same entry.
+    await panel.getByRole('button', { name: 'Details of trench photo' }).click()
+    const details = panel.locator('[data-test=file-details]')
+    await details.getByLabel('Description').fill('North section, end of day')
+    await details.getByLabel('Keywords').fill('section, north')
+    await details.getByLabel('Printed with the record').check()
+    await details.getByRole('button', { name: 'Save the details' }).click()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'Details of trench photo.png saved' }).waitFor()
+    let photo = (await api(page, '/record/finds/40')).body.files[0]
+    assert.deepEqual([photo.description, photo.keywords, !!photo.printable], ['North section, end of day', 'section, north', true])
+    await panel.getByRole('button', { name: 'Details of trench photo' }).click()
+    await details.locator('[data-test=file-replace]').setInputFiles({ name: 'trench photo retaken.txt', mimeType: 'text/plain', buffer: Buffer.from('a note instead of the photo') })
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'trench photo.png replaced by trench photo retaken.txt' }).waitFor()
+    const now = (await api(page, '/record/finds/40')).body.files[0]
+    assert.deepEqual([now.id, now.filename, now.ext, now.is_image, now.description], [photo.id, 'trench photo retaken', 'txt', false, 'North section, end of day'])
+    await shot(page, 'files-details')
   },
 
   async 'map of a table’s geodata on a blank base'(page) {
