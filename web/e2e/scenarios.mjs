@@ -879,6 +879,15 @@ const scenarios = {
     assert.equal(await page.locator('[data-test=chart-bar]').count(), want.labels.length)
     assert.equal(want.data.reduce((a, b) => a + b, 0), 288)
     await shot(page, 'chart-bars')
+    // Split by a second field: stacked bars, one colour per value, with a legend.
+    await page.locator('[data-test=chart-x2]').selectOption({ label: 'Complete' })
+    await page.locator('[data-test=chart-draw]').click()
+    const split = (await api(page, '/chart/data', { method: 'POST', body: JSON.stringify({ definition: { tb: 'finds', type: 'bar', x_field: 'material', x2_field: 'complete', y_function: 'COUNT', y_field: 'id' } }) })).body
+    assert.ok(split.series.length >= 2, 'two values of complete')
+    await page.locator('[data-test=chart-legend] li').nth(split.series.length - 1).waitFor()
+    assert.equal(await page.locator('[data-test=chart-bar]').first().locator('rect').count(), split.series.length)
+    await shot(page, 'chart-split')
+    await page.locator('[data-test=chart-x2]').selectOption('')
     await page.locator('[data-test=chart-type]').selectOption('pie')
     await page.locator('[data-test=chart-draw]').click()
     await page.locator('[data-test=chart-slice]').nth(want.labels.length - 1).waitFor()

@@ -142,6 +142,7 @@ export const en = {
   'files.replace': 'Replace the file…',
   'files.replacing': 'Replacing the file',
   'files.replaced': '{name} replaced by {now}; its details and links are kept.',
+  'chart.group_by2': 'Then split by',
 }
 
 export const it = {
@@ -283,4 +284,5 @@ export const it = {
   'files.replace': 'Sostituisci il file…',
   'files.replacing': 'Sostituzione del file',
   'files.replaced': '{name} sostituito da {now}; dettagli e collegamenti restano.',
+  'chart.group_by2': 'Poi suddividi per',
 }
