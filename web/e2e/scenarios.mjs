@@ -991,6 +991,24 @@ const scenarios = {
     await popup.waitForURL(/^blob:/)
     assert.equal(await popup.evaluate(() => document.contentType), 'application/pdf')
     await popup.close()
+    // A template of units whose second section is the radiocarbon dates' rows.
+    await page.goto(`${BASE}/${APP}/admin/templates`)
+    await page.locator('[data-test=tpl-tb]').selectOption({ label: 'Stratigraphic units' })
+    await page.locator('[data-test=tpl-new]:enabled').click()
+    await page.locator('[data-test=tpl-name]').fill('unit-dates')
+    await page.locator('[data-test=tpl-plugin]').selectOption('units_radiocarbon')
+    await page.locator('[data-test=tpl-add-plugin]').click()
+    const rows = page.locator('[data-test=tpl-plugin-section]')
+    await rows.locator('input[data-field=lab_code]').waitFor()
+    for (const box of await rows.locator('input[data-field]').all()) {
+      if (!['lab_code', 'bp', 'std'].includes(await box.getAttribute('data-field'))) await box.uncheck()
+    }
+    await page.locator('[data-test=tpl-save]').click()
+    await page.locator('[data-test=tpl-notice]').filter({ hasText: 'unit-dates saved' }).waitFor()
+    const dates = (await api(page, '/template/units/unit-dates')).body.template
+    assert.deepEqual([dates[1].type, dates[1].plugin], ['plugin', 'units_radiocarbon'])
+    assert.ok(dates[1].content.map((c) => (typeof c === 'string' ? c : c.field)).includes('lab_code'))
+    await shot(page, 'template-plugin-section')
   },
 
   async 'admin: import a CSV — check, import, refused rows'(page) {

@@ -143,6 +143,10 @@ export const en = {
   'files.replacing': 'Replacing the file',
   'files.replaced': '{name} replaced by {now}; its details and links are kept.',
   'chart.group_by2': 'Then split by',
+  'tpl.plugin_rows': 'rows of {table}',
+  'tpl.plugin_table': 'Plugin table',
+  'tpl.add_plugin_section': 'Add its rows as a section',
+  'tpl.accordion_kept': 'A section of panels, kept as it is.',
 }
 
 export const it = {
@@ -285,4 +289,8 @@ export const it = {
   'files.replacing': 'Sostituzione del file',
   'files.replaced': '{name} sostituito da {now}; dettagli e collegamenti restano.',
   'chart.group_by2': 'Poi suddividi per',
+  'tpl.plugin_rows': 'righe di {table}',
+  'tpl.plugin_table': 'Tabella plugin',
+  'tpl.add_plugin_section': 'Aggiungi le sue righe come sezione',
+  'tpl.accordion_kept': 'Una sezione a pannelli, mantenuta com’è.',
 }
