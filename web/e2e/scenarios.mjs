@@ -868,6 +868,67 @@ const scenarios = {
     assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'the layer went with its file')
   },
 
+  async 'gazetteer place and bibliography of a record; reference libraries'(page) {
+    await signIn(page)
+    for (const [method, path, body] of [['POST', '/config/table/units/gazetteer'], ['PUT', '/config/table/units', { geodata: true }]]) {
+      const r = await api(page, path, { method, body: body ? JSON.stringify(body) : undefined })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+    }
+    // A library: a number that is not one is refused in words.
+    await page.getByRole('link', { name: 'Reference libraries' }).click()
+    const lib = page.locator('[data-test=lib-form]')
+    await lib.locator('[data-test=lib-id]').fill('group-4321')
+    await lib.locator('[data-test=lib-name]').fill('Excavation bibliography')
+    await lib.locator('[data-test=lib-add]').click()
+    await page.locator('[data-test=refs-error]').filter({ hasText: 'number Zotero shows' }).waitFor()
+    await lib.locator('[data-test=lib-id]').fill('4321')
+    await lib.locator('[data-test=lib-add]').click()
+    await page.locator('[data-test=refs-notice]').filter({ hasText: 'Library Excavation bibliography added' }).waitFor()
+    await page.locator('[data-test=libs] td', { hasText: 'Excavation bibliography' }).waitFor()
+
+    // The place of US 6, found by name, its point put on the map.
+    const unit = (await api(page, '/records/units?filter[code][_eq]=US 6')).body.data[0].id
+    await page.goto(`${BASE}/${APP}/t/units/${unit}`)
+    const gaz = page.locator('[data-test=gazetteer]')
+    await gaz.getByText('No place set').waitFor()
+    await gaz.getByLabel('Search a place').fill('roma')
+    await gaz.getByRole('button', { name: 'Search' }).click()
+    await gaz.locator('[data-test=gaz-results] li').first().waitFor()
+    await gaz.getByRole('button', { name: 'Set Roma as this record’s place', exact: true }).click()
+    await gaz.locator('[data-test=gaz-notice]').filter({ hasText: 'Place set: Roma' }).waitFor()
+    await gaz.locator('[data-test=gaz-place] a', { hasText: 'Roma' }).waitFor()
+    assert.equal((await api(page, `/record/units/${unit}`)).body.core.gazetteer_place.val, 'https://pleiades.stoa.org/places/423025')
+    await gaz.locator('[data-test=gaz-to-map]').click()
+    await gaz.locator('[data-test=gaz-notice]').filter({ hasText: 'The point of Roma is now on the record’s map' }).waitFor()
+    const geo = Object.values((await api(page, `/record/units/${unit}`)).body.geodata)
+    assert.deepEqual(geo.map((g) => g.geojson.type), ['Point'])
+
+    // Cite a book with its pages, add a note, refresh, remove.
+    const bib = page.locator('[data-test=bibliography]')
+    await bib.getByLabel('Search the library').fill('rome')
+    await bib.getByRole('button', { name: 'Search' }).click()
+    await bib.locator('[data-test=bib-results] li').first().waitFor()
+    await bib.locator('[data-test=bib-pages]').fill('112-115')
+    await bib.getByRole('button', { name: /^Cite Coarelli/ }).click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'cited' }).waitFor()
+    await bib.locator('[data-test=citation]').filter({ hasText: 'Rome and environs' }).waitFor()
+    await bib.getByRole('button', { name: /^Edit the citation of Coarelli/ }).click()
+    await bib.locator('[data-test=citation-edit]').getByLabel('Notes').fill('the Forum, plan at p. 113')
+    await bib.locator('[data-test=citation-edit]').getByRole('button', { name: 'Save' }).click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citation saved' }).waitFor()
+    const links = (await api(page, `/refmgr/links/units/${unit}`)).body.links
+    assert.deepEqual(links.map((l) => [l.refmgr_key, l.pages, l.notes]), [['ABCD2345', '112-115', 'the Forum, plan at p. 113']])
+    await bib.locator('[data-test=bib-sync]').click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citations refreshed: 0 updated, 1 unchanged' }).waitFor()
+    await page.setViewportSize({ width: 820, height: 1180 })
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at tablet width')
+    await bib.scrollIntoViewIfNeeded()
+    await shot(page, 'gazetteer-bibliography')
+    await bib.getByRole('button', { name: /^Remove the citation of Coarelli/ }).click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citation removed' }).waitFor()
+    assert.deepEqual((await api(page, `/refmgr/links/units/${unit}`)).body.links, [])
+  },
+
   async 'charts: draw, refuse, save'(page) {
     await signIn(page)
     await page.getByRole('link', { name: 'Charts' }).click()
