@@ -8,6 +8,7 @@
 import { launch } from './browser.mjs'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
+import { crc32 } from 'node:zlib'
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v }
 const BASE = env('BASE_URL')
@@ -37,6 +38,32 @@ async function api(page, path, init = {}) {
     const r = await fetch(`/${app}/api${path}`, { ...init, headers: { Authorization: 'Bearer ' + s.token, 'Content-Type': 'application/json' } })
     return { status: r.status, body: await r.json() }
   }, [APP, path, init])
+}
+
+// zipOf builds a ZIP (stored, no compression) of [name, bytes] pairs: the
+// photo import's input, made here as a camera's card would be copied.
+function zipOf(entries) {
+  const locals = []
+  const centrals = []
+  let offset = 0
+  for (const [name, data] of entries) {
+    const n = Buffer.from(name)
+    const crc = crc32(data)
+    const head = Buffer.alloc(30)
+    head.writeUInt32LE(0x04034b50, 0); head.writeUInt16LE(20, 4); head.writeUInt32LE(crc, 14)
+    head.writeUInt32LE(data.length, 18); head.writeUInt32LE(data.length, 22); head.writeUInt16LE(n.length, 26)
+    const cen = Buffer.alloc(46)
+    cen.writeUInt32LE(0x02014b50, 0); cen.writeUInt16LE(20, 4); cen.writeUInt16LE(20, 6); cen.writeUInt32LE(crc, 16)
+    cen.writeUInt32LE(data.length, 20); cen.writeUInt32LE(data.length, 24); cen.writeUInt16LE(n.length, 28); cen.writeUInt32LE(offset, 42)
+    locals.push(head, n, data)
+    centrals.push(cen, n)
+    offset += 30 + n.length + data.length
+  }
+  const dir = Buffer.concat(centrals)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10)
+  end.writeUInt32LE(dir.length, 12); end.writeUInt32LE(offset, 16)
+  return Buffer.concat([...locals, dir, end])
 }
 
 const totalOf = async (page) => Number((await page.locator('[data-test=total]').textContent()).match(/\d+/)[0])
@@ -693,10 +720,31 @@ const scenarios = {
     await shot(page, 'files')
     const files = (await api(page, '/record/finds/40')).body.files
     assert.deepEqual(files.map((f) => [f.filename, f.ext, f.is_image]).sort(), [['section drawing', 'pdf', false], ['trench photo', 'png', true]])
+    // The drawing first: one place earlier, saved at once.
+    await panel.getByRole('button', { name: 'Move section drawing earlier' }).click()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'Order saved' }).waitFor()
+    await panel.locator('[data-test=file]').first().filter({ hasText: 'section drawing' }).waitFor()
+    assert.deepEqual((await api(page, '/record/finds/40')).body.files.map((f) => f.filename), ['section drawing', 'trench photo'])
     await panel.getByRole('button', { name: 'Remove section drawing from this record' }).click()
     await panel.locator('[data-test=files-notice]').filter({ hasText: 'removed from this record' }).waitFor()
     await panel.locator('[data-test=file]', { hasText: 'section drawing' }).waitFor({ state: 'detached' })
     assert.equal(await panel.locator('[data-test=file]').count(), 1)
+    // Details, then new bytes under the same entry.
+    await panel.getByRole('button', { name: 'Details of trench photo' }).click()
+    const details = panel.locator('[data-test=file-details]')
+    await details.getByLabel('Description').fill('North section, end of day')
+    await details.getByLabel('Keywords').fill('section, north')
+    await details.getByLabel('Printed with the record').check()
+    await details.getByRole('button', { name: 'Save the details' }).click()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'Details of trench photo.png saved' }).waitFor()
+    let photo = (await api(page, '/record/finds/40')).body.files[0]
+    assert.deepEqual([photo.description, photo.keywords, !!photo.printable], ['North section, end of day', 'section, north', true])
+    await panel.getByRole('button', { name: 'Details of trench photo' }).click()
+    await details.locator('[data-test=file-replace]').setInputFiles({ name: 'trench photo retaken.txt', mimeType: 'text/plain', buffer: Buffer.from('a note instead of the photo') })
+    await panel.locator('[data-test=files-notice]').filter({ hasText: 'trench photo.png replaced by trench photo retaken.txt' }).waitFor()
+    const now = (await api(page, '/record/finds/40')).body.files[0]
+    assert.deepEqual([now.id, now.filename, now.ext, now.is_image, now.description], [photo.id, 'trench photo retaken', 'txt', false, 'North section, end of day'])
+    await shot(page, 'files-details')
   },
 
   async 'map of a table’s geodata on a blank base'(page) {
@@ -728,6 +776,157 @@ const scenarios = {
     await page.waitForURL(/t\/units\/\d+$/)
     await page.goto(`${BASE}/${APP}/map/sites`)
     await page.locator('[data-test=map-error]').filter({ hasText: 'no geodata' }).waitFor()
+
+    // Drawing the features of US 3: a polygon and a point by mouse, a line
+    // typed as WKT; then reshape, retype, delete.
+    await page.goto(`${BASE}/${APP}/map/units?id=3`)
+    const rec = page.locator('[data-test=map-record]')
+    await rec.getByText('no features yet').waitFor()
+    const box = await page.locator('[data-test=map]').boundingBox()
+    const at = (fx, fy) => [box.x + box.width * fx, box.y + box.height * fy]
+    await page.locator('[data-test=draw-polygon]').click()
+    await page.locator('[data-test=draw-help]').filter({ hasText: 'click the first one again' }).waitFor()
+    for (const [fx, fy] of [[0.05, 0.1], [0.17, 0.1], [0.12, 0.3], [0.05, 0.1]]) await page.mouse.click(...at(fx, fy))
+    await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature added' }).waitFor()
+    await page.locator('[data-test=draw-point]').click()
+    assert.equal(await page.locator('[data-test=draw-point]').getAttribute('aria-pressed'), 'true')
+    await page.mouse.click(...at(0.1, 0.55))
+    await rec.locator('[data-test=record-feature]').nth(1).waitFor()
+    await rec.getByLabel('Add a feature as GeoJSON or WKT').fill('LINESTRING (12.4922 91, 12.493 41.8903)')
+    await rec.getByRole('button', { name: 'Add the feature' }).click()
+    await page.locator('[data-test=map-error]').filter({ hasText: 'out of range' }).waitFor()
+    await rec.getByLabel('Add a feature as GeoJSON or WKT').fill('LINESTRING (12.4922 41.8901, 12.493 41.8903)')
+    await rec.getByRole('button', { name: 'Add the feature' }).click()
+    await rec.locator('[data-test=record-feature]').nth(2).waitFor()
+    let mine = Object.values((await api(page, '/record/units/3')).body.geodata)
+    assert.deepEqual(mine.map((g) => g.geojson.type).sort(), ['LineString', 'Point', 'Polygon'])
+    const poly = mine.find((g) => g.geojson.type === 'Polygon')
+    assert.equal(poly.geojson.coordinates[0].length, 4, 'three vertices, closed')
+    await shot(page, 'map-drawn')
+    // Reshape the polygon: drag its first vertex 40 px right, save.
+    await rec.getByRole('button', { name: `Move the vertices of Polygon ${poly.id}` }).click()
+    const handle = page.locator('[data-test=map] .marker-icon:not(.marker-icon-middle)').first()
+    await page.locator('[data-test=map-draw]').scrollIntoViewIfNeeded()
+    const hb = await handle.boundingBox()
+    await page.mouse.move(hb.x + hb.width / 2, hb.y + hb.height / 2)
+    await page.mouse.down()
+    await page.mouse.move(hb.x + hb.width / 2 + 20, hb.y + hb.height / 2, { steps: 4 })
+    await page.mouse.move(hb.x + hb.width / 2 + 40, hb.y + hb.height / 2, { steps: 4 })
+    await page.mouse.up()
+    await page.locator('[data-test=reshape-save]').click()
+    await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature saved' }).waitFor()
+    const moved = (await api(page, '/record/units/3')).body.geodata[poly.id].geojson.coordinates[0]
+    assert.notDeepEqual(moved, poly.geojson.coordinates[0], 'a vertex moved')
+    assert.equal(moved.length, 4)
+    // The point, by keyboard: its geometry typed, then deleted.
+    const point = mine.find((g) => g.geojson.type === 'Point')
+    await rec.getByRole('button', { name: `Point ${point.id}`, exact: true }).click()
+    const sel = page.locator('[data-test=map-selected]')
+    await sel.getByLabel('Geometry (GeoJSON or WKT)').fill('{"type":"Point","coordinates":[12.4923,41.8904]}')
+    await sel.getByRole('button', { name: 'Save the geometry' }).click()
+    await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature saved' }).waitFor()
+    assert.deepEqual((await api(page, '/record/units/3')).body.geodata[point.id].geojson.coordinates, [12.4923, 41.8904])
+    await rec.getByRole('button', { name: `Delete Point ${point.id}` }).click()
+    await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature deleted' }).waitFor()
+    mine = Object.values((await api(page, '/record/units/3')).body.geodata)
+    assert.deepEqual(mine.map((g) => g.geojson.type).sort(), ['LineString', 'Polygon'])
+    await page.setViewportSize({ width: 820, height: 1180 })
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at tablet width')
+    await shot(page, 'map-edit-tablet')
+
+    // Map layers (still at tablet width): a GeoJSON file as an overlay, a
+    // refused tile layer named by its number, the file drawn on the map.
+    await page.goto(`${BASE}/${APP}/admin/map-layers`)
+    const outline = { type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[12.492, 41.89], [12.494, 41.89], [12.494, 41.8915], [12.492, 41.8915], [12.492, 41.89]]] } }] }
+    await page.locator('[data-test=geofile-input]').setInputFiles({ name: 'excavation-area.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(JSON.stringify(outline)) })
+    await page.locator('[data-test=layers-notice]').filter({ hasText: 'excavation-area.geojson uploaded' }).waitFor()
+    await page.locator('[data-test=geofile]', { hasText: 'excavation-area.geojson' }).waitFor()
+    await page.locator('[data-test=layer-add]').click()
+    await page.locator('[data-test=layer-label-0]').fill('Excavation area')
+    assert.equal(await page.locator('[data-test=layer-file-0]').inputValue(), 'excavation-area.geojson')
+    await page.locator('[data-test=layer-add]').click()
+    await page.locator('[data-test=layer-label-1]').fill('Tiles')
+    await page.locator('[data-test=layer-type-1]').selectOption('tiles')
+    await page.locator('[data-test=layer-path-1]').fill('https://tiles.example.org/osm.png')
+    await page.locator('[data-test=layers-save]').click()
+    await page.locator('[data-test=layers-error]').filter({ hasText: 'Layer 2: This layer is not valid: path: an XYZ tile URL has {z}, {x} and {y}' }).waitFor()
+    assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'nothing saved')
+    await page.getByRole('button', { name: 'Remove the layer Tiles' }).click()
+    await page.locator('[data-test=layers-save]').click()
+    await page.locator('[data-test=layers-notice]').filter({ hasText: 'Layers saved' }).waitFor()
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at tablet width')
+    await shot(page, 'map-layers')
+    await page.goto(`${BASE}/${APP}/map/units`)
+    await page.locator('[data-test=map-total]').waitFor()
+    await page.locator('[data-test=map] .leaflet-control-layers').waitFor()
+    await page.locator('[data-test=map] path:not(.leaflet-interactive)').first().waitFor()
+    await shot(page, 'map-overlay')
+    assert.deepEqual(tiles, [], 'no tile server contacted')
+    await page.goto(`${BASE}/${APP}/admin/map-layers`)
+    await page.getByRole('button', { name: 'Delete the file excavation-area.geojson' }).click()
+    await page.locator('[data-test=layers-notice]').filter({ hasText: 'deleted' }).waitFor()
+    assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'the layer went with its file')
+  },
+
+  async 'gazetteer place and bibliography of a record; reference libraries'(page) {
+    await signIn(page)
+    for (const [method, path, body] of [['POST', '/config/table/units/gazetteer'], ['PUT', '/config/table/units', { geodata: true }]]) {
+      const r = await api(page, path, { method, body: body ? JSON.stringify(body) : undefined })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+    }
+    // A library: a number that is not one is refused in words.
+    await page.getByRole('link', { name: 'Reference libraries' }).click()
+    const lib = page.locator('[data-test=lib-form]')
+    await lib.locator('[data-test=lib-id]').fill('group-4321')
+    await lib.locator('[data-test=lib-name]').fill('Excavation bibliography')
+    await lib.locator('[data-test=lib-add]').click()
+    await page.locator('[data-test=refs-error]').filter({ hasText: 'number Zotero shows' }).waitFor()
+    await lib.locator('[data-test=lib-id]').fill('4321')
+    await lib.locator('[data-test=lib-add]').click()
+    await page.locator('[data-test=refs-notice]').filter({ hasText: 'Library Excavation bibliography added' }).waitFor()
+    await page.locator('[data-test=libs] td', { hasText: 'Excavation bibliography' }).waitFor()
+
+    // The place of US 6, found by name, its point put on the map.
+    const unit = (await api(page, '/records/units?filter[code][_eq]=US 6')).body.data[0].id
+    await page.goto(`${BASE}/${APP}/t/units/${unit}`)
+    const gaz = page.locator('[data-test=gazetteer]')
+    await gaz.getByText('No place set').waitFor()
+    await gaz.getByLabel('Search a place').fill('roma')
+    await gaz.getByRole('button', { name: 'Search' }).click()
+    await gaz.locator('[data-test=gaz-results] li').first().waitFor()
+    await gaz.getByRole('button', { name: 'Set Roma as this record’s place', exact: true }).click()
+    await gaz.locator('[data-test=gaz-notice]').filter({ hasText: 'Place set: Roma' }).waitFor()
+    await gaz.locator('[data-test=gaz-place] a', { hasText: 'Roma' }).waitFor()
+    assert.equal((await api(page, `/record/units/${unit}`)).body.core.gazetteer_place.val, 'https://pleiades.stoa.org/places/423025')
+    await gaz.locator('[data-test=gaz-to-map]').click()
+    await gaz.locator('[data-test=gaz-notice]').filter({ hasText: 'The point of Roma is now on the record’s map' }).waitFor()
+    const geo = Object.values((await api(page, `/record/units/${unit}`)).body.geodata)
+    assert.deepEqual(geo.map((g) => g.geojson.type), ['Point'])
+
+    // Cite a book with its pages, add a note, refresh, remove.
+    const bib = page.locator('[data-test=bibliography]')
+    await bib.getByLabel('Search the library').fill('rome')
+    await bib.getByRole('button', { name: 'Search' }).click()
+    await bib.locator('[data-test=bib-results] li').first().waitFor()
+    await bib.locator('[data-test=bib-pages]').fill('112-115')
+    await bib.getByRole('button', { name: /^Cite Coarelli/ }).click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'cited' }).waitFor()
+    await bib.locator('[data-test=citation]').filter({ hasText: 'Rome and environs' }).waitFor()
+    await bib.getByRole('button', { name: /^Edit the citation of Coarelli/ }).click()
+    await bib.locator('[data-test=citation-edit]').getByLabel('Notes').fill('the Forum, plan at p. 113')
+    await bib.locator('[data-test=citation-edit]').getByRole('button', { name: 'Save' }).click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citation saved' }).waitFor()
+    const links = (await api(page, `/refmgr/links/units/${unit}`)).body.links
+    assert.deepEqual(links.map((l) => [l.refmgr_key, l.pages, l.notes]), [['ABCD2345', '112-115', 'the Forum, plan at p. 113']])
+    await bib.locator('[data-test=bib-sync]').click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citations refreshed: 0 updated, 1 unchanged' }).waitFor()
+    await page.setViewportSize({ width: 820, height: 1180 })
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at tablet width')
+    await bib.scrollIntoViewIfNeeded()
+    await shot(page, 'gazetteer-bibliography')
+    await bib.getByRole('button', { name: /^Remove the citation of Coarelli/ }).click()
+    await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citation removed' }).waitFor()
+    assert.deepEqual((await api(page, `/refmgr/links/units/${unit}`)).body.links, [])
   },
 
   async 'charts: draw, refuse, save'(page) {
@@ -741,6 +940,15 @@ const scenarios = {
     assert.equal(await page.locator('[data-test=chart-bar]').count(), want.labels.length)
     assert.equal(want.data.reduce((a, b) => a + b, 0), 288)
     await shot(page, 'chart-bars')
+    // Split by a second field: stacked bars, one colour per value, with a legend.
+    await page.locator('[data-test=chart-x2]').selectOption({ label: 'Complete' })
+    await page.locator('[data-test=chart-draw]').click()
+    const split = (await api(page, '/chart/data', { method: 'POST', body: JSON.stringify({ definition: { tb: 'finds', type: 'bar', x_field: 'material', x2_field: 'complete', y_function: 'COUNT', y_field: 'id' } }) })).body
+    assert.ok(split.series.length >= 2, 'two values of complete')
+    await page.locator('[data-test=chart-legend] li').nth(split.series.length - 1).waitFor()
+    assert.equal(await page.locator('[data-test=chart-bar]').first().locator('rect').count(), split.series.length)
+    await shot(page, 'chart-split')
+    await page.locator('[data-test=chart-x2]').selectOption('')
     await page.locator('[data-test=chart-type]').selectOption('pie')
     await page.locator('[data-test=chart-draw]').click()
     await page.locator('[data-test=chart-slice]').nth(want.labels.length - 1).waitFor()
@@ -801,8 +1009,17 @@ const scenarios = {
     assert.match(href, /\.tar\.gz\/download\?t=/)
     const r = await fetch(BASE + href)
     assert.equal(r.status, 200)
-    assert.equal((await r.arrayBuffer()).byteLength > 1000, true)
+    const archive = Buffer.from(await r.arrayBuffer())
+    assert.equal(archive.byteLength > 1000, true)
+    // The same archive uploaded as one made elsewhere; a cut one refused.
+    await page.locator('[data-test=backup-upload]').setInputFiles({ name: 'elsewhere.tar.gz', mimeType: 'application/gzip', buffer: archive.subarray(0, archive.length >> 1) })
+    await page.locator('[data-test=backup-error]').filter({ hasText: 'damaged' }).waitFor()
+    await page.locator('[data-test=backup-upload]').setInputFiles({ name: 'elsewhere.tar.gz', mimeType: 'application/gzip', buffer: archive })
+    await page.locator('[data-test=backup-notice]').filter({ hasText: new RegExp(`uploaded \\(from ${APP}, `) }).waitFor()
+    assert.equal(await page.locator('[data-test=backup-download]').count(), 2)
     await shot(page, 'backups')
+    await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
     await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
 
@@ -835,6 +1052,24 @@ const scenarios = {
     await popup.waitForURL(/^blob:/)
     assert.equal(await popup.evaluate(() => document.contentType), 'application/pdf')
     await popup.close()
+    // A template of units whose second section is the radiocarbon dates' rows.
+    await page.goto(`${BASE}/${APP}/admin/templates`)
+    await page.locator('[data-test=tpl-tb]').selectOption({ label: 'Stratigraphic units' })
+    await page.locator('[data-test=tpl-new]:enabled').click()
+    await page.locator('[data-test=tpl-name]').fill('unit-dates')
+    await page.locator('[data-test=tpl-plugin]').selectOption('units_radiocarbon')
+    await page.locator('[data-test=tpl-add-plugin]').click()
+    const rows = page.locator('[data-test=tpl-plugin-section]')
+    await rows.locator('input[data-field=lab_code]').waitFor()
+    for (const box of await rows.locator('input[data-field]').all()) {
+      if (!['lab_code', 'bp', 'std'].includes(await box.getAttribute('data-field'))) await box.uncheck()
+    }
+    await page.locator('[data-test=tpl-save]').click()
+    await page.locator('[data-test=tpl-notice]').filter({ hasText: 'unit-dates saved' }).waitFor()
+    const dates = (await api(page, '/template/units/unit-dates')).body.template
+    assert.deepEqual([dates[1].type, dates[1].plugin], ['plugin', 'units_radiocarbon'])
+    assert.ok(dates[1].content.map((c) => (typeof c === 'string' ? c : c.field)).includes('lab_code'))
+    await shot(page, 'template-plugin-section')
   },
 
   async 'admin: import a CSV — check, import, refused rows'(page) {
@@ -864,6 +1099,46 @@ const scenarios = {
     await page.locator('[data-test=import-row-errors] li').first().filter({ hasText: 'Row 1, name' }).waitFor()
     await shot(page, 'import-refused')
     assert.equal((await api(page, '/records/sites?per_page=1')).body.total, before + 2)
+
+    // GeoJSON: features matched to units by their code; a bad geometry named by its number.
+    assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ geodata: true }) })).status, 200)
+    await page.getByRole('link', { name: 'Geodata (GeoJSON)' }).click()
+    const feature = (code, coordinates) => ({ type: 'Feature', properties: { code }, geometry: { type: 'Point', coordinates } })
+    const bad = { type: 'FeatureCollection', features: [feature('US 4', [12.49, 41.89]), feature('US 5', [12.49, 141.89])] }
+    await page.locator('[data-test=geoimport-file]').setInputFiles({ name: 'bad.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(JSON.stringify(bad)) })
+    await page.locator('[data-test=geoimport-error]').filter({ hasText: 'out of range' }).filter({ hasText: 'feature 2' }).waitFor()
+    const good = { type: 'FeatureCollection', features: [feature('US 4', [12.4931, 41.8907]), feature('US 5', [12.4932, 41.8908]), feature('US 999', [12.4933, 41.8909])] }
+    await page.locator('[data-test=geoimport-file]').setInputFiles({ name: 'units.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(JSON.stringify(good)) })
+    await page.locator('[data-test=geoimport-preview] h2').filter({ hasText: '3 features read (Point)' }).waitFor()
+    await page.locator('[data-test=geoimport-tb]').selectOption({ label: 'Stratigraphic units' })
+    await page.locator('[data-test=geoimport-key] option[value=code]').waitFor({ state: 'attached' })
+    assert.equal(await page.locator('[data-test=geoimport-key]').inputValue(), 'code', 'the property named as a field')
+    await page.locator('[data-test=geoimport-check]').click()
+    await page.locator('[data-test=geoimport-result]').filter({ hasText: 'of 3 features 2 would go to records, 0 to new records, 1 find no record' }).waitFor()
+    await page.locator('[data-test=geoimport-run]').click()
+    await page.locator('[data-test=geoimport-result]').filter({ hasText: 'Imported: of 3 features 2 went to records' }).waitFor()
+    const unit4 = (await api(page, '/records/units?filter[code][_eq]=US 4')).body.data[0].id
+    assert.deepEqual(Object.values((await api(page, `/record/units/${unit4}`)).body.geodata).map((g) => g.geojson.coordinates), [[12.4931, 41.8907]])
+    await shot(page, 'import-geojson')
+
+    // Photos: a ZIP whose names carry the find's label.
+    await page.getByRole('link', { name: 'Photos (ZIP)' }).click()
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
+    const zip = zipOf([['INV-000011.png', png], ['INV-000012.png', png], ['INV-999999.png', png]])
+    await page.locator('[data-test=photos-zip]').setInputFiles({ name: 'photos.zip', mimeType: 'application/zip', buffer: zip })
+    await page.locator('[data-test=photos-tb]').selectOption({ label: 'Finds' })
+    await page.locator('[data-test=photos-pattern]').fill('{label}*.png')
+    await page.locator('[data-test=photos-check]').click()
+    await page.locator('[data-test=photos-error]').filter({ hasText: 'pattern is not valid' }).waitFor()
+    await page.locator('[data-test=photos-pattern]').fill('{label}.png')
+    await page.locator('[data-test=photos-check]').click()
+    await page.locator('[data-test=photos-preview] h2').filter({ hasText: '3 photos in the ZIP' }).waitFor()
+    await page.locator('[data-test=photos-preview] tr.bad', { hasText: 'INV-999999.png' }).waitFor()
+    await shot(page, 'import-photos')
+    await page.locator('[data-test=photos-run]').filter({ hasText: 'Link 2 photos' }).click()
+    await page.locator('[data-test=photos-result]').filter({ hasText: 'Photos linked: 2' }).waitFor()
+    const find = (await api(page, '/records/finds?filter[label][_eq]=INV-000011')).body.data[0].id
+    assert.deepEqual((await api(page, `/record/finds/${find}`)).body.files.map((f) => `${f.filename}.${f.ext}`), ['INV-000011.png'])
   },
 }
 

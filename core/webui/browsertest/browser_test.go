@@ -28,6 +28,8 @@ import (
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
+	"github.com/strata-archaeo/strata/plugins/gazetteer/pleiades/pleiadestest"
+	"github.com/strata-archaeo/strata/plugins/refmgr/zotero/zoterotest"
 )
 
 const (
@@ -39,7 +41,7 @@ const (
 	oauthEmail = "oauth@example.org"
 )
 
-var plugins = []string{"chronology", "osteology", "radiocarbon"}
+var plugins = []string{"chronology", "osteology", "radiocarbon", "gazetteer", "refmgr"}
 
 // root is the module's directory (go test runs in the package's).
 func root(t testing.TB) string {
@@ -139,8 +141,17 @@ func startSite(t *testing.T, e store.Engine, pluginDir string) site {
 		return idpEnv(k)
 	}
 
+	// The gazetteer and the reference manager talk to local stand-ins of
+	// Pleiades and the Zotero API (their real wire formats): a group
+	// library 4321 with two books.
+	pleiades := pleiadestest.New(t)
+	zotero := zoterotest.New(t)
+	zotero.AddLibrary("group", "4321", "Excavation bibliography", "")
+	zotero.PutItem("group", "4321", "ABCD2345", "Filippo Coarelli", "2014", "Rome and environs: an archaeological guide")
+	zotero.PutItem("group", "4321", "EFGH6789", "Mario Torelli", "1999", "Tota Italia: essays in the cultural formation of Roman Italy")
+	providers := map[string]string{"GAZETTEER_PLEIADES_URL": pleiades.URL, "REFMGR_ZOTERO_URL": zotero.URL}
 	mgr := pluginhost.New(pluginhost.Options{Dir: pluginDir, Apps: reg, Logger: testenv.Logger(),
-		Env: pluginhost.Environment(func(string) string { return "" }, t.TempDir())})
+		Env: pluginhost.Environment(func(k string) string { return providers[k] }, t.TempDir())})
 	if err := mgr.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // A small dictionary module: English and Italian, the language chosen by
 // the user (kept in localStorage) or taken from the browser.
 import { ref } from 'vue'
+import { en as enAreas, it as itAreas } from './i18n-areas.js'
 
 const en = {
   'app.title': 'Strata',
@@ -859,6 +860,8 @@ const it = {
   'osteo.json': 'L’inventario in JSON',
 }
 
+Object.assign(en, enAreas)
+Object.assign(it, itAreas)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 
