@@ -62,6 +62,13 @@ type Route struct {
 	// its first queries instead of a round trip before them, and run it
 	// again when they have moved (core/server/readonly.go).
 	ReadOnly bool
+	// Replayable marks a POST with a session token that may run the same
+	// way: its writes are in database transactions, which check the
+	// assumed versions with their first statement and roll back when they
+	// moved, and what else it does that leaves the process (a plugin's
+	// hook, a write outside a transaction) waits for store.Confirm. Its
+	// body is read first, so that it can be run again.
+	Replayable bool
 }
 
 // FullPath is the gin pattern the route is mounted at.

@@ -18,8 +18,9 @@ var update = flag.Bool("update", false, "rewrite generated files (migrations/pos
 // tables, which the SQLite function uses live.
 func TestFoldMigration(t *testing.T) {
 	for file, want := range map[string]string{
-		"0005_fold.sql":       foldsql.MigrationSQL(),
-		"0009_fold_ascii.sql": foldsql.FastPathMigrationSQL(),
+		"0005_fold.sql":        foldsql.MigrationSQL(),
+		"0009_fold_ascii.sql":  foldsql.FastPathMigrationSQL(),
+		"0025_fold_inline.sql": foldsql.InlineMigrationSQL(),
 	} {
 		if *update {
 			path := filepath.Join("..", "..", "migrations", "postgres", file)

@@ -73,6 +73,11 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 		if len(f.Columns) > 0 && f.ChildTable != "" {
 			return nil, first, errs.New(errs.Internal, "internal_error", "a feature with both columns and a child table hooks one of them")
 		}
+		// A save on assumed versions may be run again: its plugin is
+		// called only once they are known to hold (store.Confirm).
+		if err := store.Confirm(ctx, s.DB); err != nil {
+			return nil, first, err
+		}
 		results, err := f.Hook.BeforeSave(ctx, call)
 		if err != nil {
 			if f.Required {

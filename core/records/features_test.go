@@ -119,5 +119,30 @@ func TestFeatureHooksOnSave(t *testing.T) {
 		if _, _, err := records.Save(ctx, scope(nil), records.SaveInput{Core: map[string]any{"code": "US3"}}); err != nil {
 			t.Fatalf("create without the feature's columns while the plugin is down: %v", err)
 		}
+		// A save on assumed versions (a request that may run again)
+		// calls the plugin only once they are known to hold: when they
+		// moved, neither the plugin nor the table sees anything.
+		v, err := a.DB.Counters(ctx, "schema_version")
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := len(hook.calls)
+		moved := store.WithAssumed(ctx, a.DB.Assume([]string{"schema_version"}, []int64{v[0] + 1}))
+		if _, _, err := records.Save(moved, scope(hook), records.SaveInput{Core: map[string]any{"code": "US4", "label": "abc"}}); !errors.Is(err, store.ErrAssumptionFailed) {
+			t.Fatalf("save on moved versions: %v", err)
+		}
+		if len(hook.calls) != calls {
+			t.Fatalf("the plugin was called by a save on moved versions")
+		}
+		held := store.WithAssumed(ctx, a.DB.Assume([]string{"schema_version"}, v))
+		if _, _, err := records.Save(held, scope(hook), records.SaveInput{Core: map[string]any{"code": "US4", "label": "abc"}}); err != nil {
+			t.Fatalf("save on held versions: %v", err)
+		}
+		if len(hook.calls) != calls+1 {
+			t.Fatalf("the plugin was not called by a save on held versions")
+		}
+		if err := a.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+a.DB.Qualify("units")).Scan(&n); err != nil || n != 3 {
+			t.Fatalf("rows after the saves on assumed versions: %d %v", n, err)
+		}
 	})
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"io"
 	"maps"
 	"net/http"
 	"sync"
@@ -25,6 +27,13 @@ import (
 // not be checked, the answer is thrown away and the request runs again
 // on the versions as they now are, exactly as one that read them first.
 // Nothing is sent, written or logged by the first run.
+//
+// A save (api.Route.Replayable) runs the same way: its transaction reads
+// the versions as its first statement, sent with BEGIN and its first
+// writes, and fails when they moved, so nothing of the first run is
+// committed; a plugin's hook waits until they are known to hold
+// (store.Confirm). The body is read before the first run and given again
+// to the second.
 
 // versionKeys are the counters a request's caches depend on, in the
 // order of versions' fields.
@@ -74,8 +83,13 @@ func (s *Server) readOnly(r Route) gin.HandlerFunc {
 		}
 	}
 	return func(c *gin.Context) {
-		assumed, v := s.assume(c)
+		assumed, v := s.assume(c, r)
 		if assumed == nil {
+			run(c)
+			return
+		}
+		body, ok := readBody(c)
+		if !ok {
 			run(c)
 			return
 		}
@@ -87,6 +101,7 @@ func (s *Server) readOnly(r Route) gin.HandlerFunc {
 			defer func() { c.Writer, c.Request = held.ResponseWriter, req }()
 			c.Writer = held
 			c.Request = req.WithContext(store.WithAssumed(req.Context(), assumed))
+			body.give(c.Request)
 			c.Set(ctxVersions, v)
 			run(c)
 		}()
@@ -105,17 +120,53 @@ func (s *Server) readOnly(r Route) gin.HandlerFunc {
 		if err == nil {
 			c.Set(ctxVersions, versions{catalog: got[0], auth: got[1]})
 		}
+		body.give(c.Request)
 		run(c)
 	}
 }
 
+// heldBody is a request's body, read before a run that may be done again.
+type heldBody struct {
+	b   []byte
+	has bool
+}
+
+// readBody reads the body of a request that has one (ok is false, and the
+// body is as it was, when it could not be read: too large, too slow; the
+// handler then meets the same error on a run that is not repeated).
+func readBody(c *gin.Context) (heldBody, bool) {
+	r := c.Request
+	if r.Body == nil || r.Body == http.NoBody {
+		return heldBody{}, true
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), errReader{err}))
+		return heldBody{}, false
+	}
+	return heldBody{b: b, has: true}, true
+}
+
+// give makes r's body the held one, from its start.
+func (h heldBody) give(r *http.Request) {
+	if h.has {
+		r.Body = io.NopCloser(bytes.NewReader(h.b))
+	}
+}
+
+// errReader fails every read with its error.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
 // assume is the assumption a request runs on, with the versions assumed:
-// nil for a request that must read them first. Only a GET with a session
-// token qualifies (an API key's use is recorded, a write), on an app whose
-// versions this server has read before, on PostgreSQL outside tests'
-// one-by-one mode (where a pipeline is no single round trip).
-func (s *Server) assume(c *gin.Context) (*store.Assumed, versions) {
-	if c.Request.Method != http.MethodGet {
+// nil for a request that must read them first. Only a GET, or a POST of a
+// replayable route, with a session token qualifies (an API key's use is
+// recorded, a write), on an app whose versions this server has read
+// before, on PostgreSQL outside tests' one-by-one mode (where a pipeline
+// is no single round trip).
+func (s *Server) assume(c *gin.Context, r Route) (*store.Assumed, versions) {
+	if m := c.Request.Method; m != http.MethodGet && !(m == http.MethodPost && r.Replayable) {
 		return nil, versions{}
 	}
 	cred := bearer(c.GetHeader("Authorization"))

@@ -263,7 +263,8 @@ func (s *Server) handle(r Route) {
 		if !r.Stream && !r.AwaitingUpgrade { // a BraDypUS folder has no Strata app to count
 			chain = append(chain, s.gateApp)
 		}
-		if r.ReadOnly && r.Method == http.MethodGet && r.Access != auth.Public && !applog.Logged(r) && !r.AwaitingUpgrade {
+		if (r.ReadOnly && r.Method == http.MethodGet || r.Replayable && r.Method == http.MethodPost) &&
+			r.Access != auth.Public && !applog.Logged(r) && !r.AwaitingUpgrade {
 			// Identification, privilege check and handler in one step,
 			// which may run them twice (readonly.go).
 			chain = append(chain, s.readOnly(r))

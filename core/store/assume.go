@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Assumed is what a read assumed of some counters (sys_settings, as
+// Assumed is what a request assumed of some counters (sys_settings, as
 // Counters reads them) instead of reading them before its work: the
 // server's caches of catalogs and accounts are valid for given values of
 // the catalog and access versions, and reading them first is a round
@@ -18,9 +18,13 @@ import (
 // same batch: the round's other statements take their snapshots after it,
 // so what they read is as of a moment when the counters (monotonic, moved
 // by every change the caches depend on) still held the assumed values, or
-// later. When they moved, Run stops with ErrAssumptionFailed. Check tells
+// later. When they moved, Run stops with ErrAssumptionFailed. A PostgreSQL
+// transaction on the database reads them the same way, as its first
+// statement, sent with BEGIN and the statements after it: when they moved
+// the transaction fails and nothing it wrote is committed. Check tells
 // the caller, at the end of its work, whether the assumption held,
-// reading the counters then if no round did.
+// reading the counters then if no round did; Confirm, before something
+// that a run done again must not have done twice leaves the process.
 type Assumed struct {
 	db      *DB
 	keys    []string
@@ -59,6 +63,29 @@ func assumedFor(ctx context.Context, db *DB) *Assumed {
 		return nil
 	}
 	return a
+}
+
+// Confirm makes sure the assumption ctx carries on db (or on the database
+// of db's transaction) held, reading the counters now if nothing has read
+// them yet: ErrAssumptionFailed when they moved. A request that may be
+// run again calls it before anything leaves the process that the second
+// run would do again (a plugin's hook, a write outside a transaction).
+func Confirm(ctx context.Context, db *DB) error {
+	if db.ptx != nil {
+		db = db.ptx.owner
+	}
+	a := assumedFor(ctx, db)
+	if a == nil {
+		return nil
+	}
+	held, _, err := a.Check(ctx)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return ErrAssumptionFailed
+	}
+	return nil
 }
 
 // queue puts the reading of the counters first in round.

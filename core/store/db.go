@@ -90,8 +90,16 @@ func (db *DB) GormSys(name string) string {
 // Sys returns the qualified name of the system table sys_<name>.
 func (db *DB) Sys(name string) string { return db.Qualify(SystemTablePrefix + name) }
 
-// Exec runs a statement written with '?' markers.
+// Exec runs a statement written with '?' markers. Outside a transaction,
+// under a context whose request may be run again on other versions
+// (Assumed), the assumption is confirmed first: an autocommitted write is
+// never made by a run that is dropped.
 func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if !db.tx {
+		if err := Confirm(ctx, db); err != nil {
+			return nil, err
+		}
+	}
 	return db.SQL.ExecContext(ctx, db.Engine.Rebind(query), args...)
 }
 
@@ -140,6 +148,11 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 	var err error
 	if db.Engine == Postgres && db.pool != nil {
 		err = db.runPgTx(ctx, fn)
+	} else if err = Confirm(ctx, db); err != nil {
+		// Assumed counters (no round trip to save here) are read before
+		// the transaction, as PostgreSQL's read them with its first
+		// statement.
+		return err
 	} else {
 		err = db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
 			return fn(db.bindTx(gtx, gtx.Statement.ConnPool))

@@ -26,6 +26,7 @@ import (
 // fails the transaction: the error is the one of the next statement, of
 // Run, or of the commit, and everything is rolled back.
 type pgTx struct {
+	owner   *DB // the app's DB the transaction runs on (not bound to it)
 	conn    *sql.Conn
 	waiting []pipelineQuery // BEGIN until sent, then ExecLater's writes
 	begun   bool            // BEGIN has been sent
@@ -47,7 +48,7 @@ func (db *DB) runPgTx(ctx context.Context, fn func(tx *DB) error) (err error) {
 	if err != nil {
 		return err
 	}
-	t := &pgTx{conn: conn, waiting: []pipelineQuery{{what: "begin", query: "BEGIN"}}}
+	t := &pgTx{owner: db, conn: conn, waiting: []pipelineQuery{{what: "begin", query: "BEGIN"}}}
 	committed := false
 	defer func() {
 		if !committed {
@@ -102,6 +103,13 @@ func (t *pgTx) flush(ctx context.Context, round []pipelineQuery) error {
 	t.waiting = nil
 	if batch[0].query == "BEGIN" {
 		t.begun = true
+		if a := assumedFor(ctx, t.owner); a != nil {
+			// A request on assumed versions (Assumed) checks them as the
+			// transaction's first statement: what it writes is written
+			// on versions still those assumed, or not at all (the check
+			// fails the transaction, which rolls back).
+			batch = append(batch[:1:1], a.queue(batch[1:])...)
+		}
 	}
 	t.err = t.conn.Raw(func(driverConn any) error {
 		dc, ok := driverConn.(*stdlib.Conn)

@@ -159,3 +159,80 @@ func TestTransactionSendsWritesTogether(t *testing.T) {
 		}
 	})
 }
+
+// TestTransactionChecksAssumedCounters: under a context whose request
+// runs on assumed counters (store.Assumed), a transaction reads them as
+// its first statement (on PostgreSQL sent with BEGIN and its first
+// writes) and, when they moved, fails with ErrAssumptionFailed and keeps
+// nothing; Confirm reads them when nothing has yet, and a write outside a
+// transaction is not made on counters that moved.
+func TestTransactionChecksAssumedCounters(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		db := pipelineDB(t, e)
+		ctx := context.Background()
+		kinds := db.Qualify("kinds")
+		keys := []string{"schema_version"}
+		now, err := db.Counters(ctx, keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := func() string {
+			t.Helper()
+			var s *string
+			if err := db.QueryRow(ctx, `SELECT s FROM `+kinds+` WHERE id = 3`).Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			if s == nil {
+				return "<null>"
+			}
+			return *s
+		}
+		write := func(ctx context.Context, v string) error {
+			return db.Tx(ctx, func(tx *store.DB) error {
+				if err := tx.ExecLater(ctx, "write", `UPDATE `+kinds+` SET s = ? WHERE id = 3`, v); err != nil {
+					return err
+				}
+				var n int
+				return tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+kinds).Scan(&n)
+			})
+		}
+		for _, c := range []struct {
+			name    string
+			assumed int64
+			held    bool
+		}{{"moved", now[0] - 1, false}, {"held", now[0], true}} {
+			// In a transaction.
+			var sent store.Statements
+			a := db.Assume(keys, []int64{c.assumed})
+			actx := store.WithAssumed(store.TraceStatements(ctx, &sent), a)
+			err := write(actx, "tx "+c.name)
+			want := map[bool]string{true: "tx held", false: "<null>"}[c.held]
+			if got := text(); got != want || errors.Is(err, store.ErrAssumptionFailed) == c.held || (c.held && err != nil) {
+				t.Errorf("%s: transaction: %v, row %q, want %q", c.name, err, got, want)
+			}
+			if held, got, err := a.Check(ctx); err != nil || held != c.held || got[0] != now[0] {
+				t.Errorf("%s: Check after the transaction: %v %v %v", c.name, held, got, err)
+			}
+			if e == store.Postgres {
+				first := sent.Sent()[0]
+				if !strings.HasPrefix(first, "batch: BEGIN; SELECT (SELECT value FROM") || !strings.Contains(first, "; UPDATE ") {
+					t.Errorf("%s: the counters are not read with BEGIN and the first write:\n%s", c.name, strings.Join(sent.Sent(), "\n"))
+				}
+			}
+			// Confirm, then a write outside a transaction.
+			a = db.Assume(keys, []int64{c.assumed})
+			actx = store.WithAssumed(ctx, a)
+			if err := store.Confirm(actx, db); errors.Is(err, store.ErrAssumptionFailed) == c.held || (c.held && err != nil) {
+				t.Errorf("%s: Confirm: %v", c.name, err)
+			}
+			a = db.Assume(keys, []int64{c.assumed})
+			actx = store.WithAssumed(ctx, a)
+			_, err = db.Exec(actx, `UPDATE `+kinds+` SET s = ? WHERE id = 3`, "exec "+c.name)
+			want = map[bool]string{true: "exec held", false: "<null>"}[c.held]
+			if got := text(); got != want || errors.Is(err, store.ErrAssumptionFailed) == c.held {
+				t.Errorf("%s: write outside a transaction: %v, row %q, want %q", c.name, err, got, want)
+			}
+		}
+	})
+}

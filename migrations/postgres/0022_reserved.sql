@@ -1,0 +1,1 @@
+-- Step 0022 was reserved for a branch that was merged without a migration; it does nothing. Steps are numbered without gaps (core/store/migrate.go), and 0025 follows.

@@ -1,0 +1,1 @@
+-- SQLite folds through the Go function registered by core/store (and the built-in lower() for ASCII text); nothing to change here. The PostgreSQL step lets the planner inline strata_fold.
