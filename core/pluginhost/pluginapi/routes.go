@@ -34,8 +34,7 @@ import (
 // reset. They exist with or without plugins. Gin prefers static segments,
 // so /config/table/:tb/:feature never shadows the config helper's
 // /config/table/:tb/fields, /field, /indexes and /validation.
-func AdminRoutes(d Deps) []api.Route {
-	s := d
+func AdminRoutes(s Deps) []api.Route {
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodPost, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleActivateFeature},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleDeactivateFeature},
