@@ -130,14 +130,37 @@ type Operator struct {
 type Section struct {
 	Name    string
 	Feature string // empty: every table
+	// Rows, when the section is made only of rows of one of the plugin's
+	// system tables, names them: the server then looks for the record's
+	// rows in the read's own round trip and answers Rows.Empty for a record
+	// without any, with no call to EnrichRecords. A section of every table
+	// costs most reads nothing that way.
+	Rows *SectionRows
+}
+
+// SectionRows says where a section's rows are: the system table Table,
+// whose column TableColumn holds the record's table name and IDColumn its
+// id. Empty is the section's value for a record without rows, exactly as
+// EnrichRecords would give it (nil: null). Declare an index on
+// (TableColumn, IDColumn) in the system table, so the look-up stays a
+// seek however many rows the table holds.
+type SectionRows struct {
+	Table       string
+	TableColumn string
+	IDColumn    string
+	Empty       any
 }
 
 // SystemTable is a table of the plugin's own, created by the server in
 // every application as sys_<plugin>_<Name> with an id column besides
 // Columns, and reached with Host.ReadSystemRows / WriteSystemRows.
+// Indexes are created with it (and added to a table an older version of
+// the plugin made), each a list of columns in order, e.g.
+// {{"tb", "record_id"}} for rows read by record.
 type SystemTable struct {
 	Name    string
 	Columns []Column
+	Indexes [][]string
 }
 
 // MaxBodyLimit is the largest Route.BodyLimit. A request crosses gRPC as

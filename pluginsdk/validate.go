@@ -48,6 +48,10 @@ var (
 // background job of the plugin, not an HTTP request.
 const maxRouteTimeout = 10 * time.Minute
 
+// maxSystemIndexes bounds a system table's declared indexes (each costs
+// every write to the table).
+const maxSystemIndexes = 8
+
 // systemTablePrefix is the server's prefix of system tables; user columns
 // may not start with it.
 const systemTablePrefix = "sys_"
@@ -163,6 +167,7 @@ func (m Manifest) Validate() error {
 	}
 
 	tables := map[string]bool{}
+	systemCols := map[string]map[string]bool{}
 	for _, t := range m.SystemTables {
 		where := fmt.Sprintf("system table %q", t.Name)
 		v.check(identPattern.MatchString(t.Name), "%s: not an identifier", where)
@@ -178,6 +183,33 @@ func (m Manifest) Validate() error {
 			v.check(!cols[c.Name], "%s: column %q declared twice", where, c.Name)
 			cols[c.Name] = true
 		}
+		systemCols[t.Name] = cols
+		v.check(len(t.Indexes) <= maxSystemIndexes, "%s: more than %d indexes", where, maxSystemIndexes)
+		indexes := map[string]bool{}
+		for i, ix := range t.Indexes {
+			v.check(len(ix) > 0, "%s: index %d has no columns", where, i)
+			for _, c := range ix {
+				v.check(c == "id" || cols[c], "%s: index %d: column %q is not declared", where, i, c)
+			}
+			key := strings.Join(ix, ",")
+			v.check(!indexes[key], "%s: index (%s) declared twice", where, key)
+			indexes[key] = true
+		}
+	}
+
+	for _, s := range m.Sections {
+		if s.Rows == nil {
+			continue
+		}
+		where := fmt.Sprintf("section %q", s.Name)
+		cols, ok := systemCols[s.Rows.Table]
+		v.check(ok, "%s: rows: system table %q is not declared", where, s.Rows.Table)
+		if ok {
+			v.check(cols[s.Rows.TableColumn], "%s: rows: table column %q is not a column of %q", where, s.Rows.TableColumn, s.Rows.Table)
+			v.check(cols[s.Rows.IDColumn], "%s: rows: id column %q is not a column of %q", where, s.Rows.IDColumn, s.Rows.Table)
+		}
+		_, err := json.Marshal(s.Rows.Empty)
+		v.check(err == nil, "%s: rows: the empty value does not encode as JSON", where)
 	}
 
 	if len(v.problems) > 0 {

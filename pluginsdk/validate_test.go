@@ -27,9 +27,11 @@ func validManifest() pluginsdk.Manifest {
 			{Method: "POST", Path: "/alpha/:other", Access: pluginsdk.AccessEdit, BodyLimit: 1 << 20},
 			{Method: "GET", Path: "/files/*rest", Access: pluginsdk.AccessPublic},
 		},
-		Operators:      []pluginsdk.Operator{{Name: "_alpha_near", Feature: "alpha", Fields: []string{"a_one"}}, {Name: "_anything"}},
-		Sections:       []pluginsdk.Section{{Name: "alpha_summary", Feature: "alpha"}, {Name: "bibliography"}},
-		SystemTables:   []pluginsdk.SystemTable{{Name: "cache", Columns: []pluginsdk.Column{col("k")}}},
+		Operators: []pluginsdk.Operator{{Name: "_alpha_near", Feature: "alpha", Fields: []string{"a_one"}}, {Name: "_anything"}},
+		Sections: []pluginsdk.Section{{Name: "alpha_summary", Feature: "alpha"}, {Name: "bibliography",
+			Rows: &pluginsdk.SectionRows{Table: "cache", TableColumn: "tb", IDColumn: "k", Empty: map[string]any{}}}},
+		SystemTables: []pluginsdk.SystemTable{{Name: "cache", Columns: []pluginsdk.Column{col("k"), col("tb")},
+			Indexes: [][]string{{"tb", "k"}, {"id"}}}},
 		SettingsSchema: json.RawMessage(`{"type":"object"}`),
 	}
 }
@@ -95,6 +97,18 @@ func TestManifestRules(t *testing.T) {
 		{"system table id", func(m *pluginsdk.Manifest) { m.SystemTables[0].Columns[0].Name = "id" }, "id is created by the server"},
 		{"system table long", func(m *pluginsdk.Manifest) { m.SystemTables[0].Name = strings.Repeat("c", 60) }, "longer than 63"},
 		{"system table empty", func(m *pluginsdk.Manifest) { m.SystemTables[0].Columns = nil }, "no columns"},
+		{"index column", func(m *pluginsdk.Manifest) { m.SystemTables[0].Indexes[0][1] = "nope" }, `index 0: column "nope" is not declared`},
+		{"index empty", func(m *pluginsdk.Manifest) { m.SystemTables[0].Indexes[1] = nil }, "index 1 has no columns"},
+		{"index twice", func(m *pluginsdk.Manifest) { m.SystemTables[0].Indexes[1] = []string{"tb", "k"} }, "index (tb,k) declared twice"},
+		{"too many indexes", func(m *pluginsdk.Manifest) {
+			for range 7 {
+				m.SystemTables[0].Indexes = append(m.SystemTables[0].Indexes, []string{"k"})
+			}
+		}, "more than 8 indexes"},
+		{"section rows table", func(m *pluginsdk.Manifest) { m.Sections[1].Rows.Table = "links" }, `system table "links" is not declared`},
+		{"section rows table column", func(m *pluginsdk.Manifest) { m.Sections[1].Rows.TableColumn = "table" }, `table column "table" is not a column`},
+		{"section rows id column", func(m *pluginsdk.Manifest) { m.Sections[1].Rows.IDColumn = "id_x" }, `id column "id_x" is not a column`},
+		{"section rows empty", func(m *pluginsdk.Manifest) { m.Sections[1].Rows.Empty = func() {} }, "does not encode as JSON"},
 	}
 	for _, c := range cases {
 		m := validManifest()

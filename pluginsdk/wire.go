@@ -51,10 +51,22 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		pm.Operators = append(pm.Operators, &pluginv1.FilterOperator{Name: o.Name, Fields: o.Fields, Feature: o.Feature})
 	}
 	for _, s := range m.Sections {
-		pm.Sections = append(pm.Sections, &pluginv1.RecordSection{Name: s.Name, Feature: s.Feature})
+		ps := &pluginv1.RecordSection{Name: s.Name, Feature: s.Feature}
+		if r := s.Rows; r != nil {
+			ps.Rows = &pluginv1.SectionRows{Table: r.Table, TableColumn: r.TableColumn, IdColumn: r.IDColumn}
+			if r.Empty != nil {
+				// Validate has checked that it encodes.
+				ps.Rows.Empty, _ = json.Marshal(r.Empty)
+			}
+		}
+		pm.Sections = append(pm.Sections, ps)
 	}
 	for _, t := range m.SystemTables {
-		pm.SystemTables = append(pm.SystemTables, &pluginv1.SystemTable{Name: t.Name, Columns: columnsToProto(t.Columns)})
+		pt := &pluginv1.SystemTable{Name: t.Name, Columns: columnsToProto(t.Columns)}
+		for _, ix := range t.Indexes {
+			pt.Indexes = append(pt.Indexes, &pluginv1.SystemIndex{Columns: ix})
+		}
+		pm.SystemTables = append(pm.SystemTables, pt)
 	}
 	return pm
 }
@@ -107,10 +119,21 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 		m.Operators = append(m.Operators, Operator{Name: o.GetName(), Fields: o.GetFields(), Feature: o.GetFeature()})
 	}
 	for _, s := range pm.GetSections() {
-		m.Sections = append(m.Sections, Section{Name: s.GetName(), Feature: s.GetFeature()})
+		sec := Section{Name: s.GetName(), Feature: s.GetFeature()}
+		if r := s.GetRows(); r != nil {
+			sec.Rows = &SectionRows{Table: r.GetTable(), TableColumn: r.GetTableColumn(), IDColumn: r.GetIdColumn()}
+			if len(r.GetEmpty()) > 0 {
+				_ = json.Unmarshal(r.GetEmpty(), &sec.Rows.Empty)
+			}
+		}
+		m.Sections = append(m.Sections, sec)
 	}
 	for _, t := range pm.GetSystemTables() {
-		m.SystemTables = append(m.SystemTables, SystemTable{Name: t.GetName(), Columns: columnsFromProto(t.GetColumns())})
+		st := SystemTable{Name: t.GetName(), Columns: columnsFromProto(t.GetColumns())}
+		for _, ix := range t.GetIndexes() {
+			st.Indexes = append(st.Indexes, ix.GetColumns())
+		}
+		m.SystemTables = append(m.SystemTables, st)
 	}
 	return m
 }

@@ -364,7 +364,7 @@ func (h *hostServer) systemTable(ctx context.Context, app, name string) (*system
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := h.m.ensureSystemTables(ctx, a, h.p); err != nil {
+	if err := h.m.ensureSystemTables(ctx, a.DB, h.p); err != nil {
 		return nil, nil, err
 	}
 	return st, a, nil

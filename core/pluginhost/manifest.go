@@ -36,6 +36,10 @@ var reservedPluginNames = []string{"api", "core", "fields", "history", "indexes"
 	"plugin", "plugins", "relations", "rs", "settings", "strata", "table", "tables", "users",
 	"versions", "vocabularies"}
 
+// maxSystemIndexes bounds a system table's declared indexes (each costs
+// every write to the table).
+const maxSystemIndexes = 8
+
 // reservedSections are the server's own keys of a full record.
 var reservedSections = []string{"status", "metadata", "rec_id", "id_field", "can_add", "can_edit",
 	"can_delete", "core", "plugins", "links", "backlinks", "manualLinks", "files", "geodata",
@@ -192,6 +196,7 @@ func validateManifest(m *pluginv1.Manifest) []string {
 	}
 
 	tables := map[string]bool{}
+	systemCols := map[string]map[string]bool{}
 	for _, t := range m.GetSystemTables() {
 		where := fmt.Sprintf("system table %q", t.GetName())
 		full := systemTableName(m.GetName(), t.GetName())
@@ -215,6 +220,45 @@ func validateManifest(m *pluginv1.Manifest) []string {
 				bad("%s: column %q declared twice", where, c.GetName())
 			}
 			cols[c.GetName()] = true
+		}
+		systemCols[t.GetName()] = cols
+		if len(t.GetIndexes()) > maxSystemIndexes {
+			bad("%s: more than %d indexes", where, maxSystemIndexes)
+		}
+		indexes := map[string]bool{}
+		for i, ix := range t.GetIndexes() {
+			if len(ix.GetColumns()) == 0 {
+				bad("%s: index %d has no columns", where, i)
+			}
+			for _, c := range ix.GetColumns() {
+				if c != "id" && !cols[c] {
+					bad("%s: index %d: column %q is not declared", where, i, c)
+				}
+			}
+			key := strings.Join(ix.GetColumns(), ",")
+			if indexes[key] {
+				bad("%s: index (%s) declared twice", where, key)
+			}
+			indexes[key] = true
+		}
+	}
+	for _, s := range m.GetSections() {
+		r := s.GetRows()
+		if r == nil {
+			continue
+		}
+		where := fmt.Sprintf("section %q", s.GetName())
+		cols, ok := systemCols[r.GetTable()]
+		switch {
+		case !ok:
+			bad("%s: rows: system table %q is not declared", where, r.GetTable())
+		case !cols[r.GetTableColumn()]:
+			bad("%s: rows: table column %q is not a column of %q", where, r.GetTableColumn(), r.GetTable())
+		case !cols[r.GetIdColumn()]:
+			bad("%s: rows: id column %q is not a column of %q", where, r.GetIdColumn(), r.GetTable())
+		}
+		if e := r.GetEmpty(); len(e) > 0 && !json.Valid(e) {
+			bad("%s: rows: the empty value is not JSON", where)
 		}
 	}
 	return probs

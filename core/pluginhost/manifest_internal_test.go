@@ -29,9 +29,12 @@ func goodManifest() *pluginv1.Manifest {
 			{Method: "GET", Path: "/chrono/related/:tb/:id", Access: "read", TimeoutMs: 1000},
 			{Method: "GET", Path: "/chrono/files/*rest", Access: "public"},
 		},
-		Operators:    []*pluginv1.FilterOperator{{Name: "_chrono_overlap", Fields: []string{"chrono_from"}, Feature: "chronology"}},
-		Sections:     []*pluginv1.RecordSection{{Name: "bibliography", Feature: "chronology"}},
-		SystemTables: []*pluginv1.SystemTable{{Name: "cache", Columns: []*pluginv1.Column{{Name: "k", DbType: "text"}}}},
+		Operators: []*pluginv1.FilterOperator{{Name: "_chrono_overlap", Fields: []string{"chrono_from"}, Feature: "chronology"}},
+		Sections: []*pluginv1.RecordSection{{Name: "bibliography", Feature: "chronology"},
+			{Name: "cached", Rows: &pluginv1.SectionRows{Table: "cache", TableColumn: "tb", IdColumn: "rec", Empty: []byte(`{}`)}}},
+		SystemTables: []*pluginv1.SystemTable{{Name: "cache", Columns: []*pluginv1.Column{{Name: "k", DbType: "text"},
+			{Name: "tb", DbType: "text"}, {Name: "rec", DbType: "int"}},
+			Indexes: []*pluginv1.SystemIndex{{Columns: []string{"tb", "rec"}}, {Columns: []string{"id"}}}}},
 	}
 }
 
@@ -79,6 +82,18 @@ func TestValidateManifest(t *testing.T) {
 		{"reserved section", func(m *pluginv1.Manifest) { m.Sections[0].Name = "core" }, "section"},
 		{"system table id", func(m *pluginv1.Manifest) { m.SystemTables[0].Columns[0].Name = "id" }, "id is created"},
 		{"system table too long", func(m *pluginv1.Manifest) { m.SystemTables[0].Name = strings.Repeat("x", 60) }, "63 characters"},
+		{"index column", func(m *pluginv1.Manifest) { m.SystemTables[0].Indexes[0].Columns[1] = "nope" }, `index 0: column "nope" is not declared`},
+		{"index empty", func(m *pluginv1.Manifest) { m.SystemTables[0].Indexes[1].Columns = nil }, "index 1 has no columns"},
+		{"index twice", func(m *pluginv1.Manifest) { m.SystemTables[0].Indexes[1].Columns = []string{"tb", "rec"} }, "declared twice"},
+		{"too many indexes", func(m *pluginv1.Manifest) {
+			for _, c := range []string{"k", "tb", "rec", "k", "tb", "rec", "k"} {
+				m.SystemTables[0].Indexes = append(m.SystemTables[0].Indexes, &pluginv1.SystemIndex{Columns: []string{c}})
+			}
+		}, "more than 8 indexes"},
+		{"section rows table", func(m *pluginv1.Manifest) { m.Sections[1].Rows.Table = "links" }, `system table "links" is not declared`},
+		{"section rows table column", func(m *pluginv1.Manifest) { m.Sections[1].Rows.TableColumn = "table" }, `table column "table"`},
+		{"section rows id column", func(m *pluginv1.Manifest) { m.Sections[1].Rows.IdColumn = "nope" }, `id column "nope"`},
+		{"section rows empty", func(m *pluginv1.Manifest) { m.Sections[1].Rows.Empty = []byte("{") }, "not JSON"},
 	} {
 		m := goodManifest()
 		c.change(m)

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 	pluginv1 "github.com/strata-archaeo/strata/pluginsdk/proto/v1"
 )
 
@@ -140,6 +141,10 @@ func (m *Manager) ForTable(t *schema.Table) Extras {
 			sec := records.Section{Name: s.GetName()}
 			if err == nil {
 				sec.Source = sectionSource{p}
+				if r := s.GetRows(); r != nil {
+					sec.Probe = sectionProbe{p: p, table: systemTableName(p.name, r.GetTable()),
+						tableColumn: r.GetTableColumn(), idColumn: r.GetIdColumn(), empty: r.GetEmpty()}
+				}
 			}
 			ex.Sections = append(ex.Sections, sec)
 		}
@@ -319,6 +324,39 @@ func (s sectionSource) Enrich(ctx context.Context, section, table string, ids []
 		out[id] = v
 	}
 	return out, nil
+}
+
+// sectionProbe looks, in a record's read, for its rows of a section the
+// manifest declares made of rows of a system table (names checked against
+// the manifest when the plugin loaded).
+type sectionProbe struct {
+	p                            *plugin
+	table, tableColumn, idColumn string
+	empty                        []byte // JSON; empty: null
+}
+
+func (sp sectionProbe) QueueHas(ctx context.Context, pl *store.Pipeline, table string, id int64, has *bool) error {
+	db := pl.DB()
+	// The tables of a plugin exist in an app once it has used them; a
+	// read may come first.
+	if err := sp.p.m.ensureSystemTables(ctx, db, sp.p); err != nil {
+		return err
+	}
+	q := db.Engine.Quote
+	pl.Query("rows of "+sp.table+" for "+table, `SELECT 1 FROM `+db.Qualify(sp.table)+` WHERE `+q(sp.tableColumn)+
+		` = ? AND `+q(sp.idColumn)+` = ? LIMIT 1`, []any{table, id}, func(rows store.Rows) error {
+		*has = rows.Next()
+		return rows.Err()
+	})
+	return nil
+}
+
+func (sp sectionProbe) Empty() (any, error) {
+	if len(sp.empty) == 0 {
+		return nil, nil
+	}
+	// Decoded for each record: the value is the record's own to change.
+	return decodeValue(sp.empty)
 }
 
 // decodeValue reads JSON keeping numbers exact.

@@ -6,10 +6,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 
-	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
@@ -58,26 +58,30 @@ func (m *Manager) ensureAllSystemTables(ctx context.Context) {
 			continue
 		}
 		for _, p := range plugins {
-			if err := m.ensureSystemTables(ctx, a, p); err != nil {
+			if err := m.ensureSystemTables(ctx, a.DB, p); err != nil {
 				m.log.Error("plugin system tables not created", "app", name, "plugin", p.name, "err", err)
 			}
 		}
 	}
 }
 
-// ensureSystemTables creates p's system tables in a (once per open
-// database), and adds columns a newer manifest declares.
-func (m *Manager) ensureSystemTables(ctx context.Context, a *apps.App, p *plugin) error {
-	key := sysKey{a.DB, p.name}
+// ensureSystemTables creates p's system tables in db (once per open
+// database), and adds columns and indexes a newer manifest declares.
+func (m *Manager) ensureSystemTables(ctx context.Context, db *store.DB, p *plugin) error {
+	key := sysKey{db, p.name}
 	if _, ok := m.sysReady.Load(key); ok {
 		return nil
 	}
 	for _, t := range p.man.GetSystemTables() {
-		if err := createSystemTable(ctx, a.DB, p.name, t); err != nil {
+		if err := createSystemTable(ctx, db, p.name, t); err != nil {
 			return err
 		}
 	}
-	m.sysReady.Store(key, struct{}{})
+	if !db.InTx() {
+		// A transaction's copy of the DB is not kept: its creations may
+		// roll back, and the app's own handle is the key to remember.
+		m.sysReady.Store(key, struct{}{})
+	}
 	return nil
 }
 
@@ -153,7 +157,34 @@ func createSystemTable(ctx context.Context, db *store.DB, plugin string, t *plug
 			return fmt.Errorf("add %s.%s: %w", name, c.GetName(), err)
 		}
 	}
+	// Declared indexes, made with the table or added to one an older
+	// version of the plugin made (IF NOT EXISTS on both engines). The
+	// name follows from the columns, so a manifest that reorders its
+	// indexes names the same ones.
+	for _, ix := range t.GetIndexes() {
+		cols := make([]string, len(ix.GetColumns()))
+		for i, c := range ix.GetColumns() {
+			cols[i] = db.Engine.Quote(c)
+		}
+		if _, err := db.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+db.Engine.Quote(systemIndexName(name, ix.GetColumns()))+
+			` ON `+q+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+			return fmt.Errorf("index %s (%s): %w", name, strings.Join(ix.GetColumns(), ", "), err)
+		}
+	}
 	return nil
+}
+
+// systemIndexName names a system table's index on cols: <table>_<cols>_idx
+// when that fits an identifier, else the table's name cut short and a hash
+// of the columns.
+func systemIndexName(table string, cols []string) string {
+	name := table + "_" + strings.Join(cols, "_") + "_idx"
+	if store.ValidIdent(name) {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(strings.Join(cols, ",")))
+	return fmt.Sprintf("%.50s_%08x_idx", table, h.Sum32())
 }
 
 // systemTable is a declared system table ready for queries.

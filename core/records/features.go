@@ -65,6 +65,19 @@ type ActiveFeature struct {
 type Section struct {
 	Name   string
 	Source SectionSource // nil: the plugin is not running (the section is null)
+	// Probe, when set, tells within the read's own round trip whether the
+	// record has anything for the section; a record without gets
+	// Probe.Empty() and Source is not called.
+	Probe SectionProbe
+}
+
+// SectionProbe looks for a record's rows of a section made of rows.
+type SectionProbe interface {
+	// QueueHas queues in p the query telling whether record id of table
+	// has rows; has is set once p has run.
+	QueueHas(ctx context.Context, p *store.Pipeline, table string, id int64, has *bool) error
+	// Empty is the section's value for a record without rows.
+	Empty() (any, error)
 }
 
 // FilesSource gives the `files` section of a full record (the files area

@@ -118,6 +118,9 @@ func ReadNew(ctx context.Context, s *Scope) (obj, error) {
 type recordSections struct {
 	files                                           any // nil: read after the pipeline (FilesSource without a queue)
 	links, backlinks, manualLinks, rsLinks, geodata func() obj
+	// hasRows, by plugin section with a Probe: whether the record has
+	// rows for it.
+	hasRows map[string]*bool
 }
 
 // queueSections queues the queries of the record's files, links,
@@ -137,7 +140,29 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64) 
 	sec.manualLinks = s.queueManualLinks(ctx, p, id)
 	sec.rsLinks = s.queueRS(ctx, p, id)
 	sec.geodata = s.queueGeodata(p, id)
+	for _, ps := range s.Sections {
+		if ps.Probe == nil || ps.Source == nil {
+			continue
+		}
+		has := new(bool)
+		if err := ps.Probe.QueueHas(ctx, p, s.Table.Name, id, has); err != nil {
+			return nil, err
+		}
+		if sec.hasRows == nil {
+			sec.hasRows = map[string]*bool{}
+		}
+		sec.hasRows[ps.Name] = has
+	}
 	return sec, nil
+}
+
+// probed is whether the record has rows for the plugin section name, as
+// its probe found; nil where none looked (no probe, or a new record).
+func (sec *recordSections) probed(name string) *bool {
+	if sec == nil {
+		return nil
+	}
+	return sec.hasRows[name]
 }
 
 // queueVersion queues the query of the record's version (RecordVersion).
@@ -176,20 +201,30 @@ func (s *Scope) assemble(ctx context.Context, id int64, st *State, labels map[st
 		"files": []obj{}, "geodata": obj{}, "bibliography": obj{},
 		"schema": s.schemaSection(),
 	}
-	for _, sec := range s.Sections {
-		out[sec.Name] = nil
-		if id == 0 || sec.Source == nil {
+	for _, ps := range s.Sections {
+		out[ps.Name] = nil
+		if id == 0 || ps.Source == nil {
 			continue
 		}
-		vals, err := sec.Source.Enrich(ctx, sec.Name, t.Name, []int64{id}, s.hookActor())
+		if has := sec.probed(ps.Name); has != nil && !*has {
+			// Nothing for this record: the section's empty value, with no
+			// call to the plugin (most records of most tables).
+			empty, err := ps.Probe.Empty()
+			if err != nil {
+				return nil, err
+			}
+			out[ps.Name] = empty
+			continue
+		}
+		vals, err := ps.Source.Enrich(ctx, ps.Name, t.Name, []int64{id}, s.hookActor())
 		if err != nil {
 			// A plugin section must not take the record down with it.
 			if s.HookLog != nil {
-				s.HookLog(sec.Name, err)
+				s.HookLog(ps.Name, err)
 			}
 			continue
 		}
-		out[sec.Name] = vals[id]
+		out[ps.Name] = vals[id]
 	}
 	if id == 0 {
 		return out, nil

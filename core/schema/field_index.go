@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -48,7 +49,11 @@ func setFieldIndex(ctx context.Context, tx *store.DB, f *Field, t *Table, from, 
 	if to == uniqueIndex {
 		kind = "UNIQUE INDEX"
 	}
-	_, err := tx.Exec(ctx, `CREATE `+kind+` `+fieldIndexName(tx, f)+` ON `+tx.Qualify(t.Name)+` (`+tx.Engine.Quote(f.Name)+`)`)
+	keys := keyColumns(tx.Engine, []string{f.Name}, to == uniqueIndex)
+	for i, k := range keys {
+		keys[i] = tx.Engine.Quote(k)
+	}
+	_, err := tx.Exec(ctx, `CREATE `+kind+` `+fieldIndexName(tx, f)+` ON `+tx.Qualify(t.Name)+` (`+strings.Join(keys, ", ")+`)`)
 	if isUniqueViolation(err) {
 		return ErrUniqueViolated.With("field", f.Name).Wrap(err)
 	}

@@ -181,8 +181,9 @@ func removeIndex(ctx context.Context, tx *store.DB, ix *Index) error {
 
 // createIndex builds ix; duplicates under a unique index are unique_violated.
 func createIndex(ctx context.Context, tx *store.DB, ix *Index) error {
-	cols := make([]string, len(ix.Columns))
-	for i, c := range ix.Columns {
+	keys := keyColumns(tx.Engine, ix.Columns, ix.Unique)
+	cols := make([]string, len(keys))
+	for i, c := range keys {
 		cols[i] = tx.Engine.Quote(c)
 	}
 	kind := "INDEX"
@@ -197,6 +198,20 @@ func createIndex(ctx context.Context, tx *store.DB, ix *Index) error {
 		return fmt.Errorf("create index %s: %w", ix.Name, err)
 	}
 	return nil
+}
+
+// keyColumns are the key columns an index on cols is built with. On
+// PostgreSQL a non-unique index ends with id, as every SQLite index does
+// implicitly (its rowid): a list filtered by equality on the columns and
+// ordered by id (the default order, and every sort's tiebreak) then reads
+// its page off the index, in order, instead of fetching and sorting every
+// match, so its cost does not grow with the table. A unique index keeps
+// its columns: id would make every row unique.
+func keyColumns(e store.Engine, cols []string, unique bool) []string {
+	if e != store.Postgres || unique || slices.Contains(cols, ColID) {
+		return cols
+	}
+	return append(slices.Clip(cols), ColID)
 }
 
 // dropIndexSQL drops an index by name; PostgreSQL needs it schema-qualified

@@ -85,15 +85,20 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		Description:    "Reference libraries (Zotero): search, citation links on records with cached citations, bibliography, sync",
 		SettingsSchema: json.RawMessage(`{"type":"object","properties":{"zotero_url":{"type":"string","format":"uri"}}}`),
 		// No feature: the server keeps has_refmgr itself (a table's refmgr
-		// setting), so the bibliography is a section of every table.
-		Sections: []pluginsdk.Section{{Name: "bibliography"}},
+		// setting), so the bibliography is a section of every table. It is
+		// made of the record's links alone: the server answers {} for a
+		// record without any, found through the links' index in the read's
+		// own round trip, and calls EnrichRecords only for the others.
+		Sections: []pluginsdk.Section{{Name: "bibliography", Rows: &pluginsdk.SectionRows{
+			Table: tableLinks, TableColumn: "tb", IDColumn: "record_id", Empty: map[string]any{}}}},
 		SystemTables: []pluginsdk.SystemTable{
 			{Name: tableLibs, Columns: []pluginsdk.Column{textCol("type"), textCol("refmgr_id"), textCol("name"),
 				textCol("api_key"), textCol("citation_style"), textCol("created_at")}},
 			{Name: tableLinks, Columns: []pluginsdk.Column{textCol("tb"), intCol("record_id"), intCol("lib_id"),
 				textCol("refmgr_key"), textCol("pages"), textCol("notes"), intCol("sort"), textCol("author_year"),
 				textCol("full_citation"), intCol("refmgr_version"), textCol("synced_at"), intCol("detached"),
-				textCol("created_at")}},
+				textCol("created_at")},
+				Indexes: [][]string{{"tb", "record_id"}, {"lib_id"}}},
 		},
 		Routes: []pluginsdk.Route{
 			route("GET", "/refmgr/libs", pluginsdk.AccessAdmin, p.listLibs, 0),

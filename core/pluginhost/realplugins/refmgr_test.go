@@ -130,8 +130,24 @@ func TestRealPluginRefmgr(t *testing.T) {
 				t.Fatalf("bibliography entry %s: %v", id, l)
 			}
 		}
-		if bib := f.record("units", f.create("units", `{"core":{"code":"U1"}}`))["bibliography"]; fmt.Sprint(bib) != "map[]" {
+		// A record without links is answered {} by the server itself, its
+		// links' absence found through the index the manifest declares: no
+		// call to the plugin. One with links is the plugin's.
+		unit := f.create("units", `{"core":{"code":"U1"}}`)
+		calls := refmgrCalls(t, f)
+		if bib := f.record("units", unit)["bibliography"]; fmt.Sprint(bib) != "map[]" {
 			t.Fatalf("a record without links: bibliography %v", bib)
+		}
+		if got := refmgrCalls(t, f); got != calls {
+			t.Fatalf("reading a record without links called the plugin %d times", got-calls)
+		}
+		if bib := f.record("sites", other)["bibliography"].(map[string]any); len(bib) != 1 || refmgrCalls(t, f) == calls {
+			t.Fatalf("a record with a link: bibliography %v, plugin calls %d → %d", bib, calls, refmgrCalls(t, f))
+		}
+		for _, ix := range []string{"sys_refmgr_links_tb_record_id_idx", "sys_refmgr_links_lib_id_idx"} {
+			if !hasIndex(t, f.app.DB, ix) {
+				t.Fatalf("index %s not made", ix)
+			}
 		}
 
 		// Sync: B changed, C deleted, A's citation rate-limited after a
@@ -251,4 +267,30 @@ func TestRealPluginRefmgrSyncJob(t *testing.T) {
 			t.Fatalf("writer starts a sync job: %d", code)
 		}
 	})
+}
+
+// refmgrCalls is how many calls the server has made to the refmgr process.
+func refmgrCalls(t *testing.T, f *fixture) int64 {
+	t.Helper()
+	for _, st := range f.mgr.PluginStats() {
+		if st.Name == "refmgr" {
+			return st.Calls
+		}
+	}
+	t.Fatal("refmgr is not loaded")
+	return 0
+}
+
+// hasIndex reports whether the app's database has the index name.
+func hasIndex(t *testing.T, db *store.DB, name string) bool {
+	t.Helper()
+	q, args := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, []any{name}
+	if db.Engine == store.Postgres {
+		q, args = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = ? AND indexname = ?`, []any{db.Schema(), name}
+	}
+	var n int
+	if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
 }

@@ -597,9 +597,13 @@ func (x *FilterOperator) GetFeature() string {
 }
 
 type RecordSection struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // key in the full record, e.g. "osteology_summary"
-	Feature       string                 `protobuf:"bytes,2,opt,name=feature,proto3" json:"feature,omitempty"` // only for tables where this feature is active
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // key in the full record, e.g. "osteology_summary"
+	Feature string                 `protobuf:"bytes,2,opt,name=feature,proto3" json:"feature,omitempty"` // only for tables where this feature is active
+	// Set when the section is made of rows of one of the plugin's system
+	// tables: the server looks for the record's rows there, in the read's own
+	// round trip, and a record without any gets `empty` without a call.
+	Rows          *SectionRows `protobuf:"bytes,3,opt,name=rows,proto3" json:"rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -648,17 +652,93 @@ func (x *RecordSection) GetFeature() string {
 	return ""
 }
 
+func (x *RecordSection) GetRows() *SectionRows {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+type SectionRows struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`                                // a system table's name (as declared, without sys_<plugin>_)
+	TableColumn   string                 `protobuf:"bytes,2,opt,name=table_column,json=tableColumn,proto3" json:"table_column,omitempty"` // its column holding the record's table name
+	IdColumn      string                 `protobuf:"bytes,3,opt,name=id_column,json=idColumn,proto3" json:"id_column,omitempty"`          // its column holding the record's id
+	Empty         []byte                 `protobuf:"bytes,4,opt,name=empty,proto3" json:"empty,omitempty"`                                // JSON value of the section for a record without rows (empty: null)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SectionRows) Reset() {
+	*x = SectionRows{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SectionRows) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SectionRows) ProtoMessage() {}
+
+func (x *SectionRows) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SectionRows.ProtoReflect.Descriptor instead.
+func (*SectionRows) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SectionRows) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *SectionRows) GetTableColumn() string {
+	if x != nil {
+		return x.TableColumn
+	}
+	return ""
+}
+
+func (x *SectionRows) GetIdColumn() string {
+	if x != nil {
+		return x.IdColumn
+	}
+	return ""
+}
+
+func (x *SectionRows) GetEmpty() []byte {
+	if x != nil {
+		return x.Empty
+	}
+	return nil
+}
+
 type SystemTable struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // created as sys_<plugin>_<name> in every app
 	Columns       []*Column              `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"` // besides id
+	Indexes       []*SystemIndex         `protobuf:"bytes,3,rep,name=indexes,proto3" json:"indexes,omitempty"` // created with the table (and added to an older one)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SystemTable) Reset() {
 	*x = SystemTable{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +750,7 @@ func (x *SystemTable) String() string {
 func (*SystemTable) ProtoMessage() {}
 
 func (x *SystemTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +763,7 @@ func (x *SystemTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemTable.ProtoReflect.Descriptor instead.
 func (*SystemTable) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SystemTable) GetName() string {
@@ -694,6 +774,57 @@ func (x *SystemTable) GetName() string {
 }
 
 func (x *SystemTable) GetColumns() []*Column {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *SystemTable) GetIndexes() []*SystemIndex {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+type SystemIndex struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Columns       []string               `protobuf:"bytes,1,rep,name=columns,proto3" json:"columns,omitempty"` // in order; declared columns or id
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemIndex) Reset() {
+	*x = SystemIndex{}
+	mi := &file_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemIndex) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemIndex) ProtoMessage() {}
+
+func (x *SystemIndex) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemIndex.ProtoReflect.Descriptor instead.
+func (*SystemIndex) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SystemIndex) GetColumns() []string {
 	if x != nil {
 		return x.Columns
 	}
@@ -711,7 +842,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +854,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +867,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfigureRequest) GetHostBrokerId() uint32 {
@@ -768,7 +899,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +911,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +924,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 // Actor is who caused the call.
@@ -811,7 +942,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +954,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +967,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Actor) GetApp() string {
@@ -897,7 +1028,7 @@ type HTTPRequest struct {
 
 func (x *HTTPRequest) Reset() {
 	*x = HTTPRequest{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1040,7 @@ func (x *HTTPRequest) String() string {
 func (*HTTPRequest) ProtoMessage() {}
 
 func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1053,7 @@ func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequest.ProtoReflect.Descriptor instead.
 func (*HTTPRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HTTPRequest) GetMethod() string {
@@ -992,7 +1123,7 @@ type HTTPResponse struct {
 
 func (x *HTTPResponse) Reset() {
 	*x = HTTPResponse{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1135,7 @@ func (x *HTTPResponse) String() string {
 func (*HTTPResponse) ProtoMessage() {}
 
 func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1148,7 @@ func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponse.ProtoReflect.Descriptor instead.
 func (*HTTPResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HTTPResponse) GetStatus() int32 {
@@ -1052,7 +1183,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1195,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1208,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Row) GetId() int64 {
@@ -1114,7 +1245,7 @@ type SaveRequest struct {
 
 func (x *SaveRequest) Reset() {
 	*x = SaveRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1257,7 @@ func (x *SaveRequest) String() string {
 func (*SaveRequest) ProtoMessage() {}
 
 func (x *SaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1270,7 @@ func (x *SaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveRequest.ProtoReflect.Descriptor instead.
 func (*SaveRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SaveRequest) GetFeature() string {
@@ -1189,7 +1320,7 @@ type FieldError struct {
 
 func (x *FieldError) Reset() {
 	*x = FieldError{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1332,7 @@ func (x *FieldError) String() string {
 func (*FieldError) ProtoMessage() {}
 
 func (x *FieldError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1345,7 @@ func (x *FieldError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldError.ProtoReflect.Descriptor instead.
 func (*FieldError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FieldError) GetField() string {
@@ -1255,7 +1386,7 @@ type RowResult struct {
 
 func (x *RowResult) Reset() {
 	*x = RowResult{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1398,7 @@ func (x *RowResult) String() string {
 func (*RowResult) ProtoMessage() {}
 
 func (x *RowResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1411,7 @@ func (x *RowResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowResult.ProtoReflect.Descriptor instead.
 func (*RowResult) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RowResult) GetValues() []byte {
@@ -1306,7 +1437,7 @@ type SaveResponse struct {
 
 func (x *SaveResponse) Reset() {
 	*x = SaveResponse{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1449,7 @@ func (x *SaveResponse) String() string {
 func (*SaveResponse) ProtoMessage() {}
 
 func (x *SaveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1462,7 @@ func (x *SaveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveResponse.ProtoReflect.Descriptor instead.
 func (*SaveResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SaveResponse) GetRows() []*RowResult {
@@ -1349,7 +1480,7 @@ type AfterSaveResponse struct {
 
 func (x *AfterSaveResponse) Reset() {
 	*x = AfterSaveResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1492,7 @@ func (x *AfterSaveResponse) String() string {
 func (*AfterSaveResponse) ProtoMessage() {}
 
 func (x *AfterSaveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1505,7 @@ func (x *AfterSaveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AfterSaveResponse.ProtoReflect.Descriptor instead.
 func (*AfterSaveResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 type FilterRequest struct {
@@ -1390,7 +1521,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1533,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1546,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FilterRequest) GetOperator() string {
@@ -1464,7 +1595,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1607,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1620,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FilterResponse) GetFilter() []byte {
@@ -1525,7 +1656,7 @@ type EnrichRequest struct {
 
 func (x *EnrichRequest) Reset() {
 	*x = EnrichRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1668,7 @@ func (x *EnrichRequest) String() string {
 func (*EnrichRequest) ProtoMessage() {}
 
 func (x *EnrichRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1681,7 @@ func (x *EnrichRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnrichRequest.ProtoReflect.Descriptor instead.
 func (*EnrichRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EnrichRequest) GetSection() string {
@@ -1590,7 +1721,7 @@ type EnrichResponse struct {
 
 func (x *EnrichResponse) Reset() {
 	*x = EnrichResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1733,7 @@ func (x *EnrichResponse) String() string {
 func (*EnrichResponse) ProtoMessage() {}
 
 func (x *EnrichResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1746,7 @@ func (x *EnrichResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnrichResponse.ProtoReflect.Descriptor instead.
 func (*EnrichResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EnrichResponse) GetSections() map[int64][]byte {
@@ -1642,7 +1773,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1785,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1798,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *QueryRequest) GetApp() string {
@@ -1743,7 +1874,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1886,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1899,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *QueryResponse) GetTotal() int64 {
@@ -1797,7 +1928,7 @@ type SystemReadRequest struct {
 
 func (x *SystemReadRequest) Reset() {
 	*x = SystemReadRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +1940,7 @@ func (x *SystemReadRequest) String() string {
 func (*SystemReadRequest) ProtoMessage() {}
 
 func (x *SystemReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +1953,7 @@ func (x *SystemReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemReadRequest.ProtoReflect.Descriptor instead.
 func (*SystemReadRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SystemReadRequest) GetApp() string {
@@ -1862,7 +1993,7 @@ type SystemRows struct {
 
 func (x *SystemRows) Reset() {
 	*x = SystemRows{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2005,7 @@ func (x *SystemRows) String() string {
 func (*SystemRows) ProtoMessage() {}
 
 func (x *SystemRows) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2018,7 @@ func (x *SystemRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemRows.ProtoReflect.Descriptor instead.
 func (*SystemRows) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SystemRows) GetRows() []byte {
@@ -1909,7 +2040,7 @@ type SystemWriteRequest struct {
 
 func (x *SystemWriteRequest) Reset() {
 	*x = SystemWriteRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1921,7 +2052,7 @@ func (x *SystemWriteRequest) String() string {
 func (*SystemWriteRequest) ProtoMessage() {}
 
 func (x *SystemWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1934,7 +2065,7 @@ func (x *SystemWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemWriteRequest.ProtoReflect.Descriptor instead.
 func (*SystemWriteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SystemWriteRequest) GetApp() string {
@@ -1974,7 +2105,7 @@ type SystemWriteResponse struct {
 
 func (x *SystemWriteResponse) Reset() {
 	*x = SystemWriteResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2117,7 @@ func (x *SystemWriteResponse) String() string {
 func (*SystemWriteResponse) ProtoMessage() {}
 
 func (x *SystemWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2130,7 @@ func (x *SystemWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemWriteResponse.ProtoReflect.Descriptor instead.
 func (*SystemWriteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SystemWriteResponse) GetIds() []int64 {
@@ -2018,7 +2149,7 @@ type AppSettingsRequest struct {
 
 func (x *AppSettingsRequest) Reset() {
 	*x = AppSettingsRequest{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2030,7 +2161,7 @@ func (x *AppSettingsRequest) String() string {
 func (*AppSettingsRequest) ProtoMessage() {}
 
 func (x *AppSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2043,7 +2174,7 @@ func (x *AppSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettingsRequest.ProtoReflect.Descriptor instead.
 func (*AppSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AppSettingsRequest) GetApp() string {
@@ -2062,7 +2193,7 @@ type AppSettingsResponse struct {
 
 func (x *AppSettingsResponse) Reset() {
 	*x = AppSettingsResponse{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2205,7 @@ func (x *AppSettingsResponse) String() string {
 func (*AppSettingsResponse) ProtoMessage() {}
 
 func (x *AppSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2218,7 @@ func (x *AppSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettingsResponse.ProtoReflect.Descriptor instead.
 func (*AppSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AppSettingsResponse) GetSettings() map[string]string {
@@ -2108,7 +2239,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2120,7 +2251,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2133,7 +2264,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LogRequest) GetLevel() string {
@@ -2165,7 +2296,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2308,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2321,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 type CatalogRequest struct {
@@ -2202,7 +2333,7 @@ type CatalogRequest struct {
 
 func (x *CatalogRequest) Reset() {
 	*x = CatalogRequest{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2345,7 @@ func (x *CatalogRequest) String() string {
 func (*CatalogRequest) ProtoMessage() {}
 
 func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2358,7 @@ func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogRequest.ProtoReflect.Descriptor instead.
 func (*CatalogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CatalogRequest) GetApp() string {
@@ -2246,7 +2377,7 @@ type CatalogResponse struct {
 
 func (x *CatalogResponse) Reset() {
 	*x = CatalogResponse{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2389,7 @@ func (x *CatalogResponse) String() string {
 func (*CatalogResponse) ProtoMessage() {}
 
 func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2402,7 @@ func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogResponse.ProtoReflect.Descriptor instead.
 func (*CatalogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CatalogResponse) GetCatalog() []byte {
@@ -2292,7 +2423,7 @@ type SealRequest struct {
 
 func (x *SealRequest) Reset() {
 	*x = SealRequest{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2435,7 @@ func (x *SealRequest) String() string {
 func (*SealRequest) ProtoMessage() {}
 
 func (x *SealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2448,7 @@ func (x *SealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealRequest.ProtoReflect.Descriptor instead.
 func (*SealRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SealRequest) GetApp() string {
@@ -2350,7 +2481,7 @@ type SealResponse struct {
 
 func (x *SealResponse) Reset() {
 	*x = SealResponse{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2493,7 @@ func (x *SealResponse) String() string {
 func (*SealResponse) ProtoMessage() {}
 
 func (x *SealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2506,7 @@ func (x *SealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealResponse.ProtoReflect.Descriptor instead.
 func (*SealResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SealResponse) GetSealed() string {
@@ -2396,7 +2527,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2539,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2552,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *OpenRequest) GetApp() string {
@@ -2454,7 +2585,7 @@ type OpenResponse struct {
 
 func (x *OpenResponse) Reset() {
 	*x = OpenResponse{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +2597,7 @@ func (x *OpenResponse) String() string {
 func (*OpenResponse) ProtoMessage() {}
 
 func (x *OpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +2610,7 @@ func (x *OpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenResponse.ProtoReflect.Descriptor instead.
 func (*OpenResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *OpenResponse) GetClear() string {
@@ -2500,7 +2631,7 @@ type JobProgressRequest struct {
 
 func (x *JobProgressRequest) Reset() {
 	*x = JobProgressRequest{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2643,7 @@ func (x *JobProgressRequest) String() string {
 func (*JobProgressRequest) ProtoMessage() {}
 
 func (x *JobProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2656,7 @@ func (x *JobProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgressRequest.ProtoReflect.Descriptor instead.
 func (*JobProgressRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *JobProgressRequest) GetJob() string {
@@ -2558,7 +2689,7 @@ type JobProgressResponse struct {
 
 func (x *JobProgressResponse) Reset() {
 	*x = JobProgressResponse{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2570,7 +2701,7 @@ func (x *JobProgressResponse) String() string {
 func (*JobProgressResponse) ProtoMessage() {}
 
 func (x *JobProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2583,7 +2714,7 @@ func (x *JobProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgressResponse.ProtoReflect.Descriptor instead.
 func (*JobProgressResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *JobProgressResponse) GetCancelled() bool {
@@ -2606,7 +2737,7 @@ type AddGeodataRequest struct {
 
 func (x *AddGeodataRequest) Reset() {
 	*x = AddGeodataRequest{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2749,7 @@ func (x *AddGeodataRequest) String() string {
 func (*AddGeodataRequest) ProtoMessage() {}
 
 func (x *AddGeodataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2762,7 @@ func (x *AddGeodataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddGeodataRequest.ProtoReflect.Descriptor instead.
 func (*AddGeodataRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AddGeodataRequest) GetApp() string {
@@ -2678,7 +2809,7 @@ type AddGeodataResponse struct {
 
 func (x *AddGeodataResponse) Reset() {
 	*x = AddGeodataResponse{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2690,7 +2821,7 @@ func (x *AddGeodataResponse) String() string {
 func (*AddGeodataResponse) ProtoMessage() {}
 
 func (x *AddGeodataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2703,7 +2834,7 @@ func (x *AddGeodataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddGeodataResponse.ProtoReflect.Descriptor instead.
 func (*AddGeodataResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AddGeodataResponse) GetId() int64 {
@@ -2770,13 +2901,22 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eFilterOperator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06fields\x18\x02 \x03(\tR\x06fields\x12\x18\n" +
-	"\afeature\x18\x03 \x01(\tR\afeature\"=\n" +
+	"\afeature\x18\x03 \x01(\tR\afeature\"p\n" +
 	"\rRecordSection\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\afeature\x18\x02 \x01(\tR\afeature\"U\n" +
+	"\afeature\x18\x02 \x01(\tR\afeature\x121\n" +
+	"\x04rows\x18\x03 \x01(\v2\x1d.strata.plugin.v1.SectionRowsR\x04rows\"y\n" +
+	"\vSectionRows\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12!\n" +
+	"\ftable_column\x18\x02 \x01(\tR\vtableColumn\x12\x1b\n" +
+	"\tid_column\x18\x03 \x01(\tR\bidColumn\x12\x14\n" +
+	"\x05empty\x18\x04 \x01(\fR\x05empty\"\x8e\x01\n" +
 	"\vSystemTable\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x122\n" +
-	"\acolumns\x18\x02 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\"{\n" +
+	"\acolumns\x18\x02 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\x127\n" +
+	"\aindexes\x18\x03 \x03(\v2\x1d.strata.plugin.v1.SystemIndexR\aindexes\"'\n" +
+	"\vSystemIndex\x12\x18\n" +
+	"\acolumns\x18\x01 \x03(\tR\acolumns\"{\n" +
 	"\x10ConfigureRequest\x12$\n" +
 	"\x0ehost_broker_id\x18\x01 \x01(\rR\fhostBrokerId\x12\x1a\n" +
 	"\bsettings\x18\x02 \x01(\fR\bsettings\x12%\n" +
@@ -2964,7 +3104,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),     // 0: strata.plugin.v1.DescribeRequest
 	(*Manifest)(nil),            // 1: strata.plugin.v1.Manifest
@@ -2974,113 +3114,117 @@ var file_plugin_proto_goTypes = []any{
 	(*Route)(nil),               // 5: strata.plugin.v1.Route
 	(*FilterOperator)(nil),      // 6: strata.plugin.v1.FilterOperator
 	(*RecordSection)(nil),       // 7: strata.plugin.v1.RecordSection
-	(*SystemTable)(nil),         // 8: strata.plugin.v1.SystemTable
-	(*ConfigureRequest)(nil),    // 9: strata.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),   // 10: strata.plugin.v1.ConfigureResponse
-	(*Actor)(nil),               // 11: strata.plugin.v1.Actor
-	(*HTTPRequest)(nil),         // 12: strata.plugin.v1.HTTPRequest
-	(*HTTPResponse)(nil),        // 13: strata.plugin.v1.HTTPResponse
-	(*Row)(nil),                 // 14: strata.plugin.v1.Row
-	(*SaveRequest)(nil),         // 15: strata.plugin.v1.SaveRequest
-	(*FieldError)(nil),          // 16: strata.plugin.v1.FieldError
-	(*RowResult)(nil),           // 17: strata.plugin.v1.RowResult
-	(*SaveResponse)(nil),        // 18: strata.plugin.v1.SaveResponse
-	(*AfterSaveResponse)(nil),   // 19: strata.plugin.v1.AfterSaveResponse
-	(*FilterRequest)(nil),       // 20: strata.plugin.v1.FilterRequest
-	(*FilterResponse)(nil),      // 21: strata.plugin.v1.FilterResponse
-	(*EnrichRequest)(nil),       // 22: strata.plugin.v1.EnrichRequest
-	(*EnrichResponse)(nil),      // 23: strata.plugin.v1.EnrichResponse
-	(*QueryRequest)(nil),        // 24: strata.plugin.v1.QueryRequest
-	(*QueryResponse)(nil),       // 25: strata.plugin.v1.QueryResponse
-	(*SystemReadRequest)(nil),   // 26: strata.plugin.v1.SystemReadRequest
-	(*SystemRows)(nil),          // 27: strata.plugin.v1.SystemRows
-	(*SystemWriteRequest)(nil),  // 28: strata.plugin.v1.SystemWriteRequest
-	(*SystemWriteResponse)(nil), // 29: strata.plugin.v1.SystemWriteResponse
-	(*AppSettingsRequest)(nil),  // 30: strata.plugin.v1.AppSettingsRequest
-	(*AppSettingsResponse)(nil), // 31: strata.plugin.v1.AppSettingsResponse
-	(*LogRequest)(nil),          // 32: strata.plugin.v1.LogRequest
-	(*LogResponse)(nil),         // 33: strata.plugin.v1.LogResponse
-	(*CatalogRequest)(nil),      // 34: strata.plugin.v1.CatalogRequest
-	(*CatalogResponse)(nil),     // 35: strata.plugin.v1.CatalogResponse
-	(*SealRequest)(nil),         // 36: strata.plugin.v1.SealRequest
-	(*SealResponse)(nil),        // 37: strata.plugin.v1.SealResponse
-	(*OpenRequest)(nil),         // 38: strata.plugin.v1.OpenRequest
-	(*OpenResponse)(nil),        // 39: strata.plugin.v1.OpenResponse
-	(*JobProgressRequest)(nil),  // 40: strata.plugin.v1.JobProgressRequest
-	(*JobProgressResponse)(nil), // 41: strata.plugin.v1.JobProgressResponse
-	(*AddGeodataRequest)(nil),   // 42: strata.plugin.v1.AddGeodataRequest
-	(*AddGeodataResponse)(nil),  // 43: strata.plugin.v1.AddGeodataResponse
-	nil,                         // 44: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                         // 45: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                         // 46: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                         // 47: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                         // 48: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                         // 49: strata.plugin.v1.LogRequest.FieldsEntry
+	(*SectionRows)(nil),         // 8: strata.plugin.v1.SectionRows
+	(*SystemTable)(nil),         // 9: strata.plugin.v1.SystemTable
+	(*SystemIndex)(nil),         // 10: strata.plugin.v1.SystemIndex
+	(*ConfigureRequest)(nil),    // 11: strata.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),   // 12: strata.plugin.v1.ConfigureResponse
+	(*Actor)(nil),               // 13: strata.plugin.v1.Actor
+	(*HTTPRequest)(nil),         // 14: strata.plugin.v1.HTTPRequest
+	(*HTTPResponse)(nil),        // 15: strata.plugin.v1.HTTPResponse
+	(*Row)(nil),                 // 16: strata.plugin.v1.Row
+	(*SaveRequest)(nil),         // 17: strata.plugin.v1.SaveRequest
+	(*FieldError)(nil),          // 18: strata.plugin.v1.FieldError
+	(*RowResult)(nil),           // 19: strata.plugin.v1.RowResult
+	(*SaveResponse)(nil),        // 20: strata.plugin.v1.SaveResponse
+	(*AfterSaveResponse)(nil),   // 21: strata.plugin.v1.AfterSaveResponse
+	(*FilterRequest)(nil),       // 22: strata.plugin.v1.FilterRequest
+	(*FilterResponse)(nil),      // 23: strata.plugin.v1.FilterResponse
+	(*EnrichRequest)(nil),       // 24: strata.plugin.v1.EnrichRequest
+	(*EnrichResponse)(nil),      // 25: strata.plugin.v1.EnrichResponse
+	(*QueryRequest)(nil),        // 26: strata.plugin.v1.QueryRequest
+	(*QueryResponse)(nil),       // 27: strata.plugin.v1.QueryResponse
+	(*SystemReadRequest)(nil),   // 28: strata.plugin.v1.SystemReadRequest
+	(*SystemRows)(nil),          // 29: strata.plugin.v1.SystemRows
+	(*SystemWriteRequest)(nil),  // 30: strata.plugin.v1.SystemWriteRequest
+	(*SystemWriteResponse)(nil), // 31: strata.plugin.v1.SystemWriteResponse
+	(*AppSettingsRequest)(nil),  // 32: strata.plugin.v1.AppSettingsRequest
+	(*AppSettingsResponse)(nil), // 33: strata.plugin.v1.AppSettingsResponse
+	(*LogRequest)(nil),          // 34: strata.plugin.v1.LogRequest
+	(*LogResponse)(nil),         // 35: strata.plugin.v1.LogResponse
+	(*CatalogRequest)(nil),      // 36: strata.plugin.v1.CatalogRequest
+	(*CatalogResponse)(nil),     // 37: strata.plugin.v1.CatalogResponse
+	(*SealRequest)(nil),         // 38: strata.plugin.v1.SealRequest
+	(*SealResponse)(nil),        // 39: strata.plugin.v1.SealResponse
+	(*OpenRequest)(nil),         // 40: strata.plugin.v1.OpenRequest
+	(*OpenResponse)(nil),        // 41: strata.plugin.v1.OpenResponse
+	(*JobProgressRequest)(nil),  // 42: strata.plugin.v1.JobProgressRequest
+	(*JobProgressResponse)(nil), // 43: strata.plugin.v1.JobProgressResponse
+	(*AddGeodataRequest)(nil),   // 44: strata.plugin.v1.AddGeodataRequest
+	(*AddGeodataResponse)(nil),  // 45: strata.plugin.v1.AddGeodataResponse
+	nil,                         // 46: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                         // 47: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                         // 48: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                         // 49: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                         // 50: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                         // 51: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
 	5,  // 1: strata.plugin.v1.Manifest.routes:type_name -> strata.plugin.v1.Route
 	6,  // 2: strata.plugin.v1.Manifest.operators:type_name -> strata.plugin.v1.FilterOperator
 	7,  // 3: strata.plugin.v1.Manifest.sections:type_name -> strata.plugin.v1.RecordSection
-	8,  // 4: strata.plugin.v1.Manifest.system_tables:type_name -> strata.plugin.v1.SystemTable
+	9,  // 4: strata.plugin.v1.Manifest.system_tables:type_name -> strata.plugin.v1.SystemTable
 	3,  // 5: strata.plugin.v1.TableFeature.columns:type_name -> strata.plugin.v1.Column
 	4,  // 6: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
 	3,  // 7: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
-	3,  // 8: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
-	44, // 9: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	45, // 10: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
-	11, // 11: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	46, // 12: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
-	14, // 13: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
-	11, // 14: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
-	16, // 15: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
-	17, // 16: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
-	11, // 17: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
-	11, // 18: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	47, // 19: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
-	11, // 20: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	48, // 21: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	49, // 22: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
-	11, // 23: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
-	0,  // 24: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
-	9,  // 25: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
-	12, // 26: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
-	15, // 27: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
-	15, // 28: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
-	20, // 29: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
-	22, // 30: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
-	24, // 31: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
-	26, // 32: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
-	28, // 33: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
-	30, // 34: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
-	32, // 35: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
-	34, // 36: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
-	36, // 37: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
-	38, // 38: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
-	40, // 39: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
-	42, // 40: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
-	1,  // 41: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	10, // 42: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	13, // 43: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	18, // 44: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	19, // 45: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	21, // 46: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	23, // 47: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	25, // 48: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	27, // 49: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	29, // 50: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	31, // 51: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	33, // 52: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	35, // 53: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
-	37, // 54: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
-	39, // 55: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
-	41, // 56: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
-	43, // 57: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
-	41, // [41:58] is the sub-list for method output_type
-	24, // [24:41] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	8,  // 8: strata.plugin.v1.RecordSection.rows:type_name -> strata.plugin.v1.SectionRows
+	3,  // 9: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
+	10, // 10: strata.plugin.v1.SystemTable.indexes:type_name -> strata.plugin.v1.SystemIndex
+	46, // 11: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	47, // 12: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	13, // 13: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
+	48, // 14: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	16, // 15: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
+	13, // 16: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
+	18, // 17: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
+	19, // 18: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
+	13, // 19: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
+	13, // 20: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
+	49, // 21: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	13, // 22: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
+	50, // 23: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	51, // 24: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	13, // 25: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
+	0,  // 26: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
+	11, // 27: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
+	14, // 28: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
+	17, // 29: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
+	17, // 30: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
+	22, // 31: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
+	24, // 32: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
+	26, // 33: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
+	28, // 34: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
+	30, // 35: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
+	32, // 36: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
+	34, // 37: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
+	36, // 38: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
+	38, // 39: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
+	40, // 40: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
+	42, // 41: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
+	44, // 42: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
+	1,  // 43: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	12, // 44: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	15, // 45: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	20, // 46: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	21, // 47: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	23, // 48: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	25, // 49: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	27, // 50: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	29, // 51: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	31, // 52: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	33, // 53: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	35, // 54: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	37, // 55: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	39, // 56: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
+	41, // 57: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
+	43, // 58: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
+	45, // 59: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
+	43, // [43:60] is the sub-list for method output_type
+	26, // [26:43] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3094,7 +3238,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

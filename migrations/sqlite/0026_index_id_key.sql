@@ -1,0 +1,1 @@
+-- SQLite indexes end with the rowid ("id") already; the PostgreSQL step rebuilds that engine's non-unique user indexes to end with "id" as well.
