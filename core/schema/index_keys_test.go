@@ -105,39 +105,13 @@ func queryPlan(t *testing.T, db *store.DB, q string, args ...any) string {
 			}
 			explain = `EXPLAIN ` + q
 		}
-		rows, err := tx.Query(context.Background(), explain, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				return err
-			}
-			lines = append(lines, toString(vals[len(vals)-1]))
-		}
-		return rows.Err()
+		lines = queryStrings(t, tx, explain, args...)
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
-}
-
-func toString(v any) string {
-	switch x := v.(type) {
-	case []byte:
-		return string(x)
-	case string:
-		return x
-	}
-	return ""
 }
 
 // planSorts reports whether a plan sorts rows (rather than reading them in
