@@ -25,7 +25,8 @@ type obj = map[string]any
 // on PostgreSQL, those that need nothing read before (record with its
 // version and lookup labels, plugin rows, files, links, backlinks, manual
 // links, relations, geodata) are one round trip, the labels of what they found
-// (manual links, relations) a second.
+// (manual links, relations) a second. SQLite runs them one by one, the
+// record's version and labels in the record's own statement as well.
 func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
@@ -38,9 +39,13 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	// The version is read before the state: a change committed in between
 	// makes it older than what is shown (a later If-Match is refused),
 	// never newer (which would let a stale edit through).
-	pipelined := p.Pipelined(ctx)
+	// One statement for the row, its version and its labels where queries
+	// are batched (PostgreSQL) and on SQLite, where each statement is a
+	// read transaction of its own (its WAL read lock taken and released);
+	// one after another only for tests comparing the two ways.
+	folded := p.Pipelined(ctx) || (s.DB.Engine == store.SQLite && !store.Unpipelined(ctx))
 	var lookups *rowLookups
-	if !pipelined {
+	if !folded {
 		// One query after another: the version, the record, then the
 		// labels of the ids it shows.
 		s.queueVersion(p, id, &version)

@@ -16,7 +16,9 @@ import (
 )
 
 // TestPipelinedReadEqualsSequential: the full record read with its queries
-// pipelined (one round trip for the independent ones on PostgreSQL) answers
+// pipelined (one round trip for the independent ones on PostgreSQL; on
+// both engines the version and lookup labels folded into the record's
+// statement) answers
 // byte for byte what it answers with every query run one by one, for every
 // kind of caller (privilege overrides, row subsets, self_writer), on records
 // with lookups (one to their own table), plugin rows, files, links,

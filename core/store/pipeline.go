@@ -60,6 +60,10 @@ func WithoutPipelining(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noPipelining{}, true)
 }
 
+// Unpipelined reports whether ctx asks for queries one by one
+// (WithoutPipelining).
+func Unpipelined(ctx context.Context) bool { return ctx.Value(noPipelining{}) != nil }
+
 type roundCounter struct{}
 
 // CountRounds makes the pipelines run under ctx add their rounds (round
