@@ -149,8 +149,12 @@ type Manager struct {
 	wg       sync.WaitGroup
 	sockDir  string   // <RunDir>/plugins-<pid>/m<n>, once Start made it
 	sysReady sync.Map // app + "\x00" + plugin → struct{} once its system tables exist
-	calls    callStatsTable
-	jobRuns  sync.Map // job id (text) → *jobCall, while a job route's call runs here
+	// sysMaking serialises the creation of system tables: two first uses
+	// at once (two reads of a new app) would race PostgreSQL's CREATE
+	// TABLE IF NOT EXISTS, which then fails on its catalog's unique index.
+	sysMaking sync.Mutex
+	calls     callStatsTable
+	jobRuns   sync.Map // job id (text) → *jobCall, while a job route's call runs here
 
 	mu       sync.RWMutex
 	plugins  map[string]*plugin // loaded, by name

@@ -72,6 +72,11 @@ func (m *Manager) ensureSystemTables(ctx context.Context, db *store.DB, p *plugi
 	if _, ok := m.sysReady.Load(key); ok {
 		return nil
 	}
+	m.sysMaking.Lock()
+	defer m.sysMaking.Unlock()
+	if _, ok := m.sysReady.Load(key); ok {
+		return nil // made while this call waited
+	}
 	for _, t := range p.man.GetSystemTables() {
 		if err := createSystemTable(ctx, db, p.name, t); err != nil {
 			return err
