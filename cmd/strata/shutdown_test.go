@@ -54,7 +54,34 @@ func TestSIGTERMDuringConcurrentSaves(t *testing.T) {
 	}
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		c := newCLI(t, e)
-		n, err := startNode(t, c.env, "serve", "--addr", "127.0.0.1:0", "--demo")
+		// On a loaded machine all 16 clients may be between two saves, or
+		// their saves not yet read by the server, when the signal comes:
+		// then none is answered after it without any being cut. Saves the
+		// server cut would leave none answered every time; three runs tell
+		// the two apart.
+		for run := 1; ; run++ {
+			inFlight, answered := sigtermRun(t, c, run)
+			if inFlight == 0 || answered > 0 {
+				return
+			}
+			if run == 3 {
+				t.Fatalf("no save in flight at SIGTERM was answered, in %d runs", run)
+			}
+		}
+	})
+}
+
+// sigtermRun is one run of TestSIGTERMDuringConcurrentSaves on c's
+// storage (the demo app made by the first): the saves sent before the
+// signal and unanswered then, and how many of them were answered.
+func sigtermRun(t *testing.T, c *cli, run int) (inFlight, answered int64) {
+	t.Helper()
+	{
+		args := []string{"serve", "--addr", "127.0.0.1:0"}
+		if run == 1 {
+			args = append(args, "--demo")
+		}
+		n, err := startNode(t, c.env, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,6 +96,7 @@ func TestSIGTERMDuringConcurrentSaves(t *testing.T) {
 			mu        sync.Mutex
 			acked     []ack
 			afterSig  atomic.Int64 // acknowledged saves sent before, answered after, the signal
+			pending   atomic.Int64 // saves sent before the signal, not answered yet
 			signalled atomic.Bool
 			wg        sync.WaitGroup
 		)
@@ -77,10 +105,16 @@ func TestSIGTERMDuringConcurrentSaves(t *testing.T) {
 			go func(w int) {
 				defer wg.Done()
 				for i := 0; ; i++ {
-					name := fmt.Sprintf("sigterm-%02d-%05d", w, i)
+					name := fmt.Sprintf("sigterm-%d-%02d-%05d", run, w, i)
 					before := signalled.Load()
+					if !before {
+						pending.Add(1)
+					}
 					code, m, err := n.call("POST", "/demo/api/record/sites", tok,
 						fmt.Sprintf(`{"core":{"name":%q,"region":"r-%s"}}`, name, name))
+					if !before {
+						pending.Add(-1)
+					}
 					if err != nil || code != 200 {
 						if !signalled.Load() {
 							t.Errorf("save before the signal: %d %v %v", code, m, err)
@@ -109,6 +143,9 @@ func TestSIGTERMDuringConcurrentSaves(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		signalled.Store(true)
+		// Saves sent before the signal and still unanswered: on a loaded
+		// machine all 16 clients may be between two saves at this moment.
+		inFlight := pending.Load()
 		code := n.stop(syscall.SIGTERM)
 		wg.Wait()
 		if code != 0 {
@@ -120,12 +157,7 @@ func TestSIGTERMDuringConcurrentSaves(t *testing.T) {
 		if len(acked) < 50 {
 			t.Fatalf("only %d saves acknowledged before the stop", len(acked))
 		}
-		t.Logf("%d saves acknowledged, %d of them answered after SIGTERM", len(acked), afterSig.Load())
-		if afterSig.Load() == 0 {
-			// With 16 clients saving without pause some saves are always in
-			// flight when the signal comes: none answered means they were cut.
-			t.Fatal("no save in flight at SIGTERM was answered")
-		}
+		t.Logf("run %d: %d saves acknowledged, %d in flight at SIGTERM, %d answered after it", run, len(acked), inFlight, afterSig.Load())
 
 		// Restart on the same storage: every acknowledged record is there
 		// with both of its fields, and every record of the run is whole.
@@ -166,5 +198,6 @@ func TestSIGTERMDuringConcurrentSaves(t *testing.T) {
 			}
 		}
 		n2.stop(syscall.SIGTERM)
-	})
+		return inFlight, afterSig.Load()
+	}
 }
