@@ -67,10 +67,7 @@ func addFieldSQL(db *store.DB, t *Table, f *Field) []string {
 	case f.Unique:
 		stmts = append(stmts, `CREATE UNIQUE INDEX `+fieldIndexName(db, f)+` ON `+q+` (`+col+`)`)
 	case f.IDFromTb != "":
-		if db.Engine == store.Postgres {
-			col += `, "id"` // keyColumns: the list's order comes off the index
-		}
-		stmts = append(stmts, `CREATE INDEX `+fieldIndexName(db, f)+` ON `+q+` (`+col+`)`)
+		stmts = append(stmts, `CREATE INDEX `+fieldIndexName(db, f)+` ON `+q+` (`+indexKeys(db.Engine, []string{f.Name}, false)+`)`)
 	}
 	return stmts
 }

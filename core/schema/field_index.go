@@ -3,7 +3,6 @@ package schema
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -49,11 +48,7 @@ func setFieldIndex(ctx context.Context, tx *store.DB, f *Field, t *Table, from, 
 	if to == uniqueIndex {
 		kind = "UNIQUE INDEX"
 	}
-	keys := keyColumns(tx.Engine, []string{f.Name}, to == uniqueIndex)
-	for i, k := range keys {
-		keys[i] = tx.Engine.Quote(k)
-	}
-	_, err := tx.Exec(ctx, `CREATE `+kind+` `+fieldIndexName(tx, f)+` ON `+tx.Qualify(t.Name)+` (`+strings.Join(keys, ", ")+`)`)
+	_, err := tx.Exec(ctx, `CREATE `+kind+` `+fieldIndexName(tx, f)+` ON `+tx.Qualify(t.Name)+` (`+indexKeys(tx.Engine, []string{f.Name}, to == uniqueIndex)+`)`)
 	if isUniqueViolation(err) {
 		return ErrUniqueViolated.With("field", f.Name).Wrap(err)
 	}

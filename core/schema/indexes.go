@@ -181,16 +181,11 @@ func removeIndex(ctx context.Context, tx *store.DB, ix *Index) error {
 
 // createIndex builds ix; duplicates under a unique index are unique_violated.
 func createIndex(ctx context.Context, tx *store.DB, ix *Index) error {
-	keys := keyColumns(tx.Engine, ix.Columns, ix.Unique)
-	cols := make([]string, len(keys))
-	for i, c := range keys {
-		cols[i] = tx.Engine.Quote(c)
-	}
 	kind := "INDEX"
 	if ix.Unique {
 		kind = "UNIQUE INDEX"
 	}
-	_, err := tx.Exec(ctx, `CREATE `+kind+` `+tx.Engine.Quote(ix.Name)+` ON `+tx.Qualify(ix.Table)+` (`+strings.Join(cols, ", ")+`)`)
+	_, err := tx.Exec(ctx, `CREATE `+kind+` `+tx.Engine.Quote(ix.Name)+` ON `+tx.Qualify(ix.Table)+` (`+indexKeys(tx.Engine, ix.Columns, ix.Unique)+`)`)
 	if isUniqueViolation(err) {
 		return ErrUniqueViolated.With("columns", ix.Columns).Wrap(err)
 	}
@@ -212,6 +207,16 @@ func keyColumns(e store.Engine, cols []string, unique bool) []string {
 		return cols
 	}
 	return append(slices.Clip(cols), ColID)
+}
+
+// indexKeys is the quoted key list of an index on cols (keyColumns).
+func indexKeys(e store.Engine, cols []string, unique bool) string {
+	keys := keyColumns(e, cols, unique)
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = e.Quote(k)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // dropIndexSQL drops an index by name; PostgreSQL needs it schema-qualified
