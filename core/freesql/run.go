@@ -2,11 +2,8 @@ package freesql
 
 import (
 	"context"
-	"crypto/sha256"
+	stdsql "database/sql"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,12 +16,21 @@ import (
 const (
 	DefaultMaxRows = 1000
 	DefaultTimeout = 10 * time.Second
+	// DefaultMaxBytes bounds one answer: the values of its rows as they
+	// are read (a string's bytes, a blob's in hex), past which the run
+	// stops with result_too_large instead of growing the server.
+	DefaultMaxBytes = 16 << 20
+	// DefaultMaxValueBytes bounds one value (SQLite) or one row
+	// (PostgreSQL) as the engine hands it over.
+	DefaultMaxValueBytes = 8 << 20
 )
 
 var (
 	// ErrTimeout: the statement ran longer than allowed and was stopped.
 	ErrTimeout = errs.New(errs.Timeout, "sql_timeout", "the statement ran too long and was stopped")
 	errSQL     = errs.New(errs.Invalid, "sql_error", "the database refused the statement")
+	// ErrTooLarge: the answer would pass its byte budget.
+	ErrTooLarge = errs.New(errs.TooLarge, "result_too_large", "the result is larger than free SQL answers; select fewer rows or columns")
 )
 
 // Result of a statement: rows for a read, affected for a write.
@@ -38,16 +44,23 @@ type Result struct {
 
 // Options bound a run.
 type Options struct {
-	MaxRows int
-	Timeout time.Duration
+	MaxRows       int
+	Timeout       time.Duration
+	MaxBytes      int
+	MaxValueBytes int
 }
 
-// Run classifies and runs sql on the app's database. Writes run in a
-// transaction (all or nothing). On PostgreSQL the statement runs as a
-// role that can use only the app's schema, without its credential tables
-// (the database itself refuses the rest), with a statement timeout; on
-// SQLite, where an app is its own file, Classify keeps out what could
-// reach another (ATTACH, VACUUM INTO, extensions, PRAGMA).
+// credentialTables are the app's tables free SQL never sees (names
+// without the sys_ prefix).
+var credentialTables = []string{"users", "api_keys", "settings", "login_attempts"}
+
+// Run classifies and runs sql on the app's database. Classify gives the
+// friendly refusals; safety does not rest on it: the statement runs
+// through store.RunConfined, where the database itself keeps it inside
+// the app (see that type's documentation and docs/api.md), read-only
+// unless Classify found a write, one statement, with a timeout and
+// bounded values. Rows are read one at a time within MaxRows and
+// MaxBytes.
 func Run(ctx context.Context, db *store.DB, sql string, opt Options) (*Result, error) {
 	kind, err := Classify(sql)
 	if err != nil {
@@ -59,24 +72,22 @@ func Run(ctx context.Context, db *store.DB, sql string, opt Options) (*Result, e
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if opt.MaxValueBytes <= 0 {
+		opt.MaxValueBytes = DefaultMaxValueBytes
+	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	res := &Result{Kind: kind, Columns: []string{}, Rows: []map[string]any{}}
-	err = db.Tx(ctx, func(tx *store.DB) error {
-		if tx.Engine == store.Postgres {
-			if err := confine(ctx, tx, opt.Timeout); err != nil {
-				return err
-			}
-		}
-		if kind == Write {
-			r, err := tx.SQL.ExecContext(ctx, sql)
-			if err != nil {
-				return err
-			}
-			res.Affected, _ = r.RowsAffected()
-			return nil
-		}
-		return read(ctx, tx, sql, opt.MaxRows, res)
+	res.Affected, err = db.RunConfined(ctx, sql, store.ConfineOptions{
+		Write:         kind == Write,
+		Timeout:       opt.Timeout,
+		MaxValueBytes: opt.MaxValueBytes,
+		Hidden:        credentialTables,
+	}, func(rows *stdsql.Rows) error {
+		return read(rows, opt.MaxRows, opt.MaxBytes, res)
 	})
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded || strings.Contains(err.Error(), "statement timeout") {
@@ -101,13 +112,9 @@ func clean(msg string) string {
 	return msg
 }
 
-// read runs a read and keeps at most max rows.
-func read(ctx context.Context, tx *store.DB, sql string, max int, res *Result) error {
-	rows, err := tx.SQL.QueryContext(ctx, sql)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
+// read keeps at most max rows and maxBytes of values, counting as it
+// reads: past the budget the answer is an error, never a larger heap.
+func read(rows *stdsql.Rows, max, maxBytes int, res *Result) error {
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
@@ -118,6 +125,7 @@ func read(ctx context.Context, tx *store.DB, sql string, max int, res *Result) e
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	size := 0
 	for rows.Next() {
 		if len(res.Rows) == max {
 			res.Truncated = true
@@ -128,11 +136,27 @@ func read(ctx context.Context, tx *store.DB, sql string, max int, res *Result) e
 		}
 		row := make(map[string]any, len(cols))
 		for i, c := range cols {
-			row[c] = plain(vals[i])
+			v := plain(vals[i])
+			size += len(c) + valueSize(v)
+			row[c] = v
+		}
+		if size > maxBytes {
+			return ErrTooLarge.With("max_bytes", maxBytes)
 		}
 		res.Rows = append(res.Rows, row)
 	}
 	return rows.Err()
+}
+
+// valueSize is about what a value costs in the answer.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x) + 2
+	case nil:
+		return 4
+	}
+	return 16
 }
 
 // plain turns a driver value into JSON's kinds.
@@ -147,53 +171,4 @@ func plain(v any) any {
 		return x.UTC().Format(time.RFC3339Nano)
 	}
 	return v
-}
-
-// credentialTables are the app's tables free SQL never sees.
-var credentialTables = []string{"users", "api_keys", "settings", "login_attempts"}
-
-// confine makes the rest of the transaction run as the app's free-SQL
-// role (created and granted as needed): usage of the app's schema alone,
-// data rights on its tables but the credential ones, no DDL, and a
-// statement timeout.
-func confine(ctx context.Context, tx *store.DB, timeout time.Duration) error {
-	schema := tx.Schema()
-	if schema == "" {
-		return errors.New("freesql: no schema")
-	}
-	role := roleName(schema)
-	qs, qr := tx.Engine.Quote(schema), tx.Engine.Quote(role)
-	steps := []string{
-		// Concurrent first runs race to create the role: the loser's
-		// duplicate_object is no error.
-		`DO $do$ BEGIN CREATE ROLE ` + qr + ` NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $do$`,
-		`GRANT ` + qr + ` TO CURRENT_USER`,
-		`GRANT USAGE ON SCHEMA ` + qs + ` TO ` + qr,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + qs + ` TO ` + qr,
-		`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ` + qs + ` TO ` + qr,
-	}
-	for _, t := range credentialTables {
-		steps = append(steps, `REVOKE ALL ON `+tx.Sys(t)+` FROM `+qr)
-	}
-	steps = append(steps,
-		`SET LOCAL ROLE `+qr,
-		`SET LOCAL search_path TO `+qs,
-		`SET LOCAL statement_timeout = `+strconv.FormatInt(timeout.Milliseconds(), 10),
-	)
-	for _, q := range steps {
-		if _, err := tx.SQL.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("confine free SQL: %w", err)
-		}
-	}
-	return nil
-}
-
-// roleName is the free-SQL role of an app's schema (63 bytes at most).
-func roleName(schema string) string {
-	name := "strata_sql_" + schema
-	if len(name) > 63 {
-		sum := sha256.Sum256([]byte(schema))
-		name = "strata_sql_" + hex.EncodeToString(sum[:16])
-	}
-	return name
 }

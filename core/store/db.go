@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/strata-archaeo/strata/core/errs"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -44,6 +46,10 @@ type DB struct {
 	stmts *stmtCache
 	// ptx is the PostgreSQL transaction the DB is bound to (pgtx.go).
 	ptx *pgTx
+	// file is the SQLite database file, and pgcfg what the PostgreSQL
+	// pool connects with: RunConfined opens connections of its own.
+	file  string
+	pgcfg *pgx.ConnConfig
 }
 
 // Generation identifies the app's data as this process last changed it:

@@ -188,7 +188,7 @@ func (b *PostgresBackend) Open(ctx context.Context, name string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gorm on postgres: %w", err)
 	}
-	return &DB{Engine: Postgres, Gorm: g, SQL: b.pool, schema: schemaName, pool: b.pool, gen: new(atomic.Uint64)}, nil
+	return &DB{Engine: Postgres, Gorm: g, SQL: b.pool, schema: schemaName, pool: b.pool, gen: new(atomic.Uint64), pgcfg: b.conn}, nil
 }
 
 // Create registers the app, creates its schema and runs init, all in one
@@ -232,7 +232,11 @@ func (b *PostgresBackend) Drop(ctx context.Context, name string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM `+b.registry()+` WHERE name = $1`, name); err != nil {
 		return fmt.Errorf("unregister app %s: %w", name, err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	// The app's free-SQL role has no object left to use; it goes too.
+	return dropConfinedRole(ctx, b.pool, schemaName)
 }
 
 // DestroyNamespace drops every app of the namespace, its service schemas

@@ -233,7 +233,7 @@ func openSQLiteFile(path string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("gorm on sqlite: %w", err)
 	}
-	return &DB{Engine: SQLite, Gorm: g, SQL: conn, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: stmts, writer: make(chan struct{}, 1)}, nil
+	return &DB{Engine: SQLite, Gorm: g, SQL: conn, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: stmts, writer: make(chan struct{}, 1), file: path}, nil
 }
 
 func randomHex(n int) string {
