@@ -53,13 +53,29 @@ type legacyApp struct {
 	zotero    bool            // it has Zotero libraries or links (refmgr.go)
 }
 
-func openLegacy(path string) (*sql.DB, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(5000)"}
-	db, err := sql.Open("sqlite", u.String())
+// openLegacy opens the folder's db/bdus.sqlite read only: a regular file
+// of the folder, no link (confine.go), checked before and after the open.
+func openLegacy(r *folderRoot) (*sql.DB, error) {
+	return openLegacyWith(r, func(dsn string) *sql.DB {
+		db, _ := sql.Open("sqlite", dsn) // fails only for an unknown driver
+		return db
+	})
+}
+
+// openLegacyWith opens the folder's database through open (given the
+// DSN), pinging it so the file is open before it is checked again.
+func openLegacyWith(r *folderRoot, open func(dsn string) *sql.DB) (*sql.DB, error) {
+	path, checked, err := r.sqlitePath(dbFile)
 	if err != nil {
 		return nil, err
 	}
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(5000)"}
+	db := open(u.String())
 	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := r.sameAsChecked(dbFile, checked); err != nil {
 		db.Close()
 		return nil, err
 	}

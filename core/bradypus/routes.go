@@ -61,5 +61,5 @@ func major(c *gin.Context, d Deps) {
 		return
 	}
 	api.Success(c, http.StatusOK, gin.H{"code": "upgrade_complete", "app": rep.App, "verified": rep.Verified,
-		"counts": rep.Counts, "dir": rep.Dir, "snapshot": rep.Snapshot, "warnings": rep.Warnings})
+		"counts": rep.Counts, "dir": rep.Dir, "snapshot": rep.Snapshot, "warnings": rep.Warnings, "refused": rep.Refused})
 }
