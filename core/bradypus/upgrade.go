@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +50,18 @@ type Deps struct {
 	// Plugins activate the plugin features and check their data (nil: no
 	// plugins; an application with plugin data is then refused).
 	Plugins Plugins
+	// Limits are the sign-in limits and lock the route's password check
+	// goes through (core/ratelimit's Set; nil: none, for callers that
+	// check no password over the network).
+	Limits Limits
+}
+
+// Limits counts the attempts at the super-admin check of the major
+// upgrade route as sign-ins (ratelimit.Set's FolderSignIn): a password
+// guessed there is guessed under the same limits as at sign-in.
+type Limits interface {
+	FolderSignIn(r *http.Request, app, email string) error
+	FolderFailed(r *http.Request, app, email string)
 }
 
 // Count is one line of the verification report: rows before and after.
