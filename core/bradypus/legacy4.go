@@ -671,8 +671,7 @@ func (l *layout4) templates(r *folderRoot) error {
 // openLegacy4 opens the file of a BraDypUS 4 folder read only, every
 // connection with l's views.
 func openLegacy4(r *folderRoot, l *layout4) (*sql.DB, error) {
-	drv := &sqlite.Driver{}
-	drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
+	db, err := openLegacyWith(r, func(conn sqlite.ExecQuerierContext) error {
 		for _, s := range l.views {
 			args := make([]driver.NamedValue, len(s.args))
 			for i, a := range s.args {
@@ -684,7 +683,6 @@ func openLegacy4(r *folderRoot, l *layout4) (*sql.DB, error) {
 		}
 		return nil
 	})
-	db, err := openLegacyWith(r, func(dsn string) *sql.DB { return sql.OpenDB(connector{drv: drv, dsn: dsn}) })
 	if err != nil {
 		return nil, err
 	}
