@@ -127,10 +127,11 @@ func (s *Set) KeyFailed(r *http.Request) { s.keyFail.AllowContext(r.Context(), s
 // keyed as a sign-in to app with email (normalised), so guesses there and
 // at sign-in draw on the same limits. The folder's bdus_users is read
 // only and the application has no Strata accounts yet, so the lock of
-// SPEC §3.1 is kept here instead of in sys_login_attempts: after
-// auth.MaxFailedLogins failures within auth.LockDuration (FolderFailed
-// counts them) an attempt answers account_locked, as a locked sign-in
-// does, before any password is looked at.
+// SPEC §3.1 is kept here instead of in sys_login_attempts, at its rate:
+// at most auth.MaxFailedLogins failures per auth.LockDuration (a burst of
+// five, then one more every three minutes; FolderFailed counts them).
+// Beyond it an attempt answers account_locked, as a locked sign-in does,
+// before any password is looked at.
 func (s *Set) FolderSignIn(r *http.Request, app, email string) error {
 	if err := s.SignIn(r, app, email); err != nil {
 		return err
