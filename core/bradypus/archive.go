@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/strata-archaeo/strata/core/files"
@@ -33,8 +33,11 @@ type stagedFile struct {
 // files area's store (local or S3, whichever the instance uses), before
 // the conversion's transaction. A row whose bytes are missing or empty
 // has nothing to bring: it is skipped with a warning (the report's counts
-// show it). What stageFiles returns must be inserted or discarded.
-func stageFiles(ctx context.Context, svc *files.Service, app string, f *Folder, la *legacyApp, rep *Report) (out []stagedFile, err error) {
+// show it). So is a row whose stored name would lead out of files/ (a
+// slash, .., NUL in ext) or whose entry is a link or not a regular file
+// (confine.go): never followed, named in the report's refused entries.
+// What stageFiles returns must be inserted or discarded.
+func stageFiles(ctx context.Context, svc *files.Service, app string, root *folderRoot, la *legacyApp, rep *Report) (out []stagedFile, err error) {
 	if !la.tables["bdus_files"] {
 		return nil, nil
 	}
@@ -78,18 +81,23 @@ func stageFiles(ctx context.Context, svc *files.Service, app string, f *Folder, 
 	}
 	rows.Close()
 	for _, lf := range all {
-		path := filepath.Join(f.Dir, "files", strconv.FormatInt(lf.id, 10)+"."+lf.ext)
+		base := strconv.FormatInt(lf.id, 10) + "." + lf.ext
 		if lf.ext == "" {
-			if _, err := os.Stat(path); err != nil {
-				path = filepath.Join(f.Dir, "files", strconv.FormatInt(lf.id, 10))
+			if _, err := root.lstat("files/" + base); err != nil {
+				base = strconv.FormatInt(lf.id, 10)
 			}
 		}
-		st, err := os.Stat(path)
-		if err != nil || !st.Mode().IsRegular() {
-			rep.warnf("file %d (%s.%s): no files/%s in the folder; its row and links are not brought over", lf.id, lf.filename, lf.ext, filepath.Base(path))
+		in, st, err := openStored(root, base)
+		if e, ok := asRefused(err); ok {
+			rep.refused(e)
+			rep.warnf("file %d (%s.%s): %s is refused (%s): it would be read from outside files/ or is not a plain file; its row and links are not brought over",
+				lf.id, lf.filename, lf.ext, strconv.Quote(e.Path), e.Reason)
 			continue
 		}
-		in, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			rep.warnf("file %d (%s.%s): no files/%s in the folder; its row and links are not brought over", lf.id, lf.filename, lf.ext, base)
+			continue
+		}
 		if err != nil {
 			return out, fmt.Errorf("file %d: %w", lf.id, err)
 		}
@@ -100,7 +108,7 @@ func stageFiles(ctx context.Context, svc *files.Service, app string, f *Folder, 
 		sf, err := svc.Stage(ctx, app, files.Upload{Name: name, Body: in})
 		in.Close()
 		if errors.Is(err, files.ErrEmptyFile) {
-			rep.warnf("file %d (%s): files/%s is empty; its row and links are not brought over", lf.id, name, filepath.Base(path))
+			rep.warnf("file %d (%s): files/%s is empty; its row and links are not brought over", lf.id, name, base)
 			continue
 		}
 		if err != nil {
@@ -124,6 +132,15 @@ func stageFiles(ctx context.Context, svc *files.Service, app string, f *Folder, 
 	}
 	rep.logf("%d files stored", len(out))
 	return out, nil
+}
+
+// openStored opens files/<base> of the folder, base being one name built
+// from a stored row.
+func openStored(root *folderRoot, base string) (*os.File, fs.FileInfo, error) {
+	if err := checkBase("files", base); err != nil {
+		return nil, nil, err
+	}
+	return root.open("files/" + base)
 }
 
 // discardFiles removes the bytes of staged files whose rows were not kept.

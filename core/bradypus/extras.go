@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -166,9 +164,14 @@ func copyTemplates(ctx context.Context, tx *store.DB, la *legacyApp, now time.Ti
 //     after the import (or put there by hand): bringing it back would undo
 //     that, so it is left out with a warning naming it. It stays in the
 //     snapshot, and an admin can save it again with POST /template/{tb}/{name}.
-func templateFiles(ctx context.Context, dir string, la *legacyApp, rep *Report) error {
-	entries, err := os.ReadDir(filepath.Join(dir, "template"))
+func templateFiles(ctx context.Context, root *folderRoot, la *legacyApp, rep *Report) error {
+	entries, err := root.readDir("template")
 	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if e, ok := asRefused(err); ok {
+		rep.refused(e)
+		rep.warnf("the template folder is not read: %s", err)
 		return nil
 	}
 	if err != nil {

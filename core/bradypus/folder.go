@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,18 +59,34 @@ var ErrNotFolder = errs.New(errs.Invalid, "not_a_bradypus_folder", "the folder i
 
 // configFiles are the places a BraDypUS version keeps its config.json,
 // newest first (BraDypUS's own Login::listApps probes them in this order).
-var configFiles = []string{"config.json", filepath.Join("cfg", "config.json"), filepath.Join("cfg", "app_data.json")}
+var configFiles = []string{"config.json", "cfg/config.json", "cfg/app_data.json"}
 
-// Inspect reads dir as a BraDypUS application folder named name.
+// dbFile is the folder's database.
+const dbFile = "db/bdus.sqlite"
+
+// Inspect reads dir as a BraDypUS application folder named name. Its
+// database and configuration are read as every entry of the folder is
+// (confine.go): a link, or anything but a regular file, makes it no
+// BraDypUS folder, with the reason in the detail.
 func Inspect(dir, name string) (*Folder, error) {
-	db := filepath.Join(dir, "db", "bdus.sqlite")
-	if st, err := os.Stat(db); err != nil || !st.Mode().IsRegular() {
-		return nil, ErrNotFolder.With("detail", "no db/bdus.sqlite in "+dir)
+	r, err := openFolder(dir)
+	if err != nil {
+		return nil, ErrNotFolder.With("detail", "cannot open "+dir+": "+err.Error())
+	}
+	defer r.Close()
+	if _, err := r.stat(dbFile); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrNotFolder.With("detail", "no db/bdus.sqlite in "+dir)
+		}
+		return nil, ErrNotFolder.With("detail", err.Error())
 	}
 	for _, c := range configFiles {
-		raw, err := os.ReadFile(filepath.Join(dir, c))
-		if errors.Is(err, os.ErrNotExist) {
+		raw, err := r.readFile(c)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if _, ok := asRefused(err); ok {
+			return nil, ErrNotFolder.With("detail", err.Error())
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", c, err)
@@ -78,7 +95,7 @@ func Inspect(dir, name string) (*Folder, error) {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			return nil, ErrNotFolder.With("detail", c+" is not JSON: "+err.Error())
 		}
-		f := &Folder{Name: name, Dir: dir, DBPath: db, Engine: "sqlite"}
+		f := &Folder{Name: name, Dir: dir, DBPath: filepath.Join(dir, filepath.FromSlash(dbFile)), Engine: "sqlite"}
 		f.Definition, _ = cfg["definition"].(string)
 		if v, ok := cfg["bdus_version"].(string); ok {
 			f.Version = v

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	_ "modernc.org/sqlite" // the pure-Go driver the store uses too
+	"modernc.org/sqlite" // the pure-Go driver the store uses too
 )
 
 // legacyTable is a row of bdus_cfg_tables with its fields.
@@ -53,12 +53,32 @@ type legacyApp struct {
 	zotero    bool            // it has Zotero libraries or links (refmgr.go)
 }
 
-func openLegacy(path string) (*sql.DB, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(5000)"}
-	db, err := sql.Open("sqlite", u.String())
+// openLegacy opens the folder's db/bdus.sqlite read only: a regular file
+// of the folder, no link (confine.go).
+func openLegacy(r *folderRoot) (*sql.DB, error) { return openLegacyWith(r, nil) }
+
+// openLegacyWith opens the folder's database, hook (if any) run on every
+// connection. SQLite opens the file by path, so it cannot go through the
+// root: the path is checked before the first open, and every connection
+// (database/sql opens more as it needs them) checks after its open that
+// the path is still the file checked, before it is used.
+func openLegacyWith(r *folderRoot, hook func(conn sqlite.ExecQuerierContext) error) (*sql.DB, error) {
+	path, checked, err := r.sqlitePath(dbFile)
 	if err != nil {
 		return nil, err
 	}
+	drv := &sqlite.Driver{}
+	drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
+		if err := r.sameAsChecked(dbFile, checked); err != nil {
+			return err
+		}
+		if hook != nil {
+			return hook(conn)
+		}
+		return nil
+	})
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(5000)"}
+	db := sql.OpenDB(connector{drv: drv, dsn: u.String()})
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, err

@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -76,7 +73,8 @@ type layout4 struct {
 	types   map[string]string // "tb.col" → declared type
 	views   []stmt
 	refused []string
-	notes   []string // warnings for the report
+	notes   []string  // warnings for the report
+	skipped []Refused // entries of the folder not read (confine.go)
 }
 
 func (l *layout4) refuse(format string, args ...any) {
@@ -113,8 +111,8 @@ func (l *layout4) has(bare string) bool { _, ok := l.file[bare]; return ok }
 // readLegacy4 reads the BraDypUS 4 folder f. An error is a folder that is
 // not readable at all; what it holds and cannot be converted is in
 // refused.
-func readLegacy4(ctx context.Context, f *Folder) (*layout4, error) {
-	raw, err := openLegacy(f.DBPath)
+func readLegacy4(ctx context.Context, r *folderRoot) (*layout4, error) {
+	raw, err := openLegacy(r)
 	if err != nil {
 		return nil, err
 	}
@@ -166,13 +164,13 @@ func readLegacy4(ctx context.Context, f *Folder) (*layout4, error) {
 		}
 		cr.Close()
 	}
-	if err := l.readConfig(f); err != nil {
+	if err := l.readConfig(r); err != nil {
 		return nil, err
 	}
 	if err := l.systemViews(ctx, raw); err != nil {
 		return nil, err
 	}
-	if err := l.templates(f); err != nil {
+	if err := l.templates(r); err != nil {
 		return nil, err
 	}
 	if err := l.checkPlugins(ctx, raw); err != nil {
@@ -207,8 +205,13 @@ func isSystem4(bare string) bool {
 }
 
 // readConfig reads cfg/tables.json and cfg/<tb>.json into the model.
-func (l *layout4) readConfig(f *Folder) error {
-	raw, err := os.ReadFile(filepath.Join(f.Dir, "cfg", "tables.json"))
+func (l *layout4) readConfig(r *folderRoot) error {
+	raw, err := r.readFile("cfg/tables.json")
+	if _, ok := asRefused(err); ok {
+		// The configuration cannot be left out: nothing starts.
+		l.refuse("%s", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("cfg/tables.json: %w", err)
 	}
@@ -287,7 +290,7 @@ func (l *layout4) readConfig(f *Folder) error {
 				}
 			}
 		}
-		if err := l.readFields(f, t); err != nil {
+		if err := l.readFields(r, t); err != nil {
 			return err
 		}
 		l.la.Tables = append(l.la.Tables, t)
@@ -352,14 +355,22 @@ func (l *layout4) readConfig(f *Folder) error {
 
 // readFields reads cfg/<tb>.json (the prefixed name too: M011 reads the
 // bare one, after maybeRemovePrefixFromFieldConfigs).
-func (l *layout4) readFields(f *Folder, t *legacyTable) error {
+func (l *layout4) readFields(r *folderRoot, t *legacyTable) error {
 	var raw []byte
 	var err error
 	for _, n := range []string{t.Name, l.prefix + t.Name} {
-		raw, err = os.ReadFile(filepath.Join(f.Dir, "cfg", n+".json"))
+		// The table's name comes from cfg/tables.json: it must name one
+		// file of cfg/, nothing else.
+		if err = checkBase("cfg", n+".json"); err == nil {
+			raw, err = r.readFile("cfg/" + n + ".json")
+		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
+	}
+	if _, ok := asRefused(err); ok {
+		l.refuse("the fields of table %s: %s", t.Name, err)
+		return nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if len(l.cols[t.Name]) > 0 && slices.ContainsFunc(l.cols[t.Name], func(c string) bool { return !isSystemColumn(c) }) {
@@ -620,11 +631,16 @@ func (l *layout4) checkPlugins(ctx context.Context, raw *sql.DB) error {
 
 // templates reads template/<tb>.<name>.json into bdus_cfg_templates, as
 // M011 imports them (a temporary table of each connection).
-func (l *layout4) templates(f *Folder) error {
+func (l *layout4) templates(r *folderRoot) error {
 	l.views = append(l.views, stmt{q: `CREATE TEMP TABLE bdus_cfg_templates (id INTEGER PRIMARY KEY, table_name TEXT, name TEXT, content TEXT, updated_at TEXT)`})
 	l.la.tables["bdus_cfg_templates"] = true
-	entries, err := os.ReadDir(filepath.Join(f.Dir, "template"))
+	entries, err := r.readDir("template")
 	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if e, ok := asRefused(err); ok {
+		l.skipped = append(l.skipped, e)
+		l.notes = append(l.notes, fmt.Sprintf("the template folder is not read: %s", err))
 		return nil
 	}
 	if err != nil {
@@ -635,7 +651,14 @@ func (l *layout4) templates(f *Folder) error {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || len(parts) != 3 {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(f.Dir, "template", e.Name()))
+		// A link or anything but a regular file is left out, named in
+		// the answer, never followed.
+		b, err := r.readFile("template/" + e.Name())
+		if re, ok := asRefused(err); ok {
+			l.skipped = append(l.skipped, re)
+			l.notes = append(l.notes, fmt.Sprintf("template file template/%s (%s of %s) is not converted: %s", e.Name(), parts[1], parts[0], err))
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -647,9 +670,8 @@ func (l *layout4) templates(f *Folder) error {
 
 // openLegacy4 opens the file of a BraDypUS 4 folder read only, every
 // connection with l's views.
-func openLegacy4(path string, l *layout4) (*sql.DB, error) {
-	drv := &sqlite.Driver{}
-	drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
+func openLegacy4(r *folderRoot, l *layout4) (*sql.DB, error) {
+	db, err := openLegacyWith(r, func(conn sqlite.ExecQuerierContext) error {
 		for _, s := range l.views {
 			args := make([]driver.NamedValue, len(s.args))
 			for i, a := range s.args {
@@ -661,10 +683,7 @@ func openLegacy4(path string, l *layout4) (*sql.DB, error) {
 		}
 		return nil
 	})
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(5000)"}
-	db := sql.OpenDB(connector{drv: drv, dsn: u.String()})
-	if err := db.Ping(); err != nil {
-		db.Close()
+	if err != nil {
 		return nil, err
 	}
 	l.la.db = db

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/api"
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
 )
 
@@ -55,11 +56,24 @@ func major(c *gin.Context, d Deps) {
 	if body.Email == "" {
 		body.Email = body.User
 	}
+	// The password is checked under the sign-in limits and lock, before
+	// anything else is done: without them this route would be an
+	// unlimited password oracle for the folder's super-admins.
+	email := auth.NormalizeEmail(body.Email)
+	if d.Limits != nil {
+		if err := d.Limits.FolderSignIn(c.Request, f.Name, email); err != nil {
+			api.Fail(c, err)
+			return
+		}
+	}
 	rep, err := Upgrade(c.Request.Context(), d, f, body.Email, body.Password)
 	if err != nil {
+		if d.Limits != nil && errs.CodeOf(err) == ErrAuthFailed.Code {
+			d.Limits.FolderFailed(c.Request, f.Name, email)
+		}
 		api.Fail(c, err)
 		return
 	}
 	api.Success(c, http.StatusOK, gin.H{"code": "upgrade_complete", "app": rep.App, "verified": rep.Verified,
-		"counts": rep.Counts, "dir": rep.Dir, "snapshot": rep.Snapshot, "warnings": rep.Warnings})
+		"counts": rep.Counts, "dir": rep.Dir, "snapshot": rep.Snapshot, "warnings": rep.Warnings, "refused": rep.Refused})
 }

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +50,18 @@ type Deps struct {
 	// Plugins activate the plugin features and check their data (nil: no
 	// plugins; an application with plugin data is then refused).
 	Plugins Plugins
+	// Limits are the sign-in limits and lock the route's password check
+	// goes through (core/ratelimit's Set; nil: none, for callers that
+	// check no password over the network).
+	Limits Limits
+}
+
+// Limits counts the attempts at the super-admin check of the major
+// upgrade route as sign-ins (ratelimit.Set's FolderSignIn): a password
+// guessed there is guessed under the same limits as at sign-in.
+type Limits interface {
+	FolderSignIn(r *http.Request, app, email string) error
+	FolderFailed(r *http.Request, app, email string)
 }
 
 // Count is one line of the verification report: rows before and after.
@@ -68,8 +82,24 @@ type Report struct {
 	Counts   []Count  `json:"counts"`
 	Verified bool     `json:"verified"`
 	Warnings []string `json:"warnings"`
-	log      []string
-	dropped  int // warnings not listed (maxWarnings)
+	// Refused are the entries of the folder not read because they would
+	// lead outside it or are not plain files (confine.go): each is also a
+	// warning, and left out of the snapshot.
+	Refused []Refused `json:"refused"`
+	log     []string
+	dropped int // warnings not listed (maxWarnings)
+}
+
+// refused records an entry of the folder that was not read (once per
+// path: the snapshot and the files may both meet it).
+func (r *Report) refused(e Refused) {
+	for _, x := range r.Refused {
+		if x.Path == e.Path {
+			return
+		}
+	}
+	r.Refused = append(r.Refused, e)
+	r.logf("refused %q: %s", e.Path, e.Reason)
 }
 
 // maxWarnings caps the warnings listed; the rest are counted.
@@ -116,7 +146,7 @@ func (r *Report) logf(format string, args ...any) {
 // after is written beside the snapshot.
 func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*Report, error) {
 	now := d.Now().UTC()
-	rep := &Report{App: f.Name, From: f.Version, Counts: []Count{}, Warnings: []string{}}
+	rep := &Report{App: f.Name, From: f.Version, Counts: []Count{}, Warnings: []string{}, Refused: []Refused{}}
 	if f.Engine != "" && f.Engine != "sqlite" {
 		return nil, ErrUpgradeFailed.With("detail", "only SQLite BraDypUS applications can be upgraded (major_upgrade_sqlite_only)")
 	}
@@ -125,18 +155,23 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 	} else if exists {
 		return nil, ErrNoUpgrade
 	}
+	// Every read of the folder goes through root, confined to it.
+	root, err := openFolder(f.Dir)
+	if err != nil {
+		return nil, ErrUpgradeFailed.With("detail", "cannot open the folder: "+err.Error()).Wrap(err)
+	}
+	defer root.Close()
 	// A BraDypUS 4 folder is read first: its file is opened with the views
 	// that show it as a BraDypUS 5 one (legacy4.go).
 	var l4 *layout4
 	var src *sql.DB
-	var err error
 	if f.Major() < 5 {
-		if l4, err = readLegacy4(ctx, f); err != nil {
+		if l4, err = readLegacy4(ctx, root); err != nil {
 			return nil, ErrUpgradeFailed.With("detail", "BraDypUS 4 folder: "+err.Error()).Wrap(err)
 		}
-		src, err = openLegacy4(f.DBPath, l4)
+		src, err = openLegacy4(root, l4)
 	} else {
-		src, err = openLegacy(f.DBPath)
+		src, err = openLegacy(root)
 	}
 	if err != nil {
 		return nil, ErrUpgradeFailed.With("detail", "cannot open db/bdus.sqlite: "+err.Error()).Wrap(err)
@@ -156,6 +191,9 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 		for _, n := range l4.notes {
 			rep.warnf("%s", n)
 		}
+		for _, e := range l4.skipped {
+			rep.refused(e)
+		}
 	} else if la, err = readLegacy(ctx, src); err != nil {
 		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
 	}
@@ -164,11 +202,11 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 		return nil, err
 	}
 	rep.Dir = filepath.Join(d.DataDir, "upgrades", f.Name+"-"+now.Format("20060102-150405")+"-"+randomHex(3))
-	if rep.Snapshot, err = snapshot(f, rep.Dir); err != nil {
+	if rep.Snapshot, err = snapshot(f, root, rep.Dir, rep); err != nil {
 		return nil, ErrSnapshotFailed.With("detail", err.Error()).Wrap(err)
 	}
 	rep.logf("snapshot %s written", rep.Snapshot)
-	if err := create(ctx, d, f, la, specs, rep, now); err != nil {
+	if err := create(ctx, d, f, root, la, specs, rep, now); err != nil {
 		rep.logf("failed: %v; the application was dropped", err)
 		_ = writeRecord(rep, false)
 		detail := err.Error()
@@ -219,8 +257,10 @@ func checkSuperAdmin(ctx context.Context, src *sql.DB, email, password string) e
 }
 
 // snapshot writes the folder (config, database, everything in it) as
-// snapshot.tar.gz in dir.
-func snapshot(f *Folder, dir string) (string, error) {
+// snapshot.tar.gz in dir: its folders and regular files, read through
+// root; a link or any other kind of entry is not followed and is listed
+// in the report's refused entries.
+func snapshot(f *Folder, root *folderRoot, dir string, rep *Report) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -231,39 +271,54 @@ func snapshot(f *Folder, dir string) (string, error) {
 	}
 	gz := gzip.NewWriter(out)
 	tw := tar.NewWriter(gz)
-	root, err := filepath.EvalSymlinks(f.Dir)
-	if err == nil {
-		err = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-			if err != nil {
+	// fs.WalkDir lists each folder without following links: a link is a
+	// DirEntry of type ModeSymlink, never entered.
+	err = fs.WalkDir(root.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == "." {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			rep.refused(Refused{Path: p, Reason: ReasonSymlink})
+			return nil
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			rep.refused(Refused{Path: p, Reason: ReasonNotRegular})
+			return nil
+		}
+		var info fs.FileInfo
+		var in *os.File
+		if d.IsDir() {
+			if info, err = root.lstat(p); err != nil {
 				return err
 			}
-			rel, err := filepath.Rel(root, p)
-			if err != nil || rel == "." {
-				return err
-			}
-			if !info.Mode().IsRegular() && !info.IsDir() {
+		} else {
+			in, info, err = root.open(p)
+			if e, ok := asRefused(err); ok {
+				rep.refused(e)
 				return nil
 			}
-			hdr, err := tar.FileInfoHeader(info, "")
-			if err != nil {
-				return err
-			}
-			hdr.Name = filepath.ToSlash(filepath.Join(f.Name, rel))
-			if err := tw.WriteHeader(hdr); err != nil {
-				return err
-			}
-			if info.IsDir() {
-				return nil
-			}
-			in, err := os.Open(p)
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			_, err = io.Copy(tw, in)
+		}
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
 			return err
-		})
-	}
+		}
+		hdr.Name = f.Name + "/" + p
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if in == nil {
+			return nil
+		}
+		_, err = io.Copy(tw, in)
+		return err
+	})
 	for _, c := range []io.Closer{tw, gz} {
 		if cerr := c.Close(); err == nil {
 			err = cerr
@@ -307,7 +362,7 @@ func setAside(f *Folder, now time.Time) error {
 }
 
 // create makes the application and converts into it; any failure drops it.
-func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, specs map[string]schema.FeatureSpec, rep *Report, now time.Time) (err error) {
+func create(ctx context.Context, d Deps, f *Folder, root *folderRoot, la *legacyApp, specs map[string]schema.FeatureSpec, rep *Report, now time.Time) (err error) {
 	def := f.Definition
 	if len([]rune(def)) > 500 {
 		def = string([]rune(def)[:500])
@@ -329,7 +384,7 @@ func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, specs map[str
 	}()
 	// The files' bytes go to the store first (outside the transaction);
 	// whatever fails after removes them again.
-	staged, err := stageFiles(ctx, d.Files, f.Name, f, la, rep)
+	staged, err := stageFiles(ctx, d.Files, f.Name, root, la, rep)
 	if err != nil {
 		return fmt.Errorf("files: %w", err)
 	}
@@ -338,7 +393,7 @@ func create(ctx context.Context, d Deps, f *Folder, la *legacyApp, specs map[str
 			discardFiles(d.Files, f.Name, staged)
 		}
 	}()
-	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged, dir: f.Dir}
+	cv := &conversion{la: la, rep: rep, now: now, app: f.Name, specs: specs, plugins: d.Plugins, staged: staged, root: root}
 	if err := a.DB.Tx(ctx, func(tx *store.DB) error { return cv.run(ctx, tx) }); err != nil {
 		return err
 	}
@@ -354,7 +409,7 @@ type conversion struct {
 	specs   map[string]schema.FeatureSpec
 	plugins Plugins
 	staged  []stagedFile
-	dir     string // the BraDypUS folder
+	root    *folderRoot // the BraDypUS folder
 }
 
 // fieldDef reads a BraDypUS field definition as a Strata one.
@@ -502,7 +557,7 @@ func (cv *conversion) run(ctx context.Context, tx *store.DB) error {
 		return fmt.Errorf("templates: %w", err)
 	}
 	rep.logf("%d print templates", n)
-	if err := templateFiles(ctx, cv.dir, la, rep); err != nil {
+	if err := templateFiles(ctx, cv.root, la, rep); err != nil {
 		return err
 	}
 	if n, err = copyAssemblages(ctx, tx, la, users, rep, now); err != nil {

@@ -333,7 +333,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)
 	core = append(core, dbmlapi.Routes(s.plugins.RunningSpec, s.now)...)
-	core = append(core, bradypus.Routes(bradypus.Deps{Apps: s.apps, DataDir: s.cfg.DataDir, Now: s.now, Files: s.files, Plugins: s.plugins})...)
+	core = append(core, bradypus.Routes(bradypus.Deps{Apps: s.apps, DataDir: s.cfg.DataDir, Now: s.now, Files: s.files, Plugins: s.plugins, Limits: s.limits})...)
 	core = append(core, s.health.Routes()...)
 	core = append(core, s.metrics.Route(s.cfg.MetricsToken))
 	return append(core, batch.Routes(s, s.cfg.MaxBatchRequests)...)
