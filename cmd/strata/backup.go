@@ -67,8 +67,10 @@ func cmdAppExport(ctx context.Context, args []string, e env) error {
 // application of that name is replaced atomically.
 func cmdAppImport(ctx context.Context, args []string, e env) error {
 	var as string
+	var accounts bool
 	file, cfg, err := oneArgument("app import", args, e, func(fs *flag.FlagSet) {
 		fs.StringVar(&as, "as", "", "the application to create or replace (default: the archive's own)")
+		fs.BoolVar(&accounts, "restore-accounts", false, "replacing an application, bring back the archive's accounts too (default: keep the live ones)")
 	})
 	if err != nil {
 		return err
@@ -104,7 +106,7 @@ func cmdAppImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer r.Close()
-	res, err := backup.Restore(ctx, reg, st, as, r, backup.RestoreOptions{})
+	res, err := backup.Restore(ctx, reg, st, as, r, backup.RestoreOptions{RestoreAccounts: accounts})
 	if err != nil {
 		return cliError(err)
 	}
@@ -113,6 +115,9 @@ func cmdAppImport(ctx context.Context, args []string, e env) error {
 		verb = "replaced"
 	}
 	fmt.Fprintf(e.stdout, "%s application %s from %s (%s): %d records, %d users, %d files\n", verb, as, res.From, res.FromEngine, res.Records, res.Users, res.Files)
+	if res.Replaced {
+		fmt.Fprintf(e.stdout, "accounts: %s\n", res.Accounts)
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
