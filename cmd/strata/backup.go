@@ -13,6 +13,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/server"
 )
 
@@ -46,7 +47,12 @@ func cmdAppExport(ctx context.Context, args []string, e env) error {
 		defer os.Remove(out + ".partial")
 		w = f
 	}
-	m, err := backup.Write(ctx, a, st, w, "", nil)
+	tmp, err := scratch.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	m, err := backup.Write(ctx, a, st, w, tmp.Path(), nil)
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -106,7 +112,12 @@ func cmdAppImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer r.Close()
-	res, err := backup.Restore(ctx, reg, st, as, r, backup.RestoreOptions{RestoreAccounts: accounts})
+	tmp, err := scratch.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	res, err := backup.Restore(ctx, reg, st, as, r, backup.RestoreOptions{TmpDir: tmp.Path(), RestoreAccounts: accounts})
 	if err != nil {
 		return cliError(err)
 	}

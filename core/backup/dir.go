@@ -205,18 +205,24 @@ func (d Dir) Pending(_ context.Context, app, name string) bool {
 }
 
 // Upload stores an archive made elsewhere in st under a new name once it
-// has been read whole and every part matched its checksum.
-func Upload(ctx context.Context, st Store, app string, r io.Reader, tmpDir string, now time.Time) (string, *Manifest, error) {
+// has been read whole and every part matched its checksum. Nothing of it
+// is spooled (its parts are only hashed), and it is bounded as it
+// streams: an archive of maxSize bytes may declare and inflate to no more
+// than uploadMaxRatio times that, so a small gzip bomb is refused early.
+func Upload(ctx context.Context, st Store, app string, r io.Reader, maxSize int64, now time.Time) (string, *Manifest, error) {
 	name := NewName(app, now)
 	var m *Manifest
+	o := unpackOptions{maxRatio: uploadMaxRatio}
+	if maxSize > 0 {
+		o.maxInflated = uploadMaxRatio*maxSize + inflationGrace
+	}
 	err := st.Create(ctx, app, name, func(w io.Writer) error {
 		pr, pw := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			u, err := Unpack(pr, tmpDir, func(string, io.Reader) error { return nil }, nil)
+			u, err := unpack(pr, o)
 			if err == nil {
 				m = u.Manifest
-				u.Close()
 				// What follows the last entry (tar and gzip trailers).
 				_, _ = io.Copy(io.Discard, pr)
 			}

@@ -3,6 +3,7 @@ package backup
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -272,23 +273,40 @@ func (h handlers) delete(c *gin.Context) {
 // by its new name.
 func (h handlers) upload(c *gin.Context) {
 	a := api.AppOf(c)
-	fh, err := c.FormFile("file")
+	// The archive is read from the request as it comes (a parsed form
+	// would first spool it whole to the system's temp folder).
+	mr, err := c.Request.MultipartReader()
 	if err != nil {
 		api.Fail(c, errNoFile)
 		return
 	}
-	src, err := fh.Open()
-	if err != nil {
-		api.Fail(c, errNoFile)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			api.Fail(c, errNoFile)
+			return
+		}
+		if err != nil {
+			api.Fail(c, api.BodyReadErr(err))
+			return
+		}
+		if p.FormName() != "file" {
+			p.Close()
+			continue
+		}
+		name, m, err := Upload(c.Request.Context(), h.d.Store, a.Name, p, h.d.MaxUpload, h.now())
+		p.Close()
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				err = api.BodyReadErr(err)
+			}
+			api.Fail(c, err)
+			return
+		}
+		api.Success(c, http.StatusOK, gin.H{"code": "ok_backup_uploaded", "file": name, "from_app": m.App, "source_engine": m.Engine, "counts": m.Counts})
 		return
 	}
-	defer src.Close()
-	name, m, err := Upload(c.Request.Context(), h.d.Store, a.Name, src, h.d.TmpDir, h.now())
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_backup_uploaded", "file": name, "from_app": m.App, "source_engine": m.Engine, "counts": m.Counts})
 }
 
 func (h handlers) now() time.Time {

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -155,7 +156,13 @@ func (h handlers) readPhotoForm(c *gin.Context) (*photoForm, error) {
 		}
 		switch p.FormName() {
 		case "zip", "file":
-			f, err := os.CreateTemp("", "strata-photos-*.zip")
+			if in.zipPath != "" {
+				// One ZIP a preview: a second part replaces the first,
+				// whose spooled copy goes now (the caller removes the last).
+				_ = os.Remove(in.zipPath)
+				in.zipPath = ""
+			}
+			f, err := scratch.CreateTemp(h.tmpDir, "strata-photos-*.zip")
 			if err != nil {
 				p.Close()
 				return in, err
@@ -379,7 +386,7 @@ func (h handlers) linkPhotos(c *gin.Context, sc *records.Scope, plan *photoPlan)
 	if err != nil {
 		return 0, ErrNoFile
 	}
-	tmp, err := os.CreateTemp("", "strata-photos-*.zip")
+	tmp, err := scratch.CreateTemp(h.tmpDir, "strata-photos-*.zip")
 	if err != nil {
 		blob.Close()
 		return 0, err
