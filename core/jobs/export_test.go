@@ -24,3 +24,8 @@ func ClaimAsNode(ctx context.Context, s *System, node string, seen time.Time) (i
 	}
 	return rows.Jobs[0].ID, s.st.beat(ctx, node, seen)
 }
+
+// BeatAs records node's heartbeat at seen.
+func BeatAs(ctx context.Context, s *System, node string, seen time.Time) error {
+	return s.st.beat(ctx, node, seen)
+}

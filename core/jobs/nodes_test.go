@@ -57,7 +57,7 @@ func TestJobsOfAVanishedServer(t *testing.T) {
 
 		// The next server, before it works jobs.
 		opts := fastOptions()
-		opts.HeartbeatInterval, opts.DeadAfter = 50*time.Millisecond, 500*time.Millisecond
+		opts.HeartbeatInterval, opts.DeadAfter = 50*time.Millisecond, 2*time.Second
 		second, err := jobs.Open(ctx, b, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -74,6 +74,12 @@ func TestJobsOfAVanishedServer(t *testing.T) {
 		url := func(id int64) string { return fmt.Sprintf("/site/api/jobs/%d", id) }
 		testenv.Scenario{Name: "running while no server works", URL: url(killed), Headers: admin, ExpectedStatus: 200,
 			ExpectedContent: []string{`"state":"running"`}}.Run(t, h)
+		// The live nodes beat once more (setting up the server took time).
+		for _, node := range []string{"node-a", "node-b"} {
+			if err := jobs.BeatAs(ctx, second, node, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		testenv.Scenario{Name: "cancel a job of a live node", Method: http.MethodDelete, URL: url(cancelLater), Headers: admin, ExpectedStatus: 200,
 			ExpectedContent: []string{`"state":"running"`, `"cancel_requested":true`}}.Run(t, h)
 		if e == store.Postgres {
