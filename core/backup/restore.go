@@ -251,7 +251,9 @@ func (l *loader) build(ctx context.Context, db *store.DB) error {
 
 // accounts settles the replaced app's accounts last, when both databases
 // are at the same migration step, so the live rows fit as they are and a
-// revocation made while the archive was loading is still seen.
+// revocation made while the archive was loading is still seen. An account
+// change in the instant between this read and the swap is lost, as any
+// other write to the replaced app in that instant is.
 func (l *loader) accounts(ctx context.Context, db *store.DB) error {
 	if l.live == nil {
 		return nil
