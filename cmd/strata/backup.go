@@ -13,6 +13,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/server"
 )
 
@@ -46,7 +47,12 @@ func cmdAppExport(ctx context.Context, args []string, e env) error {
 		defer os.Remove(out + ".partial")
 		w = f
 	}
-	m, err := backup.Write(ctx, a, st, w, "", nil)
+	tmp, err := scratch.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	m, err := backup.Write(ctx, a, st, w, tmp.Path(), nil)
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -67,8 +73,10 @@ func cmdAppExport(ctx context.Context, args []string, e env) error {
 // application of that name is replaced atomically.
 func cmdAppImport(ctx context.Context, args []string, e env) error {
 	var as string
+	var accounts bool
 	file, cfg, err := oneArgument("app import", args, e, func(fs *flag.FlagSet) {
 		fs.StringVar(&as, "as", "", "the application to create or replace (default: the archive's own)")
+		fs.BoolVar(&accounts, "restore-accounts", false, "replacing an application, bring back the archive's accounts too (default: keep the live ones)")
 	})
 	if err != nil {
 		return err
@@ -104,7 +112,12 @@ func cmdAppImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer r.Close()
-	res, err := backup.Restore(ctx, reg, st, as, r, backup.RestoreOptions{})
+	tmp, err := scratch.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	res, err := backup.Restore(ctx, reg, st, as, r, backup.RestoreOptions{TmpDir: tmp.Path(), RestoreAccounts: accounts})
 	if err != nil {
 		return cliError(err)
 	}
@@ -113,6 +126,9 @@ func cmdAppImport(ctx context.Context, args []string, e env) error {
 		verb = "replaced"
 	}
 	fmt.Fprintf(e.stdout, "%s application %s from %s (%s): %d records, %d users, %d files\n", verb, as, res.From, res.FromEngine, res.Records, res.Users, res.Files)
+	if res.Replaced {
+		fmt.Fprintf(e.stdout, "accounts: %s\n", res.Accounts)
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}

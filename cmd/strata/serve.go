@@ -13,6 +13,7 @@ import (
 	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/nodelock"
 	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/version"
 )
@@ -38,6 +39,13 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		}
 		defer lock.Release()
 	}
+	// Temporary files live under the data folder; what a killed server
+	// left there (a restore's tables, password hashes in clear) goes now.
+	tmp, err := scratch.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
 	reg, err := openRegistry(ctx, cfg, e, log)
 	if err != nil {
 		return err
@@ -83,7 +91,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		stopJobs(ctx)
 	}()
 
-	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: plugins, Jobs: jobSys})
+	handler, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: plugins, Jobs: jobSys, Scratch: tmp})
 	if err != nil {
 		return err
 	}

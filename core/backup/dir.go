@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/nodelock"
 )
 
 // Store keeps backup archives by app and name: a folder of the data
@@ -88,6 +90,7 @@ type Entry struct {
 // archive restores onto either engine, so that is the one it restores to.
 func (d Dir) List(_ context.Context, app, engine string) ([]Entry, error) {
 	dir := filepath.Join(d.Root, app)
+	removeAbandoned(dir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return []Entry{}, nil
@@ -132,6 +135,13 @@ func (d Dir) Create(_ context.Context, app, name string, write func(w io.Writer)
 	partial := filepath.Join(filepath.Dir(p), "."+name+".partial")
 	f, err := os.OpenFile(partial, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
 	if err != nil {
+		return fmt.Errorf("backup file: %w", err)
+	}
+	// Locked while it is written: a partial file found unlocked was left
+	// by a process that died writing it (removeAbandoned).
+	if _, err := nodelock.TryLockFile(f); err != nil {
+		f.Close()
+		os.Remove(partial)
 		return fmt.Errorf("backup file: %w", err)
 	}
 	defer func() {
@@ -200,23 +210,64 @@ func (d Dir) Pending(_ context.Context, app, name string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = os.Stat(filepath.Join(filepath.Dir(p), "."+name+".partial"))
-	return err == nil
+	return writing(filepath.Join(filepath.Dir(p), "."+name+".partial"))
+}
+
+// writing reports whether a partial file exists and its writer holds it.
+func writing(partial string) bool {
+	f, err := os.Open(partial)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	held, err := nodelock.TryLockFile(f)
+	return err == nil && held
+}
+
+// removeAbandoned removes the partial files of dir whose writer is gone
+// (a server killed while writing a backup): half an archive, password
+// hashes included, that nothing would ever remove, and whose name DELETE
+// would refuse as "in progress" for ever.
+func removeAbandoned(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".partial") || !e.Type().IsRegular() {
+			continue
+		}
+		// A writer locks its file the moment it made it; a young one may
+		// be in that moment.
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Minute {
+			continue
+		}
+		if p := filepath.Join(dir, n); !writing(p) {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // Upload stores an archive made elsewhere in st under a new name once it
-// has been read whole and every part matched its checksum.
-func Upload(ctx context.Context, st Store, app string, r io.Reader, tmpDir string, now time.Time) (string, *Manifest, error) {
+// has been read whole and every part matched its checksum. Nothing of it
+// is spooled (its parts are only hashed), and it is bounded as it
+// streams: an archive of maxSize bytes may declare and inflate to no more
+// than uploadMaxRatio times that, so a small gzip bomb is refused early.
+func Upload(ctx context.Context, st Store, app string, r io.Reader, maxSize int64, now time.Time) (string, *Manifest, error) {
 	name := NewName(app, now)
 	var m *Manifest
+	o := unpackOptions{maxRatio: uploadMaxRatio}
+	if maxSize > 0 {
+		o.maxInflated = uploadMaxRatio*maxSize + inflationGrace
+	}
 	err := st.Create(ctx, app, name, func(w io.Writer) error {
 		pr, pw := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			u, err := Unpack(pr, tmpDir, func(string, io.Reader) error { return nil }, nil)
+			u, err := unpack(pr, o)
 			if err == nil {
 				m = u.Manifest
-				u.Close()
 				// What follows the last entry (tar and gzip trailers).
 				_, _ = io.Copy(io.Discard, pr)
 			}

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -74,7 +76,12 @@ type Unpacked struct {
 func (u *Unpacked) TablePath(t string) string { return filepath.Join(u.dir, t+".ndjson") }
 
 // Close removes the spooled tables.
-func (u *Unpacked) Close() error { return os.RemoveAll(u.dir) }
+func (u *Unpacked) Close() error {
+	if u.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(u.dir)
+}
 
 // Unpack reads a whole archive, checking every part against the manifest
 // (name, size, SHA-256, nothing missing, nothing extra). Tables are
@@ -82,22 +89,74 @@ func (u *Unpacked) Close() error { return os.RemoveAll(u.dir) }
 // failing checksum is reported after blob returned, so the caller undoes
 // what it kept of it when Unpack fails). Any failure removes what was
 // spooled.
-func Unpack(r io.Reader, tmpDir string, blob func(key string, r io.Reader) error, progress Progress) (_ *Unpacked, err error) {
-	gz, err := gzip.NewReader(r)
+func Unpack(r io.Reader, tmpDir string, blob func(key string, r io.Reader) error, progress Progress) (*Unpacked, error) {
+	return unpack(r, unpackOptions{tmpDir: tmpDir, spool: true, blob: blob, progress: progress})
+}
+
+// unpackOptions tune unpack. An archive from elsewhere (an upload) is only
+// checked, never spooled, and bounded: its declared sizes and what it
+// inflates to as it streams.
+type unpackOptions struct {
+	tmpDir   string
+	spool    bool // keep the tables (a restore); else only check them
+	blob     func(key string, r io.Reader) error
+	progress Progress
+	// maxInflated bounds the sum of the manifest's part sizes (0: no bound).
+	maxInflated int64
+	// maxRatio bounds what the archive inflates to per compressed byte
+	// read, past the first inflationGrace bytes (0: no bound).
+	maxRatio int64
+}
+
+// An upload's bounds. gzip can inflate about 1000:1; backups, mostly
+// NDJSON and photos, stay far below 200:1.
+const (
+	uploadMaxRatio = 200
+	inflationGrace = 16 << 20
+)
+
+// ErrInflation: an archive inflates more than backups do (a gzip bomb).
+var ErrInflation = errs.New(errs.Invalid, "backup_inflation", "the archive inflates far more than a backup does")
+
+func unpack(r io.Reader, o unpackOptions) (_ *Unpacked, err error) {
+	packed := &countReader{r: r}
+	gz, err := gzip.NewReader(packed)
 	if err != nil {
 		return nil, ErrInvalidArchive.Wrap(err)
 	}
 	defer gz.Close()
-	tr := tar.NewReader(gz)
+	inflated := &countReader{r: gz}
+	if o.maxRatio > 0 {
+		inflated.check = func() error {
+			if inflated.n > inflationGrace && inflated.n > o.maxRatio*packed.n {
+				return ErrInflation.With("max_ratio", o.maxRatio)
+			}
+			return nil
+		}
+	}
+	tr := tar.NewReader(inflated)
 	m, err := readManifest(tr)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(tmpDir, "strata-restore-")
-	if err != nil {
-		return nil, err
+	if o.maxInflated > 0 {
+		var declared int64
+		for _, p := range m.Tables {
+			declared += max(p.Size, 0)
+		}
+		for _, p := range m.Blobs {
+			declared += max(p.Size, 0)
+		}
+		if declared > o.maxInflated {
+			return nil, ErrInflation.With("detail", "the manifest declares more than an archive of this size may hold").With("limit", o.maxInflated)
+		}
 	}
-	u := &Unpacked{Manifest: m, dir: dir}
+	u := &Unpacked{Manifest: m}
+	if o.spool {
+		if u.dir, err = scratch.MkdirTemp(o.tmpDir, "strata-restore-"); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			u.Close()
@@ -120,7 +179,7 @@ func Unpack(r io.Reader, tmpDir string, blob func(key string, r io.Reader) error
 			break
 		}
 		if err != nil {
-			return nil, ErrInvalidArchive.With("detail", "the archive is truncated or damaged").Wrap(err)
+			return nil, damaged(err)
 		}
 		p, ok := want[h.Name]
 		if !ok {
@@ -132,7 +191,7 @@ func Unpack(r io.Reader, tmpDir string, blob func(key string, r io.Reader) error
 		}
 		hs := sha256.New()
 		src := io.TeeReader(io.LimitReader(tr, h.Size), hs)
-		if name, isTable := tables[h.Name]; isTable {
+		if name, isTable := tables[h.Name]; isTable && o.spool {
 			f, err := os.OpenFile(u.TablePath(name), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
 			if err != nil {
 				return nil, err
@@ -142,21 +201,23 @@ func Unpack(r io.Reader, tmpDir string, blob func(key string, r io.Reader) error
 				err = cerr
 			}
 			if err != nil {
-				return nil, ErrInvalidArchive.With("detail", "the archive is truncated or damaged").Wrap(err)
+				return nil, damaged(err)
 			}
-		} else if err := blob(strings.TrimPrefix(h.Name, "blobs/"), src); err != nil {
-			return nil, err
+		} else if !isTable && o.blob != nil {
+			if err := o.blob(strings.TrimPrefix(h.Name, "blobs/"), src); err != nil {
+				return nil, err
+			}
 		}
 		// Whatever the consumer left unread still counts.
 		if _, err := io.Copy(io.Discard, src); err != nil {
-			return nil, ErrInvalidArchive.With("detail", "the archive is truncated or damaged").Wrap(err)
+			return nil, damaged(err)
 		}
 		if hex.EncodeToString(hs.Sum(nil)) != p.SHA256 {
 			return nil, ErrChecksum.With("part", h.Name)
 		}
 		done++
-		if progress != nil {
-			progress(done, total)
+		if o.progress != nil {
+			o.progress(done, total)
 		}
 	}
 	if len(want) > 0 {
@@ -165,4 +226,32 @@ func Unpack(r io.Reader, tmpDir string, blob func(key string, r io.Reader) error
 		}
 	}
 	return u, nil
+}
+
+// countReader counts what is read through it; check, when set, may stop
+// the read after each chunk.
+type countReader struct {
+	r     io.Reader
+	n     int64
+	check func() error
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.check != nil {
+		if cerr := c.check(); cerr != nil {
+			return n, cerr
+		}
+	}
+	return n, err
+}
+
+// damaged is the error of a read that failed mid-archive: a bound it
+// passed (coded), else a truncated or damaged archive.
+func damaged(err error) error {
+	if e, ok := errs.As(err); ok {
+		return e
+	}
+	return ErrInvalidArchive.With("detail", "the archive is truncated or damaged").Wrap(err)
 }

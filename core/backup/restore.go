@@ -24,6 +24,11 @@ type RestoreOptions struct {
 	TmpDir   string           // where table parts are spooled ("" : the system's)
 	Progress Progress         // parts checked, then rows loaded
 	Now      func() time.Time // migration times (default time.Now)
+	// RestoreAccounts brings the archive's accounts back over the live
+	// ones (users, passwords, privileges, API keys, table overrides);
+	// without it a replacement keeps the live app's (see accountTables).
+	// Either way no credential revoked live is accepted again.
+	RestoreAccounts bool
 }
 
 // Result says what a restore did.
@@ -37,6 +42,7 @@ type Result struct {
 	Users      int64    `json:"users"`
 	Files      int64    `json:"files"`
 	Migrated   []int    `json:"migrated"`
+	Accounts   string   `json:"accounts"` // AccountsKept or AccountsRestored
 	Replaced   bool     `json:"replaced"`
 	Warnings   []string `json:"warnings"`
 }
@@ -89,7 +95,8 @@ func Restore(ctx context.Context, reg *apps.Registry, storage files.Storage, tar
 		return nil, ErrTooNew.With("migration", m.Migration)
 	}
 	res := &Result{App: target, From: m.App, FromEngine: m.Engine, Tables: len(m.Tables), Rows: m.Counts.Rows,
-		Records: m.Counts.Records, Users: m.Counts.Users, Files: m.Counts.Files, Migrated: []int{}, Warnings: []string{}}
+		Records: m.Counts.Records, Users: m.Counts.Users, Files: m.Counts.Files, Migrated: []int{}, Warnings: []string{},
+		Accounts: AccountsRestored}
 
 	exists, err := reg.Backend().Exists(ctx, target)
 	if err != nil {
@@ -98,19 +105,25 @@ func Restore(ctx context.Context, reg *apps.Registry, storage files.Storage, tar
 	}
 	var floor int64
 	var oldBlobs []string
+	var liveDB *store.DB
 	if exists {
 		live, err := reg.Get(ctx, target)
 		if err != nil {
 			cleanup(stored)
 			return nil, err
 		}
+		liveDB = live.DB
 		floor, oldBlobs, err = liveState(ctx, live.DB)
 		if err != nil {
 			cleanup(stored)
 			return nil, err
 		}
+		if !opts.RestoreAccounts {
+			res.Accounts = AccountsKept
+		}
 	}
-	l := &loader{reg: reg, u: u, m: m, target: target, keys: keys, floor: floor, res: res, now: opts.Now, progress: progress}
+	l := &loader{reg: reg, u: u, m: m, target: target, keys: keys, floor: floor, res: res, now: opts.Now, progress: progress,
+		live: liveDB, restoreAccounts: opts.RestoreAccounts}
 	build := func(ctx context.Context, db *store.DB) error { return l.build(ctx, db) }
 	if exists {
 		err = reg.Replace(ctx, target, build)
@@ -168,6 +181,10 @@ type loader struct {
 	now      func() time.Time
 	progress Progress
 	done     int64
+	// live is the app being replaced (nil for a new one), whose accounts
+	// are kept (or guarded, with restoreAccounts) once the rest is built.
+	live            *store.DB
+	restoreAccounts bool
 }
 
 func (l *loader) build(ctx context.Context, db *store.DB) error {
@@ -229,7 +246,29 @@ func (l *loader) build(ctx context.Context, db *store.DB) error {
 	for _, a := range applied {
 		l.res.Migrated = append(l.res.Migrated, a.ID)
 	}
-	return nil
+	return l.accounts(ctx, db)
+}
+
+// accounts settles the replaced app's accounts last, when both databases
+// are at the same migration step, so the live rows fit as they are and a
+// revocation made while the archive was loading is still seen. An account
+// change in the instant between this read and the swap is lost, as any
+// other write to the replaced app in that instant is.
+func (l *loader) accounts(ctx context.Context, db *store.DB) error {
+	if l.live == nil {
+		return nil
+	}
+	live, err := readAccounts(ctx, l.live)
+	if err != nil {
+		return err
+	}
+	return db.Tx(ctx, func(tx *store.DB) error {
+		if l.restoreAccounts {
+			return guardRestoredAccounts(ctx, tx, live, l.now())
+		}
+		l.res.Users = int64(len(live["sys_users"].rows))
+		return keepAccounts(ctx, tx, live)
+	})
 }
 
 // loadTables empties then fills tables, parents before children. With

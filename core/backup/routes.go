@@ -1,10 +1,13 @@
 package backup
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -15,6 +18,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/jobs"
+	"github.com/strata-archaeo/strata/core/wire"
 )
 
 // Job kinds of the job system.
@@ -41,9 +45,43 @@ type Deps struct {
 
 var errNoFile = errs.New(errs.Invalid, "parameter_missing", "an archive (multipart field \"file\") is required")
 
+var errAccountsSuperAdmin = errs.New(errs.Forbidden, "restore_accounts_super_admin",
+	"only a super admin may restore the archive's accounts (they can raise privileges)")
+
 // jobArgs name the backup a job makes or restores.
 type jobArgs struct {
-	File string `json:"file"`
+	File            string `json:"file"`
+	RestoreAccounts bool   `json:"restore_accounts,omitempty"`
+}
+
+// restoreBody is what POST /backup/{file}/restore may send (JSON or a
+// form); no body restores the data and keeps the live accounts.
+type restoreBody struct {
+	RestoreAccounts bool `json:"restore_accounts"`
+}
+
+func readRestoreBody(c *gin.Context) (restoreBody, error) {
+	var b restoreBody
+	ct, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
+		v := strings.TrimSpace(c.PostForm("restore_accounts"))
+		switch strings.ToLower(v) {
+		case "", "0", "false", "no", "off":
+		case "1", "true", "yes", "on":
+			b.RestoreAccounts = true
+		default:
+			return b, api.ErrInvalidJSON.With("field", "restore_accounts").With("detail", "restore_accounts is true or false")
+		}
+		return b, nil
+	}
+	raw, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return b, api.BodyReadErr(err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return b, nil
+	}
+	return b, api.DecodeErr(wire.Decode(raw, &b, wire.Options{}))
 }
 
 // Register adds the backup job kinds to the job system (before it starts).
@@ -78,7 +116,8 @@ func Register(d Deps) {
 			return nil, err
 		}
 		defer f.Close()
-		return Restore(ctx, d.Apps, d.Files, run.App(), f, RestoreOptions{TmpDir: d.TmpDir, Progress: run.Progress, Now: d.Now})
+		return Restore(ctx, d.Apps, d.Files, run.App(), f, RestoreOptions{TmpDir: d.TmpDir, Progress: run.Progress, Now: d.Now,
+			RestoreAccounts: a.RestoreAccounts})
 	}, jobs.Timeout(6*time.Hour))
 }
 
@@ -134,13 +173,25 @@ func (h handlers) create(c *gin.Context) {
 }
 
 // POST /backup/{file}/restore — replaces the app with the backup (a job);
-// the archive is checked whole before anything changes.
+// the archive is checked whole before anything changes. The live accounts
+// are kept unless the body asks restore_accounts (super_admin only).
 func (h handlers) restore(c *gin.Context) {
 	if h.d.Jobs == nil {
 		api.Fail(c, jobs.ErrUnavailable)
 		return
 	}
 	a := api.AppOf(c)
+	body, err := readRestoreBody(c)
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	// The archive's accounts may hold a super admin demoted since: only
+	// one who could grant that privilege today may bring them back.
+	if body.RestoreAccounts && api.ActorOf(c).Privilege != auth.SuperAdmin {
+		api.Fail(c, errAccountsSuperAdmin)
+		return
+	}
 	f, err := h.d.Store.Open(c.Request.Context(), a.Name, c.Param("file"))
 	if err != nil {
 		api.Fail(c, err)
@@ -152,7 +203,7 @@ func (h handlers) restore(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	job, err := h.d.Jobs.Enqueue(c.Request.Context(), a.Name, api.ActorOf(c).UserID, KindRestore, jobArgs{File: c.Param("file")})
+	job, err := h.d.Jobs.Enqueue(c.Request.Context(), a.Name, api.ActorOf(c).UserID, KindRestore, jobArgs{File: c.Param("file"), RestoreAccounts: body.RestoreAccounts})
 	if err != nil {
 		api.Fail(c, err)
 		return
@@ -222,23 +273,40 @@ func (h handlers) delete(c *gin.Context) {
 // by its new name.
 func (h handlers) upload(c *gin.Context) {
 	a := api.AppOf(c)
-	fh, err := c.FormFile("file")
+	// The archive is read from the request as it comes (a parsed form
+	// would first spool it whole to the system's temp folder).
+	mr, err := c.Request.MultipartReader()
 	if err != nil {
 		api.Fail(c, errNoFile)
 		return
 	}
-	src, err := fh.Open()
-	if err != nil {
-		api.Fail(c, errNoFile)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			api.Fail(c, errNoFile)
+			return
+		}
+		if err != nil {
+			api.Fail(c, api.BodyReadErr(err))
+			return
+		}
+		if p.FormName() != "file" {
+			p.Close()
+			continue
+		}
+		name, m, err := Upload(c.Request.Context(), h.d.Store, a.Name, p, h.d.MaxUpload, h.now())
+		p.Close()
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				err = api.BodyReadErr(err)
+			}
+			api.Fail(c, err)
+			return
+		}
+		api.Success(c, http.StatusOK, gin.H{"code": "ok_backup_uploaded", "file": name, "from_app": m.App, "source_engine": m.Engine, "counts": m.Counts})
 		return
 	}
-	defer src.Close()
-	name, m, err := Upload(c.Request.Context(), h.d.Store, a.Name, src, h.d.TmpDir, h.now())
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	api.Success(c, http.StatusOK, gin.H{"code": "ok_backup_uploaded", "file": name, "from_app": m.App, "source_engine": m.Engine, "counts": m.Counts})
 }
 
 func (h handlers) now() time.Time {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/files"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/version"
 )
@@ -48,7 +49,7 @@ func Write(ctx context.Context, a *apps.App, storage files.Storage, w io.Writer,
 	if progress == nil {
 		progress = func(int64, int64) {}
 	}
-	spool, err := os.MkdirTemp(tmpDir, "strata-backup-")
+	spool, err := scratch.MkdirTemp(tmpDir, "strata-backup-")
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -70,13 +71,19 @@ func (h handlers) previewPhotos(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	zr, err := zip.OpenReader(in.zipPath)
+	zr, err := openPhotoZip(in.zipPath, h.zipLimits())
 	if err != nil {
-		api.Fail(c, errBadZip.Wrap(err))
+		api.Fail(c, err)
 		return
 	}
 	defer zr.Close()
-	names := photoNames(zr)
+	names := photoNames(zr.Reader)
+	// Every photo is inflated once here, counted, so a ZIP bomb is refused
+	// before it is kept; the import counts again as it stores.
+	if err := zr.check(names); err != nil {
+		api.Fail(c, err)
+		return
+	}
 	var rows []photoRow
 	var unmatched []string
 	switch {
@@ -149,7 +156,13 @@ func (h handlers) readPhotoForm(c *gin.Context) (*photoForm, error) {
 		}
 		switch p.FormName() {
 		case "zip", "file":
-			f, err := os.CreateTemp("", "strata-photos-*.zip")
+			if in.zipPath != "" {
+				// One ZIP a preview: a second part replaces the first,
+				// whose spooled copy goes now (the caller removes the last).
+				_ = os.Remove(in.zipPath)
+				in.zipPath = ""
+			}
+			f, err := scratch.CreateTemp(h.tmpDir, "strata-photos-*.zip")
 			if err != nil {
 				p.Close()
 				return in, err
@@ -201,7 +214,7 @@ func (h handlers) readPhotoForm(c *gin.Context) (*photoForm, error) {
 
 // photoNames are the ZIP's files by base name (folders, dot files and
 // macOS resource forks left out; the first of two equal names wins).
-func photoNames(zr *zip.ReadCloser) map[string]*zip.File {
+func photoNames(zr *zip.Reader) map[string]*zip.File {
 	out := map[string]*zip.File{}
 	for _, f := range zr.File {
 		base := path.Base(f.Name)
@@ -277,6 +290,12 @@ func patternRows(ctx context.Context, sc *records.Scope, p *Pattern, names map[s
 		rows = append(rows, photoRow{Filename: n, RecordID: id, Value: v, Found: id != 0, InZip: true})
 	}
 	return rows, unmatched, nil
+}
+
+// zipLimits: a photo may be as large as an upload, all of a ZIP's photos
+// as large as the ZIP may be.
+func (h handlers) zipLimits() zipLimits {
+	return zipLimits{entry: h.max, total: h.photoMax}
 }
 
 // visible reports whether record id exists within the caller's rows.
@@ -367,7 +386,7 @@ func (h handlers) linkPhotos(c *gin.Context, sc *records.Scope, plan *photoPlan)
 	if err != nil {
 		return 0, ErrNoFile
 	}
-	tmp, err := os.CreateTemp("", "strata-photos-*.zip")
+	tmp, err := scratch.CreateTemp(h.tmpDir, "strata-photos-*.zip")
 	if err != nil {
 		blob.Close()
 		return 0, err
@@ -379,12 +398,12 @@ func (h handlers) linkPhotos(c *gin.Context, sc *records.Scope, plan *photoPlan)
 	if err != nil {
 		return 0, err
 	}
-	zr, err := zip.OpenReader(tmp.Name())
+	zr, err := openPhotoZip(tmp.Name(), h.zipLimits())
 	if err != nil {
-		return 0, errBadZip.Wrap(err)
+		return 0, err
 	}
 	defer zr.Close()
-	names := photoNames(zr)
+	names := photoNames(zr.Reader)
 	maxSide := h.maxImageSide(ctx, a)
 	var creator *int64
 	if sc.Actor != nil && sc.Actor.UserID != 0 {
@@ -403,10 +422,10 @@ func (h handlers) linkPhotos(c *gin.Context, sc *records.Scope, plan *photoPlan)
 			discard()
 			return 0, ErrNoFile.With("file", r.Filename)
 		}
-		rc, err := zf.Open()
+		rc, err := zr.open(zf)
 		if err != nil {
 			discard()
-			return 0, errBadZip.With("file", r.Filename).Wrap(err)
+			return 0, err
 		}
 		f, err := h.files.Stage(ctx, a.Name, files.Upload{Name: r.Filename, Body: rc, Creator: creator, MaxImageSize: maxSide})
 		rc.Close()

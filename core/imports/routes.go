@@ -41,9 +41,10 @@ var previewTypes = map[string]bool{"": true, "csv": true, "json": true, "tsv": t
 // (a blob no file row names: strata files check removes them after its
 // grace period), so any node can import what another previewed.
 //
-// A ZIP of photos may be PhotoUploadFactor times the upload limit.
-func Routes(host api.Host, svc *files.Service, maxBytes int64, jobSys *jobs.System) []api.Route {
-	h := handlers{host: host, files: svc, store: svc.Storage, max: maxBytes, photoMax: PhotoUploadFactor * maxBytes, jobs: jobSys, wait: 20 * time.Second}
+// A ZIP of photos may be PhotoUploadFactor times the upload limit. It is
+// spooled under tmpDir (a scratch folder's path; "": the system's).
+func Routes(host api.Host, svc *files.Service, maxBytes int64, jobSys *jobs.System, tmpDir string) []api.Route {
+	h := handlers{host: host, files: svc, store: svc.Storage, max: maxBytes, photoMax: PhotoUploadFactor * maxBytes, jobs: jobSys, wait: 20 * time.Second, tmpDir: tmpDir}
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodGet, Path: "/import/:tb/fields", Access: auth.AdminOnly, Handler: h.fields},
 		{Scope: api.App, Method: http.MethodPost, Path: "/import/preview-file", Access: auth.AdminOnly, Handler: h.preview, BodyLimit: maxBytes + 1<<20},
@@ -67,6 +68,7 @@ type handlers struct {
 	photoMax int64
 	jobs     *jobs.System // nil: imports run in the request
 	wait     time.Duration
+	tmpDir   string
 }
 
 // GET /import/{tb}/fields — {fields: [{name, label, type}]}; none for an

@@ -58,9 +58,10 @@
 // is running; completed is done; discarded is failed; cancelled is
 // cancelled. Jobs run once (MaxAttempts 1; Attempts(n) for a kind that is
 // safe to repeat): a backup half written must not start over unseen. Jobs
-// have no timeout unless their kind sets one (Timeout). A job still running
-// after Options.RescueAfter (24 h) is taken for one whose node died and is
-// failed by river's rescuer. Finished jobs are kept Options.Retention
+// have no timeout unless their kind sets one (Timeout). A job whose node
+// died is failed at the next start (SQLite) or once the node's heartbeat
+// is older than Options.DeadAfter (PostgreSQL; nodes.go). A job still
+// running after Options.RescueAfter (24 h) is failed by river's rescuer. Finished jobs are kept Options.Retention
 // (7 days), then river's cleaner deletes them.
 //
 // # Progress, result and error

@@ -39,6 +39,7 @@ type queue interface {
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobUpdate(ctx context.Context, id int64, params *river.JobUpdateParams) (*rivertype.JobRow, error)
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+	ID() string
 }
 
 // storage is the queue's database on one engine.
@@ -48,8 +49,14 @@ type storage struct {
 	// an offset page of one app's jobs): read-only, river writes it.
 	db    *sql.DB
 	table string // river_job, schema-qualified on PostgreSQL
+	nodes string // strata_job_node (nodes.go), likewise
 	arg   func(n int) string
 	close func()
+	// exec ends the jobs of vanished nodes (nodes.go) as river's own
+	// completer would; schema is river's ("" on SQLite).
+	exec   riverdriver.Executor
+	schema string
+	single bool // SQLite: one node per data folder
 }
 
 // openStorage opens the queue's database beside the backend's apps,
@@ -94,12 +101,18 @@ func openPostgres(ctx context.Context, b *store.PostgresBackend, maxConns int, c
 	if err != nil {
 		return fail(err)
 	}
-	return &storage{
+	st := &storage{
 		client: client, db: stdlib.OpenDBFromPool(pool),
 		table: pgx.Identifier{schema, "river_job"}.Sanitize(),
+		nodes: pgx.Identifier{schema, nodeTable}.Sanitize(),
 		arg:   func(n int) string { return "$" + strconv.Itoa(n) },
 		close: pool.Close,
-	}, nil
+		exec:  driver.GetExecutor(), schema: schema,
+	}
+	if err := st.createNodeTable(ctx); err != nil {
+		return fail(err)
+	}
+	return st, nil
 }
 
 // openSQLite keeps the queue in one file, made 0600 before SQLite opens
@@ -140,11 +153,16 @@ func openSQLite(ctx context.Context, path string, cfg *river.Config) (*storage, 
 	if err != nil {
 		return fail(err)
 	}
-	return &storage{
-		client: client, db: db, table: "river_job",
+	st := &storage{
+		client: client, db: db, table: "river_job", nodes: nodeTable,
 		arg:   func(int) string { return "?" },
 		close: func() { db.Close() },
-	}, nil
+		exec:  driver.GetExecutor(), single: true,
+	}
+	if err := st.createNodeTable(ctx); err != nil {
+		return fail(err)
+	}
+	return st, nil
 }
 
 // migratePostgres creates the schema and runs river's migrations (each in

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
@@ -55,6 +56,12 @@ type Options struct {
 	RescueAfter time.Duration
 	// MaxConns caps the PostgreSQL pool of the queue (default 8).
 	MaxConns int
+	// HeartbeatInterval is how often a working node says it is alive and
+	// fails the jobs of nodes that are not (default 15 s; nodes.go).
+	HeartbeatInterval time.Duration
+	// DeadAfter: a node silent this long is gone and its running jobs are
+	// failed (default 4 heartbeats: a minute).
+	DeadAfter time.Duration
 }
 
 // Func is a kind's work. job carries the arguments, the app and the user
@@ -90,11 +97,15 @@ type System struct {
 	mu    sync.RWMutex
 	kinds map[string]kind
 
-	stateMu sync.Mutex
-	started bool
-	stopped bool
-	quit    chan struct{} // closed by EndStreams
-	quitO   sync.Once
+	node string // this node's river client id (nodes.go)
+
+	stateMu  sync.Mutex
+	started  bool
+	stopped  bool
+	stopBeat chan struct{}
+	beatDone chan struct{}
+	quit     chan struct{} // closed by EndStreams
+	quitO    sync.Once
 }
 
 // Open opens the queue on the backend's storage (PostgreSQL: schema
@@ -111,6 +122,8 @@ func Open(ctx context.Context, b store.Backend, opts Options) (*System, error) {
 	opts.Retention = cmpOr(opts.Retention, DefaultRetention)
 	opts.RescueAfter = cmpOr(opts.RescueAfter, DefaultRescueAfter)
 	opts.MaxConns = cmpOr(opts.MaxConns, DefaultMaxConns)
+	opts.HeartbeatInterval = cmpOr(opts.HeartbeatInterval, DefaultHeartbeatInterval)
+	opts.DeadAfter = cmpOr(opts.DeadAfter, deadAfterBeats*opts.HeartbeatInterval)
 	s := &System{opts: opts, log: opts.Logger.With("component", "jobs"), kinds: map[string]kind{}, quit: make(chan struct{})}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &taskWorker{sys: s})
@@ -135,6 +148,7 @@ func Open(ctx context.Context, b store.Backend, opts Options) (*System, error) {
 		return nil, err
 	}
 	s.st = st
+	s.node = st.client.ID()
 	return s, nil
 }
 
@@ -172,12 +186,23 @@ func (s *System) Start(ctx context.Context) error {
 	if s.started || s.stopped {
 		return errors.New("jobs: Start called twice or after Stop")
 	}
+	// The heartbeat first, so no node takes this one for gone; then the
+	// jobs of processes that are (on SQLite: every job still running, its
+	// server was killed) are failed before any new one starts.
+	if err := s.st.beat(ctx, s.node, time.Now()); err != nil {
+		return err
+	}
+	if err := s.reap(ctx); err != nil {
+		return err
+	}
 	// river stops softly when the context it started with ends; Stop
 	// decides how a stop goes, so the context's cancellation is not passed on.
 	if err := s.st.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("jobs: start: %w", err)
 	}
 	s.started = true
+	s.stopBeat, s.beatDone = make(chan struct{}), make(chan struct{})
+	go s.heartbeat(s.stopBeat, s.beatDone)
 	return nil
 }
 
@@ -194,11 +219,17 @@ func (s *System) Stop(ctx context.Context) error {
 	s.EndStreams()
 	var err error
 	if s.started {
+		if s.stopBeat != nil {
+			close(s.stopBeat)
+			<-s.beatDone
+		}
 		if err = s.st.client.Stop(ctx); err != nil {
 			hard, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err = s.st.client.StopAndCancel(hard)
 			cancel()
 		}
+		// Its jobs have ended: nothing to reap after this node.
+		s.st.forget(context.WithoutCancel(ctx), s.node, time.Now().Add(-s.opts.RescueAfter))
 	}
 	s.st.close()
 	return err
@@ -267,6 +298,23 @@ func (s *System) Cancel(ctx context.Context, id int64) (Job, error) {
 	j, _ = jobOf(row)
 	if j.State == Done || j.State == Failed {
 		return j, ErrFinished.With("id", id).With("state", string(j.State)) // it ended first
+	}
+	if j.State == Running {
+		// No process will see the request if the job's node is gone: the
+		// job is ended here.
+		s.stateMu.Lock()
+		working := s.started && !s.stopped
+		s.stateMu.Unlock()
+		dead, err := s.gone(ctx, nodeOf(row), working)
+		if err != nil {
+			return j, err
+		}
+		if dead {
+			if err := s.end(ctx, row, rivertype.JobStateCancelled, msgCancelled); err != nil {
+				return j, err
+			}
+			return s.Get(ctx, id)
+		}
 	}
 	return j, nil
 }

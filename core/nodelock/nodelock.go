@@ -90,3 +90,9 @@ func readHolder(path string) string {
 	}
 	return s
 }
+
+// TryLockFile takes an exclusive flock on f without waiting; held reports
+// that another open file holds it. The lock goes with f's close or the
+// process's death, so a file locked while it is written and found
+// unlocked was left by a writer that is gone.
+func TryLockFile(f *os.File) (held bool, err error) { return tryLock(f) }

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/strata-archaeo/strata/core/scratch"
 )
 
 // Plugin sockets. go-plugin talks to a plugin over Unix sockets: the
@@ -76,7 +78,7 @@ func prepareSocketDir(runDir string, log *slog.Logger) (string, error) {
 	if err := os.MkdirAll(proc, 0o700); err != nil {
 		return "", fmt.Errorf("plugin socket folder: %w", err)
 	}
-	dir, err := os.MkdirTemp(proc, "m")
+	dir, err := scratch.MkdirTemp(proc, "m")
 	if err != nil {
 		return "", fmt.Errorf("plugin socket folder: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/strata-archaeo/strata/core/scratch"
 )
 
 // EnvKey names the environment variable holding the instance key(s).
@@ -111,7 +113,7 @@ func WriteKeyFile(path string, keys [][]byte) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s\n", EncodeKey(k))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".secret.key-*")
+	tmp, err := scratch.CreateTemp(filepath.Dir(path), ".secret.key-*")
 	if err != nil {
 		return fmt.Errorf("write key file: %w", err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/strata-archaeo/strata/core/ratelimit"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/searchreplace"
 	"github.com/strata-archaeo/strata/core/templates"
 	"github.com/strata-archaeo/strata/core/vocab"
@@ -92,6 +93,10 @@ type Deps struct {
 	// them, so the caller starts it after New and stops it after the HTTP
 	// server. Nil: the /jobs routes answer 503 jobs_unavailable.
 	Jobs *jobs.System
+	// Scratch is the process's temporary folder under the data folder
+	// (core/scratch; `strata serve` opens it). nil: the system's, for
+	// tests and commands that serve no data folder.
+	Scratch *scratch.Dir
 }
 
 // FileStorage is the file store the configuration names: S3 when a
@@ -197,7 +202,7 @@ func New(d Deps) (*Server, error) {
 		})
 	}
 	s.backups = backup.Deps{Apps: d.Apps, Files: d.Files, Store: backup.StoreFor(d.Files, d.Config.DataDir),
-		Jobs: d.Jobs, Now: d.Now, MaxUpload: d.Config.MaxBackupUploadBytes}
+		Jobs: d.Jobs, Now: d.Now, MaxUpload: d.Config.MaxBackupUploadBytes, TmpDir: d.Scratch.Path()}
 	if d.Jobs != nil && d.Plugins != nil {
 		d.Plugins.RegisterJobs(d.Jobs) // job routes of plugins (PLUGINS.md)
 	}
@@ -329,7 +334,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, assemblage.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.files, s.now)...)
 	core = append(core, widgets.Routes(s.now)...)
-	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs)...)
+	core = append(core, imports.Routes(s, s.files, s.cfg.MaxUploadBytes, s.jobs, s.backups.TmpDir)...)
 	core = append(core, jobs.Routes(s.jobs)...)
 	core = append(core, backup.Routes(s.backups)...)
 	core = append(core, dbmlapi.Routes(s.plugins.RunningSpec, s.now)...)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/files"
+	"github.com/strata-archaeo/strata/core/scratch"
 )
 
 // Store keeps blobs under Root, one folder per application.
@@ -52,7 +53,7 @@ func (s *Store) Put(ctx context.Context, app string, r io.Reader) (string, int64
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", 0, fmt.Errorf("create %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".upload-*")
+	tmp, err := scratch.CreateTemp(dir, ".upload-*")
 	if err != nil {
 		return "", 0, fmt.Errorf("create temporary file: %w", err)
 	}
