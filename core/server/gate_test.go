@@ -55,6 +55,11 @@ var gateBodyRoutes = map[string]string{
 	"POST /:app/api/search-replace":        gateInside,
 	"POST /:app/api/import/preview-photos": `"found":true`,
 	"GET /:app/api/records/:tb":            gateInside,
+	"POST /:app/api/charts":                `"code":"ok_save_chart"`, // computed before it is kept
+	"POST /:app/api/batch":                 `"status":"success"`,
+	"POST /:app/api/geoface/feature":       `"code":"geodata_not_enabled"`, // finds keeps no geodata: refused after the gate
+	"POST /:app/api/manual-link":           `"status":"success"`,
+	"POST /:app/api/assemblage/data":       `"status":"success"`,
 }
 
 // gateRequest is one call of the walk.
@@ -66,15 +71,20 @@ type gateRequest struct {
 // gateRequests derives the walk's request for every route of the route
 // table: path parameters filled (the table is finds, a record id the
 // outside record's), the table named in every key areas read it from
-// (tb, table, definition.tb) in the query and the body, and a search
-// that matches both rows. The photo preview gets a ZIP whose photo names
-// match both rows by their inventory numbers.
-func gateRequests(t *testing.T, f *digFixture, inside int64) map[string]gateRequest {
+// (tb, table, definition.tb and source_tb, tb_one, a batch's update) in
+// the query and the body with the inside record's id, and a search that
+// matches both rows. The photo preview gets a ZIP whose photo names
+// match both rows by their inventory numbers. site is a record of sites
+// (the other end of a manual link).
+func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]gateRequest {
 	fill := strings.NewReplacer(":app", "dig", ":tb", "finds", ":id", gateOutsideID, ":fld", "notes", ":feature", "chronology",
 		":name", "x", ":provider", "idp_a", ":ids", gateOutsideID, "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz")
 	query := fmt.Sprintf("?tb=finds&table=finds&fld=notes&field=notes&id=%d&record_id=%d&q=zqx&search=zqx&value=zqx&x_field=notes", inside, inside)
-	body := fmt.Sprintf(`{"tb":"finds","table":"finds","fld":"notes","field":"notes","search":"zqx","replace":"zqx","preview":true,"q":"zqx",`+
-		`"definition":{"tb":"finds","type":"bar","x_field":"notes"},"core":{"label":"in"},"id":%d,"ids":[%d],"record_id":%d}`, inside, inside, inside)
+	body := strings.ReplaceAll(`{"tb":"finds","table":"finds","fld":"notes","field":"notes","search":"zqx","replace":"zqx","preview":true,"q":"zqx",`+
+		`"name":"gate","label":"gate","definition":{"tb":"finds","type":"bar","x_field":"notes","source_tb":"finds","char_field":"notes","group_field":"label","measure":"count"},`+
+		`"core":{"label":"in"},"id":ID,"ids":[ID],"record_id":ID,"tb_one":"finds","id_one":ID,"tb_two":"sites","id_two":SITE,`+
+		`"geometry":{"type":"Point","coordinates":[12.5,41.9]},"update":{"finds":[{"id":ID,"core":{"label":"in"}}]}}`, "ID", fmt.Sprint(inside))
+	body = strings.ReplaceAll(body, "SITE", fmt.Sprint(site))
 	out := map[string]gateRequest{}
 	for _, r := range server.RouteAccess(f.inst.Server) {
 		key := r[0] + " " + r[1]
@@ -142,6 +152,11 @@ func TestEveryTableRouteIsGated(t *testing.T) {
 		var mu sync.Mutex
 		asked := map[string]bool{} // routes that asked the gate about finds
 		current := ""
+		wasAsked := func(key string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return asked[key]
+		}
 		server.WatchScopes(f.inst.Server, func(_ *http.Request, table string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -159,7 +174,7 @@ func TestEveryTableRouteIsGated(t *testing.T) {
 			f.inst.Server.ServeHTTP(rec, req)
 			return rec
 		}
-		reqs := gateRequests(t, f, inside)
+		reqs := gateRequests(t, f, inside, f.create(t, f.super, "sites", `{"name":"Gate"}`))
 		subsetAnswers := map[string]string{}
 		for _, key := range slices.Sorted(maps.Keys(reqs)) {
 			r := reqs[key]
@@ -169,8 +184,10 @@ func TestEveryTableRouteIsGated(t *testing.T) {
 				name, who string
 				hidden    []string
 			}{
-				{"denied", denied, []string{gateInside, gateOutside}},
+				// The subset admin first: whether their request asked the
+				// gate about finds says the route takes a table.
 				{"subset", subset, []string{gateOutside}},
+				{"denied", denied, []string{gateInside, gateOutside}},
 			} {
 				mu.Lock()
 				current = u.name + " " + key
@@ -192,20 +209,27 @@ func TestEveryTableRouteIsGated(t *testing.T) {
 					t.Errorf("%s as %s shows the outside record's id: %d %.300s", key, u.name, rec.Code, answer)
 				}
 				refused := rec.Code == 403 || rec.Code == 404 || (rec.Code < 300 && emptyAnswer(answer))
-				if u.name == "denied" && tableInPath && !refused {
+				if u.name == "denied" && (tableInPath || wasAsked("subset "+key)) && !refused {
 					t.Errorf("%s as denied: %d %.300s, want 403 or 404", key, rec.Code, answer)
 				}
 			}
 			// The subset admin may read finds: their request reached the
 			// gate, or the route does not take a table.
-			if tableInPath && !asked["subset "+key] {
+			if tableInPath && !wasAsked("subset "+key) {
 				t.Errorf("%s names a table in its path but never asked the records gate about it", key)
 			}
 		}
+		var took []string
+		for _, key := range slices.Sorted(maps.Keys(reqs)) {
+			if wasAsked("subset " + key) {
+				took = append(took, key)
+			}
+		}
+		t.Logf("%d routes took finds: %s", len(took), strings.Join(took, ", "))
 		for key, shows := range gateBodyRoutes {
 			if _, ok := reqs[key]; !ok {
 				t.Errorf("%s: no such route", key)
-			} else if !asked["subset "+key] {
+			} else if !wasAsked("subset " + key) {
 				t.Errorf("%s takes a table but the walk's request never reached the records gate", key)
 			} else if !strings.Contains(subsetAnswers[key], shows) {
 				t.Errorf("%s: the subset admin's answer does not show %s: %.300s", key, shows, subsetAnswers[key])
@@ -255,7 +279,7 @@ func TestDeniedTableFindings(t *testing.T) {
 			return testenv.Login(t, f.inst.Server, "dig", email, testenv.Password)
 		}
 		writer, admin := deny("w-denied@example.org", auth.Writer), deny("a-denied@example.org", auth.Admin)
-		photos := gateRequests(t, f, id)["POST /:app/api/import/preview-photos"]
+		photos := gateRequests(t, f, id, 0)["POST /:app/api/import/preview-photos"]
 		for _, tc := range []struct {
 			name, who string
 			req       gateRequest
@@ -267,6 +291,9 @@ func TestDeniedTableFindings(t *testing.T) {
 			{"search-replace apply", admin, gateRequest{method: "POST", path: api + "/search-replace", contentType: "application/json",
 				body: []byte(`{"tb":"finds","fld":"notes","search":"zqx","replace":"gone"}`)}},
 			{"photo preview", admin, photos},
+			// A plugin table's rows are parts of its parent's records: no
+			// more open than the parent.
+			{"the plugin table of a denied table", writer, gateRequest{method: "GET", path: api + "/records/finds_samples"}},
 		} {
 			req := httptest.NewRequest(tc.req.method, tc.req.path, bytes.NewReader(tc.req.body))
 			req.Header.Set("Authorization", tc.who)
