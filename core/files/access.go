@@ -16,7 +16,8 @@ type Caller struct {
 	Admin bool
 	Scope func(ctx context.Context, table string) (*records.Scope, error)
 	// Tables lists the caller's scopes on every table that may hold files
-	// (for the files list).
+	// and that the caller may read, for the files list (the records gate
+	// gives no scope on the others).
 	Tables func(ctx context.Context) ([]*records.Scope, error)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/wire"
 )
 
@@ -72,15 +73,17 @@ type handlers struct {
 }
 
 // GET /import/{tb}/fields — {fields: [{name, label, type}]}; none for an
-// unknown table (as BraDypUS).
+// unknown table (as BraDypUS) or one the caller may not read (the records
+// gate): the same either way.
 func (h handlers) fields(c *gin.Context) {
-	cat, err := h.host.Catalog(c.Request.Context(), api.AppOf(c))
-	if err != nil {
+	out := []gin.H{}
+	sc, err := h.host.RecordScope(c, c.Param("tb"))
+	if err != nil && !errors.Is(err, records.ErrNotEnough) && !errors.Is(err, records.ErrSubsetBroken) && !errors.Is(err, schema.ErrTableNotFound) {
 		api.Fail(c, err)
 		return
 	}
-	out := []gin.H{}
-	if t, ok := cat.Table(c.Param("tb")); ok {
+	if err == nil {
+		t := sc.Table
 		for _, f := range t.Fields {
 			if !f.Readonly {
 				out = append(out, gin.H{"name": f.Name, "label": f.Label, "type": string(f.Type), "db_type": string(f.DBType), "required": f.Required})

@@ -32,7 +32,6 @@ const (
 var (
 	errNoApps      = errs.New(errs.Unavailable, "host_unavailable", "the server has no applications to serve")
 	errActorDenied = errs.New(errs.Forbidden, "not_enough_privilege", "the actor may not read this table")
-	errSubset      = errs.New(errs.Forbidden, "subset_invalid", "the actor's row subset on this table no longer matches its fields")
 )
 
 // hostServer is the Host service as one plugin reaches it: every call is
@@ -222,9 +221,8 @@ func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // scope is the records scope of the actor on t, the filter options that
 // keep its nested conditions within what it may read, and the actor as
-// plugin operators see it. Mirrors the server's per-request access
-// (core/server/subsets.go): levels and subsets are read from the database
-// now, never taken from the plugin.
+// plugin operators see it, opened through the same gate as a request's
+// (records.Grants).
 func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog, t *schema.Table, pa *pluginv1.Actor) (*records.Scope, filter.Options, *records.Actor, error) {
 	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, App: a.Name}
 	if pa == nil || (pa.GetUserId() == 0 && pa.GetApiKeyId() == 0) {
@@ -234,7 +232,7 @@ func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog
 		return sc, filter.Options{Operators: h.m.ops}, &records.Actor{App: a.Name, Privilege: auth.SuperAdmin, Name: sc.Actor.Name}, nil
 	}
 	actor := &auth.Actor{}
-	overrides := map[string]auth.TablePrivilege{}
+	var overrides []auth.TablePrivilege
 	if pa.GetUserId() != 0 {
 		u, err := auth.FindUser(ctx, a.DB, pa.GetUserId())
 		if errors.Is(err, auth.ErrUserNotFound) {
@@ -244,12 +242,8 @@ func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog
 			return nil, filter.Options{}, nil, err
 		}
 		actor = &auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege}
-		list, err := auth.ListTablePrivileges(ctx, a.DB, u.ID)
-		if err != nil {
+		if overrides, err = auth.ListTablePrivileges(ctx, a.DB, u.ID); err != nil {
 			return nil, filter.Options{}, nil, err
-		}
-		for _, tp := range list {
-			overrides[tp.TableName] = tp
 		}
 	} else {
 		var label string
@@ -262,60 +256,21 @@ func (h *hostServer) scope(ctx context.Context, a *apps.App, cat *schema.Catalog
 		}
 		actor = &auth.Actor{KeyID: pa.GetApiKeyId(), Name: label, Privilege: privilege}
 	}
-	level := func(table string) int {
-		if tp, ok := overrides[table]; ok {
-			return tp.Privilege
-		}
-		return actor.Privilege
-	}
-	subset := func(tt *schema.Table) (filter.Node, error) {
-		tp, ok := overrides[tt.Name]
-		if !ok || tp.Subset == nil {
-			return nil, nil
-		}
-		n, _, err := filter.ParseSubset(cat, tt.Name, []byte(*tp.Subset))
-		if err != nil {
-			return nil, errSubset.With("table", tt.Name).Wrap(err)
-		}
-		return n, nil
-	}
-	sc.Actor, sc.Level = actor, level(t.Name)
-	if !auth.Enter.Allows(actor.Privilege) || !auth.Read.Allows(sc.Level) {
+	// The same gate as every request's (records.Grants): the level and
+	// subset of the actor, read from the database now, never taken from
+	// the plugin.
+	g := records.NewGrants(actor, overrides)
+	gated, err := g.Scope(ctx, a.DB, cat, t.Name)
+	if errors.Is(err, records.ErrNotEnough) {
 		return nil, filter.Options{}, nil, errActorDenied.With("table", t.Name)
 	}
-	root, err := subset(t)
 	if err != nil {
 		return nil, filter.Options{}, nil, err
 	}
-	if root != nil {
-		sql, args, err := filter.RenderWith(ctx, a.DB, cat, t.Name, root, filter.Options{})
-		if err != nil {
-			return nil, filter.Options{}, nil, errSubset.With("table", t.Name).Wrap(err)
-		}
-		sc.Restrict = &records.Cond{SQL: sql, Args: args}
-	}
-	// Another table (a lookup's labels, a lookup's target on save) is
-	// reached with the actor's level and subset there, as on the server.
-	sc.Access = func(ctx context.Context, tt *schema.Table) (records.TableAccess, error) {
-		ta := records.TableAccess{Level: level(tt.Name)}
-		n, err := subset(tt)
-		if err != nil || n == nil || !ta.Readable() {
-			return ta, err
-		}
-		sql, args, err := filter.RenderWith(ctx, a.DB, cat, tt.Name, n, filter.Options{})
-		if err != nil {
-			return ta, errSubset.With("table", tt.Name).Wrap(err)
-		}
-		ta.Restrict = &records.Cond{SQL: sql, Args: args}
-		return ta, nil
-	}
-	opt := filter.Options{
-		Operators: h.m.ops,
-		Readable: func(tt *schema.Table, column string) bool {
-			return column != "" || auth.Read.Allows(level(tt.Name))
-		},
-		Subset: subset,
-	}
+	gated.App = a.Name
+	sc = gated
+	opt := g.FilterOptions(cat)
+	opt.Operators = h.m.ops
 	ra := &records.Actor{App: a.Name, UserID: actor.UserID, APIKeyID: actor.KeyID, Privilege: sc.Level, Name: actor.Name, Email: actor.Email}
 	return sc, opt, ra, nil
 }

@@ -1,6 +1,7 @@
 package searchreplace
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/wire"
 )
@@ -41,8 +43,8 @@ func editableFields(t *schema.Table) []named {
 	return out
 }
 
-// GET /search-replace/tables — {tables: [{name, label}]}: the tables with
-// a field it may change.
+// GET /search-replace/tables — {tables: [{name, label}]}: the tables the
+// caller may read (the records gate) with a field it may change.
 func (h handlers) tables(c *gin.Context) {
 	cat, err := h.host.Catalog(c.Request.Context(), api.AppOf(c))
 	if err != nil {
@@ -51,7 +53,15 @@ func (h handlers) tables(c *gin.Context) {
 	}
 	out := []named{}
 	for _, t := range cat.Tables {
-		if len(editableFields(t)) > 0 {
+		sc, err := h.host.RecordScope(c, t.Name)
+		if errors.Is(err, auth.ErrNotEnoughPrivilege) || errors.Is(err, records.ErrSubsetBroken) {
+			continue
+		}
+		if err != nil {
+			api.Fail(c, err)
+			return
+		}
+		if len(editableFields(sc.Table)) > 0 {
 			out = append(out, named{t.Name, t.Label})
 		}
 	}
@@ -59,16 +69,18 @@ func (h handlers) tables(c *gin.Context) {
 }
 
 // GET /search-replace/{tb}/fields — {fields: [{name, label}]}; none for a
-// table that does not exist (as BraDypUS answers).
+// table that does not exist (as BraDypUS answers) or that the caller may
+// not read: the same either way, so nothing is learnt about what exists.
 func (h handlers) fields(c *gin.Context) {
-	cat, err := h.host.Catalog(c.Request.Context(), api.AppOf(c))
-	if err != nil {
+	out := []named{}
+	sc, err := h.host.RecordScope(c, c.Param("tb"))
+	switch {
+	case err == nil:
+		out = editableFields(sc.Table)
+	case errors.Is(err, auth.ErrNotEnoughPrivilege), errors.Is(err, records.ErrSubsetBroken), errs.CodeOf(err) == schema.ErrTableNotFound.Code:
+	default:
 		api.Fail(c, err)
 		return
-	}
-	out := []named{}
-	if t, ok := cat.Table(c.Param("tb")); ok {
-		out = editableFields(t)
 	}
 	api.Success(c, http.StatusOK, gin.H{"fields": out})
 }

@@ -1,16 +1,14 @@
 // Package searchreplace finds and replaces text in one field of one table
 // (SPEC §4.5, CONTRACT §10): a preview that counts and shows samples and
 // writes nothing, and an apply that changes every matching record the
-// caller may see in one transaction, each record's previous state kept as
-// a version. The replacement is literal and case-sensitive, as SQL's
-// REPLACE() in BraDypUS; lookups and other non-text fields are not
-// touched.
+// caller may see in one transaction, each record written as a save writes
+// it (its validation, its version), all or nothing. The replacement is
+// literal and case-sensitive, as SQL's REPLACE() in BraDypUS; lookups and
+// other non-text fields are not touched.
 package searchreplace
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/records"
@@ -40,35 +38,66 @@ type Result struct {
 	Samples []Sample `json:"samples,omitempty"`
 }
 
+// MaxErrors bounds the failing records an answer lists.
+const MaxErrors = 100
+
+// RecordError is a field error of one record the replacement would break.
+type RecordError struct {
+	ID int64 `json:"id"`
+	records.FieldError
+}
+
 // Run replaces search by repl in field f of the scope's table, in the rows
 // the scope sees (its row subset); with preview it only counts and
-// samples.
+// samples. Every changed record is written as a save writes it
+// (records.Batch): under the row's lock, checked by the save's own
+// validation (pattern, length, unique, required), with its version kept.
+// All or nothing: if any record's new value breaks a rule, nothing is
+// written and the answer is the save's validation_failed, listing each
+// failing record (at most MaxErrors) with its id.
 func Run(ctx context.Context, sc *records.Scope, f *schema.Field, search, repl string, preview bool) (*Result, error) {
 	res := &Result{Samples: []Sample{}}
 	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
-		changes, err := matches(ctx, tx, sc, f, search)
+		ts := *sc
+		ts.DB = tx
+		changes, err := ts.Containing(ctx, f, search)
 		if err != nil {
 			return err
 		}
 		res.Count = len(changes)
+		w := records.NewBatch(tx)
+		var invalid []RecordError
+		failed := 0
 		for i, ch := range changes {
-			after := strings.ReplaceAll(ch.before, search, repl)
+			after := strings.ReplaceAll(ch.Value, search, repl)
 			if i < MaxSamples {
-				res.Samples = append(res.Samples, Sample{ID: ch.id, Before: ch.before, After: after})
+				res.Samples = append(res.Samples, Sample{ID: ch.ID, Before: ch.Value, After: after})
 			}
 			if preview {
 				continue
 			}
-			v := *sc
-			v.DB = tx
-			if err := records.Snapshot(ctx, &v, ch.id); err != nil {
+			in := records.SaveInput{ID: ch.ID, Core: map[string]any{f.Name: after}}
+			_, fes, err := w.Save(ctx, &ts, &in, nil)
+			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE `+tx.Qualify(sc.Table.Name)+` SET `+tx.Engine.Quote(f.Name)+` = ? WHERE `+tx.Engine.Quote(schema.ColID)+` = ?`, after, ch.id); err != nil {
-				return fmt.Errorf("search-replace %s.%s: %w", sc.Table.Name, f.Name, err)
+			if len(fes) > 0 {
+				failed++
+			}
+			for _, fe := range fes {
+				if len(invalid) < MaxErrors {
+					invalid = append(invalid, RecordError{ID: ch.ID, FieldError: fe})
+				}
 			}
 		}
-		return nil
+		if len(invalid) > 0 {
+			// Returning the error rolls back the rows already written.
+			return records.ErrValidation.With("errors", invalid).With("failed", failed)
+		}
+		if preview {
+			return nil
+		}
+		return w.Finish(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -77,40 +106,4 @@ func Run(ctx context.Context, sc *records.Scope, f *schema.Field, search, repl s
 		res.Samples = nil
 	}
 	return res, nil
-}
-
-type match struct {
-	id     int64
-	before string
-}
-
-// matches are the rows whose value contains search exactly (LIKE narrows
-// them; it ignores ASCII case on SQLite, so each is checked in Go).
-func matches(ctx context.Context, tx *store.DB, sc *records.Scope, f *schema.Field, search string) ([]match, error) {
-	col := tx.Qualify(sc.Table.Name) + "." + tx.Engine.Quote(f.Name)
-	where := col + ` LIKE ? ESCAPE '\'`
-	args := []any{"%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(search) + "%"}
-	if sc.Restrict != nil && sc.Restrict.SQL != "" {
-		where += ` AND (` + sc.Restrict.SQL + `)`
-		args = append(args, sc.Restrict.Args...)
-	}
-	rows, err := tx.Query(ctx, `SELECT `+tx.Qualify(sc.Table.Name)+`.`+tx.Engine.Quote(schema.ColID)+`, `+col+` FROM `+tx.Qualify(sc.Table.Name)+
-		` WHERE `+where+` ORDER BY 1`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search-replace %s.%s: %w", sc.Table.Name, f.Name, err)
-	}
-	defer rows.Close()
-	var out []match
-	for rows.Next() {
-		var m match
-		var v sql.NullString
-		if err := rows.Scan(&m.id, &v); err != nil {
-			return nil, err
-		}
-		if v.Valid && strings.Contains(v.String, search) {
-			m.before = v.String
-			out = append(out, m)
-		}
-	}
-	return out, rows.Err()
 }

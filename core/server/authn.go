@@ -266,7 +266,14 @@ func (s *Server) permit(c *gin.Context, access auth.Access) bool {
 			s.fail(c, err)
 			return false
 		}
-		level = acc.level(table)
+		// The catalog tells a plugin table, whose level is its parent's
+		// at most (records.Grants.Level).
+		cat, err := s.requestCatalog(c)
+		if err != nil {
+			s.fail(c, err)
+			return false
+		}
+		level = acc.Level(cat, table)
 	}
 	if !access.Allows(level) {
 		s.fail(c, auth.ErrNotEnoughPrivilege.With("required", access.String()))

@@ -88,25 +88,17 @@ func (s *Server) ScopeFor(ctx context.Context, a *apps.App, userID int64, table 
 	if err != nil {
 		return nil, err
 	}
-	t, ok := cat.Table(table)
-	if !ok {
-		return nil, schema.ErrTableNotFound.With("table", table)
-	}
-	acc := &access{actor: &auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege},
-		overrides: map[string]auth.TablePrivilege{}, rendered: map[string]*records.Cond{}}
 	list, err := auth.ListTablePrivileges(ctx, a.DB, u.ID)
 	if err != nil {
 		return nil, err
 	}
-	for _, tp := range list {
-		acc.overrides[tp.TableName] = tp
-	}
-	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now,
-		Access: acc.tableAccess(a.DB, cat), App: a.Name}
-	s.addPluginScope(sc, a.Name)
-	sc.Files = files.Section{}
-	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
+	acc := records.NewGrants(&auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege}, list)
+	sc, err := acc.Scope(ctx, a.DB, cat, table)
+	if err != nil {
 		return nil, err
 	}
+	sc.Now, sc.App = s.now, a.Name
+	s.addPluginScope(sc, a.Name)
+	sc.Files = files.Section{}
 	return sc, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/records/recordsapi"
-	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/wire"
 )
 
@@ -37,31 +36,33 @@ func (s *Server) recordRoutes() []Route {
 	}, append(append(s.versionRoutes(), s.searchRoutes()...), recordsapi.Routes(s)...)...)
 }
 
-// recordScope builds the caller's scope on table: the current catalog,
-// the caller's effective level there and its row subset, which every
-// records operation ANDs into what it reads and changes.
+// recordScope builds the caller's scope on table through the records
+// gate (records.Grants.Scope): the current catalog, the caller's
+// effective level there and its row subset, which every records
+// operation ANDs into what it reads and changes. A table the caller may
+// not read answers not_enough_privilege, whichever area asks.
 func (s *Server) recordScope(c *gin.Context, table string) (*records.Scope, error) {
+	if s.scopeWatch != nil {
+		s.scopeWatch(c.Request, table)
+	}
 	ctx := c.Request.Context()
 	a := appOf(c)
 	cat, err := s.requestCatalog(c)
 	if err != nil {
 		return nil, err
 	}
-	t, ok := cat.Table(table)
-	if !ok {
-		return nil, schema.ErrTableNotFound.With("table", table)
-	}
 	acc, err := s.callerAccess(c)
 	if err != nil {
 		return nil, err
 	}
-	sc := &records.Scope{DB: a.DB, Catalog: cat, Table: t, Actor: acc.actor, Level: acc.level(t.Name), Now: s.now,
-		Access: acc.tableAccess(a.DB, cat)}
-	s.addPluginScope(sc, a.Name) // plugin features, sections, schema flags (plugins.go)
-	sc.Files = files.Section{}
-	if sc.Restrict, err = acc.restriction(ctx, sc); err != nil {
+	// The one gate: a table the caller may not read has no scope.
+	sc, err := acc.Scope(ctx, a.DB, cat, table)
+	if err != nil {
 		return nil, err
 	}
+	sc.Now = s.now
+	s.addPluginScope(sc, a.Name) // plugin features, sections, schema flags (plugins.go)
+	sc.Files = files.Section{}
 	return sc, nil
 }
 

@@ -94,6 +94,11 @@ func (s *Server) handleExport(c *gin.Context) {
 // for a new tab or a download link that sends no Authorization header
 // (CONTRACT §10). Only session tokens sign: an API key sends itself.
 func (s *Server) handleExportLink(c *gin.Context) {
+	// No link for a table the caller may not read (the records gate).
+	if _, err := s.recordScope(c, c.Param("tb")); err != nil {
+		s.fail(c, err)
+		return
+	}
 	a := appOf(c)
 	actor := actorOf(c)
 	g, ok := c.Get(ctxGrants)

@@ -35,5 +35,5 @@ func (s *Server) handleTables(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	success(c, http.StatusOK, gin.H{"tables": records.ReadableTables(cat, acc.level)})
+	success(c, http.StatusOK, gin.H{"tables": records.ReadableTables(cat, func(t string) int { return acc.Level(cat, t) })})
 }

@@ -46,7 +46,7 @@ func (s *Server) listWhere(c *gin.Context, sc *records.Scope, bodyFilter json.Ra
 		return nil, err
 	}
 	// Plugin filter operators resolve through their plugin, as the caller.
-	opt := acc.options(sc.Catalog)
+	opt := acc.FilterOptions(sc.Catalog)
 	opt.Operators = s.plugins.Operators()
 	opt.Core = geo.Operators()
 	ctx := pluginhost.WithActor(c.Request.Context(), pluginActor(sc))

@@ -150,6 +150,11 @@ type Server struct {
 	backups  backup.Deps
 	gate     *appgate.Gate  // requests in progress per app
 	webui    *webui.Handler // the web application's pages (fallback)
+
+	// scopeWatch, when set (by tests only), is told of every table a
+	// request asks the records gate about, so the route-table walk knows
+	// which routes take a table and can prove each reached the gate.
+	scopeWatch func(r *http.Request, table string)
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }

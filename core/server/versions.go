@@ -45,13 +45,12 @@ func (s *Server) handleHistory(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	readable := func(t *schema.Table) bool { return auth.Read.Allows(acc.level(t.Name)) }
 	reader := func(t *schema.Table) (bool, *records.Cond, error) {
-		if !readable(t) {
+		if !acc.Readable(cat, t.Name) {
 			return false, nil, nil
 		}
-		r, err := acc.restriction(ctx, &records.Scope{DB: a.DB, Catalog: cat, Table: t})
-		if errors.Is(err, errSubsetBroken) {
+		r, err := acc.Restriction(ctx, a.DB, cat, t)
+		if errors.Is(err, records.ErrSubsetBroken) {
 			return false, nil, nil // fails closed, as the list does
 		}
 		return err == nil, r, err
@@ -61,7 +60,7 @@ func (s *Server) handleHistory(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	h, err := records.History(ctx, a.DB, cat, acc.actor.UserID, acc.tableAccess(a.DB, cat))
+	h, err := records.History(ctx, a.DB, cat, acc.Actor.UserID, acc.TableAccess(a.DB, cat))
 	if err != nil {
 		s.fail(c, err)
 		return

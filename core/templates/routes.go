@@ -40,19 +40,16 @@ type handlers struct {
 	now   func() time.Time
 }
 
-// table is the path's table, known to the catalog.
+// table is the path's table, as the records gate opens it: a table the
+// caller may not read (or that does not exist) has no templates for
+// them, to read or to keep.
 func (h handlers) table(c *gin.Context) (*schema.Catalog, *schema.Table, bool) {
-	cat, err := h.host.Catalog(c.Request.Context(), api.AppOf(c))
+	sc, err := h.host.RecordScope(c, c.Param("tb"))
 	if err != nil {
 		api.Fail(c, err)
 		return nil, nil, false
 	}
-	t, ok := cat.Table(c.Param("tb"))
-	if !ok {
-		api.Fail(c, schema.ErrTableNotFound.With("table", c.Param("tb")))
-		return nil, nil, false
-	}
-	return cat, t, true
+	return sc.Catalog, sc.Table, true
 }
 
 // GET /templates — {tables}: the tables with a template.
@@ -80,6 +77,9 @@ func (h handlers) names(c *gin.Context) {
 
 // GET /template/{tb}/{name} — {template: sections, content: sections}.
 func (h handlers) get(c *gin.Context) {
+	if _, _, ok := h.table(c); !ok {
+		return
+	}
 	s, err := Get(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), c.Param("name"))
 	if err != nil {
 		api.Fail(c, err)
@@ -129,6 +129,9 @@ type renameBody struct {
 
 // POST /template/{tb}/{name}/rename {new_name}.
 func (h handlers) rename(c *gin.Context) {
+	if _, _, ok := h.table(c); !ok {
+		return
+	}
 	var b renameBody
 	if err := api.Bind(c, &b); err != nil {
 		api.Fail(c, err)
@@ -151,6 +154,9 @@ func (h handlers) rename(c *gin.Context) {
 
 // DELETE /template/{tb}/{name}.
 func (h handlers) delete(c *gin.Context) {
+	if _, _, ok := h.table(c); !ok {
+		return
+	}
 	if err := Delete(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"), c.Param("name")); err != nil {
 		api.Fail(c, err)
 		return
