@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -160,6 +161,51 @@ func TestVocabularies(t *testing.T) {
 		// An unused item goes without asking.
 		if code, m := f.do(t, f.super, "DELETE", fmt.Sprintf("%s/vocabulary/%d", api, ellenistico), ""); code != 200 {
 			t.Fatalf("delete unused: %d %v", code, m)
+		}
+	})
+}
+
+// TestVocabularyChangesPassTheGate: renaming or deleting an item rewrites
+// or counts the rows of every table that stores its set, so an admin
+// denied one of them, or limited there to a row subset, is refused before
+// anything changes; an admin with every row renames as before.
+func TestVocabularyChangesPassTheGate(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newDig(t, e)
+		ctx, now := t.Context(), time.Now().UTC()
+		if _, err := schema.AddField(ctx, f.app.DB, "finds", schema.FieldDef{Name: "period", Label: "Period", Type: "select", VocabularySet: "periodo"}, now); err != nil {
+			t.Fatal(err)
+		}
+		const api = "/dig/api"
+		_, m := f.do(t, f.super, "POST", api+"/vocabularies", `{"voc":"periodo","def":"Arcaico"}`)
+		item := int64(m["id"].(float64))
+		id := f.create(t, f.super, "finds", `{"label":"a","period":"Arcaico"}`)
+		admin := func(email, override string) string {
+			u := testenv.NewUser(t, f.app, email, email, auth.Admin)
+			f.must(t, 200, f.super, "POST", fmt.Sprintf("%s/user/%d/privileges", api, u.ID), override)
+			return testenv.Login(t, f.inst.Server, "dig", email, testenv.Password)
+		}
+		denied := admin("denied@example.org", `{"table_name":"finds","privilege":40}`)
+		subset := admin("subset@example.org", `{"table_name":"finds","privilege":10,"subset":{"label":{"_eq":"zzz"}}}`)
+		for _, who := range []string{denied, subset} {
+			for _, req := range []struct{ method, body string }{
+				{"PATCH", `{"val":"Arcaic"}`},
+				{"DELETE", ""},
+			} {
+				code, m := f.do(t, who, req.method, fmt.Sprintf("%s/vocabulary/%d", api, item), req.body)
+				if code != 403 || m["code"] != "not_enough_privilege" || m["table"] != "finds" {
+					t.Fatalf("%s: %d %v, want 403 not_enough_privilege on finds", req.method, code, m)
+				}
+			}
+		}
+		m = f.must(t, 200, f.super, "GET", fmt.Sprintf("%s/record/finds/%d", api, id), "")
+		if got := m["core"].(map[string]any)["period"].(map[string]any)["val"]; got != "Arcaico" {
+			t.Fatalf("the refused rename changed the record: %v", got)
+		}
+		full := admin("full@example.org", `{"table_name":"sites","privilege":30}`)
+		if code, m := f.do(t, full, "PATCH", fmt.Sprintf("%s/vocabulary/%d", api, item), `{"val":"Arcaic"}`); code != 200 || m["records"] != float64(1) {
+			t.Fatalf("an admin with every row: %d %v", code, m)
 		}
 	})
 }

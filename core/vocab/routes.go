@@ -162,15 +162,55 @@ func (h handlers) sort(c *gin.Context) {
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_sort_update"})
 }
 
-// editor versions the records a change rewrites as the caller.
-func (h handlers) editor(c *gin.Context) (Editor, error) {
-	cat, err := h.host.Catalog(c.Request.Context(), api.AppOf(c))
+// editor opens, through the one gate (records.Grants via the host), the
+// caller's scope on every table that stores item id's set, and on the
+// parent of each plugin table among them: renaming an item rewrites rows
+// of each, deleting one counts them. The caller must be able to edit all
+// their rows, so a table the caller may not read, may not edit, or sees
+// only a subset of refuses the change (403 not_enough_privilege naming the
+// table) before anything is read or written.
+func (h handlers) editor(c *gin.Context, id int64) (Editor, error) {
+	ctx, a := c.Request.Context(), api.AppOf(c)
+	cat, err := h.host.Catalog(ctx, a)
 	if err != nil {
 		return Editor{}, err
 	}
-	actor := api.ActorOf(c)
+	voc, _, err := item(ctx, a.DB, id)
+	if err != nil {
+		return Editor{}, err
+	}
+	scopes := map[string]*records.Scope{}
+	for _, tf := range fieldsOf(cat, voc) {
+		tables := []*schema.Table{tf[0]}
+		if tf[0].IsPlugin {
+			if p, ok := cat.Table(tf[0].PluginOf); ok {
+				tables = append(tables, p)
+			}
+		}
+		for _, t := range tables {
+			if scopes[t.Name] != nil {
+				continue
+			}
+			sc, err := h.host.RecordScope(c, t.Name)
+			if t.IsPlugin && errs.CodeOf(err) == errs.CodeOf(schema.ErrTableNotFound) {
+				// The table of a plugin feature inactive on its parent is
+				// out of the records' catalog; its parent's gate holds.
+				continue
+			}
+			if err != nil {
+				return Editor{}, err
+			}
+			if !auth.Edit.Allows(sc.Level) || sc.Restrict != nil {
+				return Editor{}, records.ErrNotEnough.With("required", auth.Edit.String()).With("table", t.Name).
+					With("reason", "the item's set is stored in a table you may not change in full")
+			}
+			scopes[t.Name] = sc
+		}
+	}
 	return Editor{Catalog: cat, Scope: func(tx *store.DB, t *schema.Table) *records.Scope {
-		return &records.Scope{DB: tx, Catalog: cat, Table: t, Actor: actor, Level: actor.Privilege}
+		sc := *scopes[t.Name]
+		sc.DB = tx
+		return &sc
 	}}, nil
 }
 
@@ -188,7 +228,7 @@ func (h handlers) edit(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	ed, err := h.editor(c)
+	ed, err := h.editor(c, id)
 	if err == nil {
 		var n int
 		if n, err = Rename(c.Request.Context(), api.AppOf(c).DB, ed, id, text(b.Val, b.Value, b.Def)); err == nil {
@@ -214,7 +254,7 @@ func (h handlers) delete(c *gin.Context) {
 			return
 		}
 	}
-	ed, err := h.editor(c)
+	ed, err := h.editor(c, id)
 	if err == nil {
 		if err = Delete(c.Request.Context(), api.AppOf(c).DB, ed, id, keep); err == nil {
 			api.Success(c, http.StatusOK, gin.H{"code": "ok_def_erase"})
