@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"mime/multipart"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,20 +76,10 @@ func TestUploadedGzipBombsAreRefused(t *testing.T) {
 		testenv.NewApp(t, inst.Apps, "dig")
 		admin := testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
 		for name, archive := range map[string][]byte{"a gzip bomb": bomb, "a manifest declaring too much": liar} {
-			var body bytes.Buffer
-			mw := multipart.NewWriter(&body)
-			fw, _ := mw.CreateFormFile("file", "x.tar.gz")
-			fw.Write(archive)
-			mw.Close()
-			req := httptest.NewRequest("POST", "/dig/api/backups/upload", &body)
-			req.Header.Set("Content-Type", mw.FormDataContentType())
-			req.Header.Set("Authorization", admin)
-			rec := httptest.NewRecorder()
-			inst.Server.ServeHTTP(rec, req)
-			var out map[string]any
-			_ = json.Unmarshal(rec.Body.Bytes(), &out)
-			if rec.Code != 400 || out["code"] != "backup_inflation" {
-				t.Fatalf("%s (%d KB): %d %s", name, len(archive)>>10, rec.Code, rec.Body)
+			code, out := testenv.DoMultipart(t, inst.Server, "/dig/api/backups/upload", admin, nil,
+				testenv.FormFile{Field: "file", Name: "x.tar.gz", Data: archive})
+			if code != 400 || out["code"] != "backup_inflation" {
+				t.Fatalf("%s (%d KB): %d %v", name, len(archive)>>10, code, out)
 			}
 		}
 		testenv.Scenario{Name: "nothing kept", URL: "/dig/api/backups", Headers: testenv.Bearer(admin),

@@ -4,12 +4,9 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
-	"encoding/json"
 	"hash/crc32"
 	"io/fs"
 	"math/rand/v2"
-	"mime/multipart"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -126,24 +123,11 @@ func TestPhotoZipBombsAreRefused(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				data := tc.zip
-				var body bytes.Buffer
-				mw := multipart.NewWriter(&body)
-				mw.WriteField("tb", "units")
-				mw.WriteField("pattern", "US_{code}_*.png")
-				fw, _ := mw.CreateFormFile("zip", "photos.zip")
-				fw.Write(data)
-				mw.Close()
-				req := httptest.NewRequest("POST", "/dig/api/import/preview-photos", &body)
-				req.Header.Set("Content-Type", mw.FormDataContentType())
-				req.Header.Set("Authorization", admin)
-				rec := httptest.NewRecorder()
-				inst.Server.ServeHTTP(rec, req)
-				var out map[string]any
-				_ = json.Unmarshal(rec.Body.Bytes(), &out)
-				if rec.Code != tc.status || out["code"] != tc.code {
-					t.Fatalf("%d KB ZIP: %d %s", len(data)>>10, rec.Code, rec.Body)
+				code, out := testenv.DoMultipart(t, inst.Server, "/dig/api/import/preview-photos", admin,
+					map[string]string{"tb": "units", "pattern": "US_{code}_*.png"}, testenv.FormFile{Field: "zip", Name: "photos.zip", Data: data})
+				if code != tc.status || out["code"] != tc.code {
+					t.Fatalf("%d KB ZIP: %d %v", len(data)>>10, code, out)
 				}
-				testenv.CheckEnvelope(t, rec)
 				stored := 0
 				filepath.WalkDir(filepath.Join(inst.Config.DataDir, "files"), func(_ string, d fs.DirEntry, err error) error {
 					if err == nil && !d.IsDir() {

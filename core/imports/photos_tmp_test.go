@@ -1,10 +1,6 @@
 package imports_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"mime/multipart"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,24 +34,14 @@ func TestPhotoPreviewLeavesNoTempFiles(t *testing.T) {
 		systemBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "strata-photos-*"))
 		photos := buildZip(t, []zipEntry{{name: "US_1_a.png", size: 10, fill: func(p []byte) { copy(p, "png bytes!") }}})
 		for _, parts := range []int{1, 3} {
-			var body bytes.Buffer
-			mw := multipart.NewWriter(&body)
-			mw.WriteField("tb", "units")
-			mw.WriteField("pattern", "US_{code}_*.png")
+			var zips []testenv.FormFile
 			for range parts {
-				fw, _ := mw.CreateFormFile("zip", "photos.zip")
-				fw.Write(photos)
+				zips = append(zips, testenv.FormFile{Field: "zip", Name: "photos.zip", Data: photos})
 			}
-			mw.Close()
-			req := httptest.NewRequest("POST", "/dig/api/import/preview-photos", &body)
-			req.Header.Set("Content-Type", mw.FormDataContentType())
-			req.Header.Set("Authorization", admin)
-			rec := httptest.NewRecorder()
-			inst.Server.ServeHTTP(rec, req)
-			var out map[string]any
-			_ = json.Unmarshal(rec.Body.Bytes(), &out)
-			if rec.Code != 200 || out["count"] != float64(1) {
-				t.Fatalf("%d ZIP parts: %d %s", parts, rec.Code, rec.Body)
+			code, out := testenv.DoMultipart(t, inst.Server, "/dig/api/import/preview-photos", admin,
+				map[string]string{"tb": "units", "pattern": "US_{code}_*.png"}, zips...)
+			if code != 200 || out["count"] != float64(1) {
+				t.Fatalf("%d ZIP parts: %d %v", parts, code, out)
 			}
 			left, _ := filepath.Glob(filepath.Join(tmp.Path(), "*"))
 			for _, p := range left {

@@ -1,8 +1,10 @@
 package testenv
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -175,4 +177,44 @@ func setHeaders(req *http.Request, headers map[string]string) {
 		}
 		req.Header.Set(k, v)
 	}
+}
+
+// FormFile is one file part of a multipart request.
+type FormFile struct {
+	Field, Name string
+	Data        []byte
+}
+
+// DoMultipart posts a multipart form (fields, then files in order) to url
+// with the Authorization value auth, and returns the status and the body,
+// checked to be JSON in the envelope (CheckEnvelope).
+func DoMultipart(t *testing.T, h http.Handler, url, auth string, fields map[string]string, files ...FormFile) (int, map[string]any) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		fw, err := mw.CreateFormFile(f.Field, f.Name)
+		if err == nil {
+			_, err = fw.Write(f.Data)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, url, &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, CheckEnvelope(t, rec)
 }
