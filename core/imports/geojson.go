@@ -295,11 +295,15 @@ func RunGeoJSON(ctx context.Context, sc *records.Scope, ff *geo.FeatureFile, a g
 		g.geoms = append(g.geoms, f.Geometry)
 	}
 	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
-		ts := *sc
+		own := sc
+		if a.DryRun {
+			own = sc.DryRun() // records and versions made take no sequence's ids
+		}
+		ts := *own
 		ts.DB = tx
 		w := geo.NewTx(tx, func(table string) (*records.Scope, error) {
 			if table == sc.Table.Name {
-				return sc, nil
+				return own, nil
 			}
 			return scopeOf(table)
 		})

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -149,6 +150,67 @@ func TestImportLookupByLabel(t *testing.T) {
 		_, list := f.do(t, f.super, "GET", "/dig/api/records/units?filter[site][_eq]="+fmt.Sprint(pompeii), "")
 		if list["total"] != float64(2) {
 			t.Fatalf("units of Pompeii: %v", list)
+		}
+	})
+}
+
+// TestImportDryRunKeepsIDs: a dry run goes through the real saves and is
+// rolled back, and PostgreSQL never rolls a sequence back, so each dry run
+// took the next record ids (and a version id per update) from the real
+// run. The ids records and versions get from two imports (new rows, then
+// updates by key, one of a row the same file creates) must be the same
+// with dry runs before each import as without, and the dry runs must
+// count what the real runs do.
+func TestImportDryRunKeepsIDs(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		steps := []struct{ csv, key string }{
+			{"name\nAlpha\nBeta\nGamma\n", ""},
+			{"name\nAlpha\nBeta\nGamma\nDelta\nDelta\n", "name"},
+		}
+		run := func(t *testing.T, dryRuns int) (ids string) {
+			f := newDig(t, e)
+			const api = "/dig/api/import"
+			for _, s := range steps {
+				_, m := f.upload(t, f.super, api+"/preview-file", "file", "s.csv", []byte(s.csv))
+				body := fmt.Sprintf(`{"temp_id":%q,"tb":"sites","mapping":{"name":"name"},"key_field":%q`, m["temp_id"], s.key)
+				var checked map[string]any
+				for range dryRuns {
+					code, m := f.do(t, f.super, "POST", api+"/data", body+`,"dry_run":true}`)
+					if code != 200 || m["code"] != "ok_import_checked" {
+						t.Fatalf("dry run: %d %v", code, m)
+					}
+					checked = m
+				}
+				code, real := f.do(t, f.super, "POST", api+"/data", body+`}`)
+				if code != 200 || real["code"] != "ok_import_data" {
+					t.Fatalf("import: %d %v", code, real)
+				}
+				if dryRuns > 0 && (checked["inserted"] != real["inserted"] || checked["updated"] != real["updated"]) {
+					t.Fatalf("the dry run counted %v/%v, the import %v/%v", checked["inserted"], checked["updated"], real["inserted"], real["updated"])
+				}
+			}
+			ctx := context.Background()
+			for _, q := range []string{`SELECT id, name FROM ` + f.app.DB.Qualify("sites"), `SELECT id, record_id FROM ` + f.app.DB.Sys("versions")} {
+				rows, err := f.app.DB.Query(ctx, q+` ORDER BY id`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var id int64
+					var what string
+					if err := rows.Scan(&id, &what); err != nil {
+						t.Fatal(err)
+					}
+					ids += fmt.Sprintf("%d:%s ", id, what)
+				}
+				rows.Close()
+				ids += "| "
+			}
+			return ids
+		}
+		want := run(t, 0)
+		if got := run(t, 2); got != want {
+			t.Fatalf("ids after dry runs:\n%s\nwithout:\n%s", got, want)
 		}
 	})
 }
