@@ -297,7 +297,7 @@ func RunGeoJSON(ctx context.Context, sc *records.Scope, ff *geo.FeatureFile, a g
 	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
 		own := sc
 		if a.DryRun {
-			own = sc.DryRun() // records and versions made take no sequence's ids
+			own = sc.DryRun() // records, versions and features take no sequence's ids
 		}
 		ts := *own
 		ts.DB = tx
@@ -306,7 +306,7 @@ func RunGeoJSON(ctx context.Context, sc *records.Scope, ff *geo.FeatureFile, a g
 				return own, nil
 			}
 			return scopeOf(table)
-		})
+		}).WithIDs(own.DryRunID) // 0 unless a dry run on PostgreSQL
 		for i, k := range order {
 			g := groups[k]
 			val, err := keyValue(tx.Engine, key, g.value)

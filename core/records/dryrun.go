@@ -28,6 +28,11 @@ func (s *Scope) DryRun() *Scope {
 	return &c
 }
 
+// DryRunID is the id a row written for this scope must be given, or 0 to
+// let its table's sequence give it: for rows other packages insert in a
+// dry run (geodata features).
+func (s *Scope) DryRunID() int64 { return s.explicitID() }
+
 // explicitID is the id a row this scope inserts must be given, or 0 to
 // let the table's sequence give it.
 func (s *Scope) explicitID() int64 {
