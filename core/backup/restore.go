@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -85,6 +86,10 @@ func Restore(ctx context.Context, reg *apps.Registry, storage files.Storage, tar
 	}
 	defer u.Close()
 	m := u.Manifest
+	if err := CheckRestorable(m); err != nil {
+		cleanup(stored)
+		return nil, err
+	}
 	all, err := store.LoadMigrations(reg.Engine())
 	if err != nil {
 		cleanup(stored)
@@ -138,6 +143,28 @@ func Restore(ctx context.Context, reg *apps.Registry, storage files.Storage, tar
 	// The replaced app's files are no longer named by anything.
 	cleanup(oldBlobs)
 	return res, nil
+}
+
+// CheckRestorable refuses an archive holding a user table whose name
+// today's rules refuse (schema.CheckTableName): one made before sqlite_ and
+// pg_ were reserved, on PostgreSQL, which SQLite could not hold. It is
+// refused with the name's code before anything is built, on either engine,
+// so an archive restores the same way wherever it goes. The catalog's
+// field names are checked as its tables are made (schema.Materialize).
+func CheckRestorable(m *Manifest) error {
+	for _, t := range m.Tables {
+		if strings.HasPrefix(t.Name, store.SystemTablePrefix) {
+			continue // Strata's own tables, made by the migrations
+		}
+		if err := schema.CheckTableName(t.Name); err != nil {
+			if e, ok := errs.As(err); ok {
+				return e.With("table", t.Name).With("detail", "the backup holds table "+t.Name+
+					", a name that is no longer allowed: rename the table in the application the backup was made from, then back it up again")
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // liveState reads what a replacement must outdo (the catalog and access

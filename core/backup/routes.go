@@ -197,8 +197,11 @@ func (h handlers) restore(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	_, err = ReadManifest(f)
+	m, err := ReadManifest(f)
 	f.Close()
+	if err == nil {
+		err = CheckRestorable(m)
+	}
 	if err != nil {
 		api.Fail(c, err)
 		return

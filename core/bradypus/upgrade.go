@@ -197,6 +197,9 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 	} else if la, err = readLegacy(ctx, src); err != nil {
 		return nil, ErrUpgradeFailed.With("detail", err.Error()).Wrap(err)
 	}
+	if err := checkNames(la); err != nil {
+		return nil, err
+	}
 	specs, err := featureSpecs(d.Plugins, la)
 	if err != nil {
 		return nil, err
@@ -226,6 +229,32 @@ func Upgrade(ctx context.Context, d Deps, f *Folder, email, password string) (*R
 		rep.Warnings = append(rep.Warnings, "the report could not be written: "+err.Error())
 	}
 	return rep, nil
+}
+
+// checkNames refuses, before anything is started (no snapshot, no app), a
+// BraDypUS table or field whose name Strata's schema API would refuse
+// (schema.CheckTableName, CheckFieldName): BraDypUS allowed pg_ names, for
+// instance, which Strata reserves on both engines. The answer is the
+// schema API's own code, naming the table and field, so the name can be
+// changed in BraDypUS and the upgrade run again.
+func checkNames(la *legacyApp) error {
+	for _, t := range la.Tables {
+		if err := schema.CheckTableName(t.Name); err != nil {
+			if e, ok := errs.As(err); ok {
+				return e.With("table", t.Name)
+			}
+			return err
+		}
+		for _, f := range t.Fields {
+			if err := schema.CheckFieldName(f.Name); err != nil {
+				if e, ok := errs.As(err); ok {
+					return e.With("table", t.Name).With("field", f.Name)
+				}
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func randomHex(n int) string {

@@ -841,3 +841,51 @@ func checkRefmgr(t *testing.T, v env, boss map[string]string) {
 		t.Errorf("a new link after the upgrade: %d %v", code, r)
 	}
 }
+
+// TestMajorUpgradeRefusesReservedNames: BraDypUS allowed a table or field
+// named pg_… (or sqlite_… on engines other than SQLite); Strata reserves
+// both prefixes on both engines (a backup of such an app would not
+// restore on SQLite). The upgrade refuses such a folder with the schema
+// API's code before it starts anything: no snapshot, no application.
+func TestMajorUpgradeRefusesReservedNames(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e, false)
+		b, _ := json.Marshal(map[string]string{"email": superEmail, "password": superPwd})
+		for _, c := range []struct {
+			name, code, named string
+			sql               []string
+		}{
+			{"tbl", "invalid_table_name", "pg_notes", []string{
+				`CREATE TABLE pg_notes (id INTEGER PRIMARY KEY, creator INTEGER, note TEXT)`,
+				`INSERT INTO bdus_cfg_tables (name, label, order_field, id_field, preview, is_plugin, sort) VALUES ('pg_notes', 'Notes', 'id', 'id', '[]', 0, 9)`,
+				`INSERT INTO bdus_cfg_fields (table_name, name, label, type, db_type, sort) VALUES ('pg_notes', 'note', 'Note', 'text', 'text', 1)`,
+			}},
+			{"fld", "invalid_field_name", "sqlite_note", []string{
+				`ALTER TABLE sites ADD COLUMN sqlite_note TEXT`,
+				`INSERT INTO bdus_cfg_fields (table_name, name, label, type, db_type, sort) VALUES ('sites', 'sqlite_note', 'Note', 'text', 'text', 9)`,
+			}},
+		} {
+			folder := makeFolder(t, filepath.Join(v.data, "bradypus"), c.name, fixture{records: 2, noPlugins: true, noArchive: true})
+			db, err := sql.Open("sqlite", filepath.Join(folder, "db", "bdus.sqlite"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range c.sql {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			db.Close()
+			code, body := v.do(t, "POST", "/"+c.name+"/api/upgrade/major", string(b), nil)
+			if code != http.StatusBadRequest || body["code"] != c.code || body["name"] != c.named || body["reserved_prefix"] == nil {
+				t.Fatalf("%s: %d %v", c.name, code, body)
+			}
+			if ok, err := v.inst.Apps.Backend().Exists(context.Background(), c.name); err != nil || ok {
+				t.Fatalf("%s: the refused upgrade left an application: %v %v", c.name, ok, err)
+			}
+			if _, err := os.Stat(filepath.Join(v.data, "upgrades")); !os.IsNotExist(err) {
+				t.Fatalf("%s: a refused upgrade started: %v", c.name, err)
+			}
+		}
+	})
+}

@@ -23,9 +23,11 @@ import (
 // Image handling. Raster images (JPEG, PNG, GIF, WebP, BMP) are checked
 // on upload and replace:
 //
-//   - an image declaring more than MaxPixels pixels is refused (400
-//     image_too_large) from its header alone, before anything is decoded,
-//     so a decompression bomb cannot exhaust memory;
+//   - an image declaring more than MaxPixels pixels, or whose decoded
+//     pixels would take more than MaxPixels×4 bytes (DecodedBytes: a
+//     16-bit PNG takes 8 bytes a pixel, twice an 8-bit RGBA one), is
+//     refused (400 image_too_large) from its header alone, before anything
+//     is decoded, so a decompression bomb cannot exhaust memory;
 //   - when the app's maxImageSize is set and the image's longest side is
 //     longer, it is scaled to it (aspect ratio kept, Catmull-Rom), turned
 //     upright by its EXIF orientation and stored instead of the original:
@@ -50,7 +52,7 @@ const (
 
 // ErrImageTooLarge refuses an image whose declared size would take too
 // much memory to decode.
-var ErrImageTooLarge = errs.New(errs.Invalid, "image_too_large", "the image has too many pixels to be processed")
+var ErrImageTooLarge = errs.New(errs.Invalid, "image_too_large", "the image has too many pixels, or pixels too deep, to be processed")
 
 // decodable are the sniffed types this package decodes.
 var decodable = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true, "image/bmp": true}
@@ -82,8 +84,8 @@ func (s *Service) processImage(ctx context.Context, app string, f *File, maxSide
 	if err != nil {
 		return nil // not an image we can read: kept as it is
 	}
-	if px := int64(cfg.Width) * int64(cfg.Height); px > s.maxPixels() {
-		return ErrImageTooLarge.With("width", cfg.Width).With("height", cfg.Height).With("max_pixels", s.maxPixels())
+	if err := CheckDecodable(cfg, s.maxPixels()); err != nil {
+		return err
 	}
 	orient := 1
 	if format == "jpeg" {
@@ -131,6 +133,47 @@ func (s *Service) processImage(ctx context.Context, app string, f *File, maxSide
 		return err
 	}
 	f.ThumbKey = key
+	return nil
+}
+
+// DecodedBytes is the memory the decoded pixels of an image with header
+// cfg take, from its color model: the image types the standard decoders
+// return (RGBA64 for 16-bit PNG, YCbCr for JPEG, with at most 3 bytes a
+// pixel when the chroma is not subsampled, Paletted for GIF and 8-bit
+// palettes). An unknown model counts 8 bytes a pixel, the most any takes.
+func DecodedBytes(cfg image.Config) int64 {
+	var per int64
+	switch cfg.ColorModel {
+	case color.GrayModel, color.AlphaModel:
+		per = 1
+	case color.Gray16Model, color.Alpha16Model:
+		per = 2
+	case color.YCbCrModel:
+		per = 3
+	case color.RGBAModel, color.NRGBAModel, color.CMYKModel, color.NYCbCrAModel:
+		per = 4
+	default:
+		if _, ok := cfg.ColorModel.(color.Palette); ok {
+			per = 1
+		} else {
+			per = 8 // RGBA64, NRGBA64, or a model not listed
+		}
+	}
+	return int64(cfg.Width) * int64(cfg.Height) * per
+}
+
+// CheckDecodable refuses (ErrImageTooLarge) to decode an image whose
+// header cfg declares more than maxPixels pixels, or pixels that would
+// take more than maxPixels×4 bytes once decoded (an 8-bit RGBA image at
+// the pixel cap). Counting pixels alone let a 760 KB PNG of 9999×10000
+// 16-bit pixels through: 800 MB once decoded, for each of the images
+// decoded at once.
+func CheckDecodable(cfg image.Config, maxPixels int64) error {
+	px, n := int64(cfg.Width)*int64(cfg.Height), DecodedBytes(cfg)
+	if px > maxPixels || n > 4*maxPixels {
+		return ErrImageTooLarge.With("width", cfg.Width).With("height", cfg.Height).With("max_pixels", maxPixels).
+			With("decoded_bytes", n).With("max_decoded_bytes", 4*maxPixels)
+	}
 	return nil
 }
 

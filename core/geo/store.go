@@ -58,6 +58,15 @@ type Tx struct {
 	tx       *store.DB
 	scopeOf  ScopeOf
 	versions map[string]bool // "tb/id" already versioned
+	ids      func() int64    // a dry run's feature ids (WithIDs); nil or 0: the sequence's
+}
+
+// WithIDs makes t give the features it inserts the ids next returns
+// (records.Scope.DryRunID) instead of the sequence's, when not 0: a dry
+// run is rolled back, and PostgreSQL never rolls a sequence back.
+func (t *Tx) WithIDs(next func() int64) *Tx {
+	t.ids = next
+	return t
 }
 
 // NewTx is a writer working in the caller's transaction tx.
@@ -101,9 +110,15 @@ func (t *Tx) Insert(ctx context.Context, table string, id int64, g orb.Geometry)
 		return 0, err
 	}
 	r := rowOf(g)
+	cols, marks := `tb, record_id, geometry, geojson, min_x, min_y, max_x, max_y`, `?, ?, ?, ?, ?, ?, ?, ?`
+	args := []any{table, id, r.wkt, r.geojson, r.b.Min[0], r.b.Min[1], r.b.Max[0], r.b.Max[1]}
+	if t.ids != nil {
+		if fid := t.ids(); fid != 0 {
+			cols, marks, args = cols+`, id`, marks+`, ?`, append(args, fid)
+		}
+	}
 	var fid int64
-	err := t.tx.QueryRow(ctx, `INSERT INTO `+t.tx.Sys("geodata")+` (tb, record_id, geometry, geojson, min_x, min_y, max_x, max_y)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, table, id, r.wkt, r.geojson, r.b.Min[0], r.b.Min[1], r.b.Max[0], r.b.Max[1]).Scan(&fid)
+	err := t.tx.QueryRow(ctx, `INSERT INTO `+t.tx.Sys("geodata")+` (`+cols+`) VALUES (`+marks+`) RETURNING id`, args...).Scan(&fid)
 	if err != nil {
 		return 0, fmt.Errorf("insert geodata: %w", err)
 	}

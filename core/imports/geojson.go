@@ -295,14 +295,18 @@ func RunGeoJSON(ctx context.Context, sc *records.Scope, ff *geo.FeatureFile, a g
 		g.geoms = append(g.geoms, f.Geometry)
 	}
 	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
-		ts := *sc
+		own := sc
+		if a.DryRun {
+			own = sc.DryRun() // records, versions and features take no sequence's ids
+		}
+		ts := *own
 		ts.DB = tx
 		w := geo.NewTx(tx, func(table string) (*records.Scope, error) {
 			if table == sc.Table.Name {
-				return sc, nil
+				return own, nil
 			}
 			return scopeOf(table)
-		})
+		}).WithIDs(own.DryRunID) // 0 unless a dry run on PostgreSQL
 		for i, k := range order {
 			g := groups[k]
 			val, err := keyValue(tx.Engine, key, g.value)

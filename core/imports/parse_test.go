@@ -71,3 +71,56 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestPreview: a preview keeps the first n rows and counts them all, and
+// is otherwise Parse: the same columns, encoding, delimiter, rows (the
+// first n of Parse's) and count, and the same refusals, whatever row
+// breaks the rules (after the rows shown too).
+func TestPreview(t *testing.T) {
+	latin1, _ := charmap.Windows1252.NewEncoder().String("sigla;periodo\nA1;Età del Bronzo\nA2;Età del Ferro\nA3;Romana\n")
+	var long strings.Builder
+	long.WriteString("n,label\n")
+	for i := range 1000 {
+		fmt.Fprintf(&long, "%d,\"row, %d\"\n", i, i)
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		n    int
+		err  string
+	}{
+		{"comma", []byte("a,b\n1,2\n3,4\n5,6\n"), 2, ""},
+		{"fewer rows than n", []byte("a,b\n1,2\n"), 20, ""},
+		{"no rows", []byte("a,b\n"), 20, ""},
+		{"BOM and blank lines", []byte("\xef\xbb\xbfa;b\n\n1;2\n\n3;4\n"), 1, ""},
+		{"Windows-1252", []byte(latin1), 2, ""},
+		{"a thousand rows", []byte(long.String()), 20, ""},
+		{"ragged after the rows shown", []byte("a,b\n1,2\n3,4\n5\n"), 1, "line 4 has 1 values"},
+		{"unterminated quote after the rows shown", []byte("a,b\n1,2\n3,\"4\n"), 1, "extraneous or missing"},
+		{"json", []byte(`[{"a":1},{"a":2},{"b":3}]`), 2, ""},
+		{"xlsx", workbook(t, [][]any{{"sigla", "peso"}, {"A", 1}, {nil, nil}, {"B", 2.5}, {"C", 3}}), 2, ""},
+		{"xlsx wider row after the rows shown", workbook(t, [][]any{{"a"}, {"1"}, {"2", "3"}}), 1, "row 3 has 2 values"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, count, err := Preview(c.in, c.n)
+			whole, werr := Parse(c.in)
+			if c.err != "" {
+				for _, e := range []error{err, werr} {
+					if e, ok := errs.As(e); !ok || e.Code != "import_file_invalid" || !strings.Contains(fmt.Sprint(e.Extra["detail"]), c.err) {
+						t.Fatalf("%v, want %q", e, c.err)
+					}
+				}
+				return
+			}
+			if err != nil || werr != nil {
+				t.Fatal(err, werr)
+			}
+			want := whole.Rows[:min(c.n, len(whole.Rows))]
+			if count != len(whole.Rows) || fmt.Sprint(got.Rows) != fmt.Sprint(want) || fmt.Sprint(got.Columns) != fmt.Sprint(whole.Columns) ||
+				got.Format != whole.Format || got.Encoding != whole.Encoding || got.Delimiter != whole.Delimiter {
+				t.Fatalf("preview %+v (count %d), parse %+v", got, count, whole)
+			}
+		})
+	}
+}

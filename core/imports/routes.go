@@ -107,7 +107,8 @@ func (h handlers) preview(c *gin.Context) {
 		h.previewGeoJSON(c, up)
 		return
 	}
-	t, err := Parse(data)
+	// Only the rows shown are kept; the others are read, checked and counted.
+	t, count, err := Preview(data, PreviewRows)
 	if err != nil {
 		api.Fail(c, err)
 		return
@@ -117,12 +118,8 @@ func (h handlers) preview(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	rows := t.Rows
-	if len(rows) > PreviewRows {
-		rows = rows[:PreviewRows]
-	}
 	api.Success(c, http.StatusOK, gin.H{"temp_id": key, "file_token": key, "format": t.Format, "encoding": t.Encoding,
-		"delimiter": t.Delimiter, "columns": t.Columns, "count": len(t.Rows), "rows": rows})
+		"delimiter": t.Delimiter, "columns": t.Columns, "count": count, "rows": t.Rows})
 }
 
 // uploaded is a previewed upload: the file and the form fields sent with

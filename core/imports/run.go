@@ -114,6 +114,9 @@ func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result
 	var rowErrs []RowError
 	err := sc.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *sc
+		if opt.DryRun {
+			ts = *sc.DryRun() // no sequence moves for rows rolled back
+		}
 		ts.DB = tx
 		for i, row := range t.Rows {
 			core := map[string]any{}

@@ -14,11 +14,13 @@ var zipMagic = []byte("PK\x03\x04")
 // maxXLSXRows bounds what one sheet may hold (a row is read into memory).
 const maxXLSXRows = 1_000_000
 
-// parseXLSX reads the first sheet of a workbook: its first non-empty row
-// is the header, the rows after it the data (cells as the sheet shows
-// them, which is what a user typed: dates as formatted, numbers without
-// float noise).
-func parseXLSX(data []byte) (*Table, error) {
+// scanXLSX reads the first sheet of a workbook a row at a time (excelize's
+// Rows iterator; a large sheet's XML is spooled to a temporary file by
+// excelize, not held): its first non-empty row is the header, the rows
+// after it the data (cells as the sheet shows them, which is what a user
+// typed: dates as formatted, numbers without float noise), each handed to
+// keep.
+func scanXLSX(data []byte, keep func(t *Table, row func() map[string]any)) (*Table, error) {
 	f, err := excelize.OpenReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, ErrUnreadable.With("detail", "not a readable XLSX workbook")
@@ -56,15 +58,17 @@ func parseXLSX(data []byte) (*Table, error) {
 		if len(cells) > len(t.Columns) && !blank(cells[len(t.Columns):]) {
 			return nil, ErrUnreadable.With("detail", fmt.Sprintf("row %d has %d values, the header %d", line, len(cells), len(t.Columns)))
 		}
-		row := make(map[string]any, len(t.Columns))
-		for i, h := range t.Columns {
-			if i < len(cells) {
-				row[h] = cells[i]
-			} else {
-				row[h] = ""
+		keep(t, func() map[string]any {
+			row := make(map[string]any, len(t.Columns))
+			for i, h := range t.Columns {
+				if i < len(cells) {
+					row[h] = cells[i]
+				} else {
+					row[h] = ""
+				}
 			}
-		}
-		t.Rows = append(t.Rows, row)
+			return row
+		})
 	}
 	if t.Columns == nil {
 		return nil, ErrUnreadable.With("detail", "the first sheet is empty")

@@ -282,7 +282,9 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 	if err != nil {
 		return SaveResult{}, mapUniqueViolation(err)
 	}
-	s.runAfterHooks(ctx, id, in, s.HookLog)
+	if s.dry == nil {
+		s.runAfterHooks(ctx, id, in, s.HookLog)
+	}
 	res.ID, res.Created = id, insert
 	return res, nil
 }
@@ -354,6 +356,9 @@ func (l *rowLock) result() (*int64, error) {
 // record, or id_link of a plugin row).
 func (s *Scope) insertRow(ctx context.Context, t *schema.Table, p *prepared, system map[string]any) (int64, error) {
 	cols, vals := append([]string{}, p.cols...), append([]any{}, p.vals...)
+	if id := s.explicitID(); id != 0 {
+		cols, vals = append(cols, schema.ColID), append(vals, id)
+	}
 	for _, c := range t.SystemColumns() {
 		if v, ok := system[c]; ok {
 			cols, vals = append(cols, c), append(vals, v)

@@ -54,7 +54,8 @@ type Scope struct {
 	// HookLog reports an AfterSave failure (the save itself succeeded).
 	HookLog func(feature string, err error)
 
-	batch *Batch // set while a Batch writes (batch.go)
+	batch *Batch  // set while a Batch writes (batch.go)
+	dry   *dryIDs // set for a dry run (dryrun.go)
 }
 
 // TableAccess is the caller's level and row subset on one table.

@@ -266,7 +266,11 @@ func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, s
 	if s.Actor.UserID != 0 {
 		user = s.Actor.UserID
 	}
+	cols, marks := `tb, record_id, userid, time, operation, content`, `?, ?, ?, ?, ?, ?`
+	args := []any{s.Table.Name, id, user, s.now().Truncate(time.Microsecond), operation, string(content)}
+	if vid := s.explicitID(); vid != 0 { // a dry run's (dryrun.go)
+		cols, marks, args = cols+`, id`, marks+`, ?`, append(args, vid)
+	}
 	return s.DB.ExecLater(ctx, fmt.Sprintf("store version of %s %d", s.Table.Name, id),
-		`INSERT INTO `+s.DB.Sys("versions")+` (tb, record_id, userid, time, operation, content) VALUES (?, ?, ?, ?, ?, ?)`,
-		s.Table.Name, id, user, s.now().Truncate(time.Microsecond), operation, string(content))
+		`INSERT INTO `+s.DB.Sys("versions")+` (`+cols+`) VALUES (`+marks+`)`, args...)
 }

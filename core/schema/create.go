@@ -23,11 +23,6 @@ type TableDef struct {
 	Feature string `json:"-"`
 }
 
-// ValidTableName reports whether name may name a user table.
-func ValidTableName(name string) bool {
-	return store.ValidIdent(name) && !strings.HasPrefix(name, store.SystemTablePrefix)
-}
-
 // CreateTable adds a table to the catalog and creates it, in one
 // transaction. A plugin table gets id and id_link (to its parent, rows
 // deleted with it); a normal table gets id and creator.
@@ -37,8 +32,8 @@ func CreateTable(ctx context.Context, db *store.DB, def TableDef, now time.Time)
 	if def.Name == "" {
 		return nil, ErrParameterMissing.With("parameter", "name")
 	}
-	if !ValidTableName(def.Name) {
-		return nil, ErrInvalidTableName
+	if err := CheckTableName(def.Name); err != nil {
+		return nil, err
 	}
 	if def.Label == "" {
 		def.Label = def.Name
@@ -158,8 +153,8 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 	if def.Name == "" {
 		return nil, ErrParameterMissing.With("parameter", "name")
 	}
-	if !store.ValidIdent(def.Name) || slices.Contains(reservedColumns, def.Name) || strings.HasPrefix(def.Name, store.SystemTablePrefix) {
-		return nil, ErrInvalidFieldName
+	if err := CheckFieldName(def.Name); err != nil {
+		return nil, err
 	}
 	ft := FieldType(def.Type)
 	if def.Type == "" {

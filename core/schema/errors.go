@@ -6,10 +6,10 @@ import "github.com/strata-archaeo/strata/core/errs"
 var (
 	ErrTableExists      = errs.New(errs.Conflict, "table_already_exists", "a table with this name already exists")
 	ErrTableNotFound    = errs.New(errs.NotFound, "table_not_found", "no such table")
-	ErrInvalidTableName = errs.New(errs.Invalid, "invalid_table_name", "table names are a lower-case letter, then lower-case letters, digits or underscores (at most 63), and may not start with sys_")
+	ErrInvalidTableName = errs.New(errs.Invalid, "invalid_table_name", "table names are a lower-case letter, then lower-case letters, digits or underscores (at most 63), not starting with sys_, sqlite_ or pg_")
 	ErrFieldExists      = errs.New(errs.Conflict, "fld_already_available", "the table already has a field with this name")
 	ErrFieldNotFound    = errs.New(errs.NotFound, "field_not_found", "no such field")
-	ErrInvalidFieldName = errs.New(errs.Invalid, "invalid_field_name", "field names are a lower-case letter, then lower-case letters, digits or underscores (at most 63), and not id, creator or id_link")
+	ErrInvalidFieldName = errs.New(errs.Invalid, "invalid_field_name", "field names are a lower-case letter, then lower-case letters, digits or underscores (at most 63), not starting with sys_, sqlite_ or pg_, and not id, creator or id_link")
 	ErrInvalidFieldType = errs.New(errs.Invalid, "invalid_field_type", "unknown field type")
 	ErrInvalidDBType    = errs.New(errs.Invalid, "invalid_db_type", "db_type is one of text, int, float, date, bool")
 	ErrInvalidParameter = errs.New(errs.Invalid, "invalid_field_parameter", "a field parameter is not valid here")

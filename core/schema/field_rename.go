@@ -10,11 +10,6 @@ import (
 	"github.com/strata-archaeo/strata/core/store"
 )
 
-// validFieldName applies the naming rule of AddField.
-func validFieldName(name string) bool {
-	return store.ValidIdent(name) && !slices.Contains(reservedColumns, name) && !strings.HasPrefix(name, store.SystemTablePrefix)
-}
-
 // RenameField renames a field and its column (RENAME COLUMN on both
 // engines, so data and indexes stay) and rewrites the references in the
 // same transaction: the table's preview and id_field, value sources of
@@ -24,8 +19,8 @@ func RenameField(ctx context.Context, db *store.DB, table, field, newName string
 	if newName == "" {
 		return nil, ErrParameterMissing.With("parameter", "new_name")
 	}
-	if !validFieldName(newName) {
-		return nil, ErrInvalidFieldName
+	if err := CheckFieldName(newName); err != nil {
+		return nil, err
 	}
 	var out *Field
 	err := change(ctx, db, func(tx *store.DB, st *state) error {

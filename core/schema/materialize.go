@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -31,6 +32,20 @@ func Materialize(ctx context.Context, tx *store.DB) error {
 		}
 	}
 	for _, t := range ordered {
+		// The catalog came from elsewhere (a backup): its names meet the
+		// rule of today's schema API before they reach DDL, or the restore
+		// is refused with the name's code instead of failing in the engine.
+		if err := CheckTableName(t.Name); err != nil {
+			return err
+		}
+		for _, f := range t.Fields {
+			if err := CheckFieldName(f.Name); err != nil {
+				if e, ok := errs.As(err); ok {
+					return e.With("table", t.Name)
+				}
+				return err
+			}
+		}
 		var parent *Table
 		if t.IsPlugin && t.PluginOf != "" {
 			parent, _ = cat.Table(t.PluginOf)

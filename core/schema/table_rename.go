@@ -44,8 +44,8 @@ func RenameTable(ctx context.Context, db *store.DB, table, newName string, now t
 	if newName == "" {
 		return nil, ErrParameterMissing.With("parameter", "new_name")
 	}
-	if !ValidTableName(newName) {
-		return nil, ErrInvalidTableName
+	if err := CheckTableName(newName); err != nil {
+		return nil, err
 	}
 	var out []TableRename
 	err := change(ctx, db, func(tx *store.DB, st *state) error {

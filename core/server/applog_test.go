@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -101,6 +102,33 @@ func TestApplicationLog(t *testing.T) {
 		// Default: 30 days.
 		if code, m := f.do(t, f.super, "POST", api+"/logs/purge", ""); code != 200 || m["days"] != float64(30) {
 			t.Fatalf("default purge: %d %v", code, m)
+		}
+	})
+}
+
+// TestLogPurgeIsAdmins: SPEC §3 gives /logs/purge to admins, as /logs:
+// an admin (not super_admin) purges; below admin, 403 not_enough_privilege
+// and nothing is purged.
+func TestLogPurgeIsAdmins(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		f := newDig(t, e)
+		testenv.NewUser(t, f.app, "Admin2", "admin2@example.org", auth.Admin)
+		admin := testenv.Login(t, f.inst.Server, "dig", "admin2@example.org", testenv.Password)
+		for _, c := range []struct {
+			name, who string
+			status    int
+			code      string
+		}{
+			{"reader", f.reader, 403, "not_enough_privilege"},
+			{"writer", f.writer, 403, "not_enough_privilege"},
+			{"writer's API key", f.writerKey, 403, "not_enough_privilege"},
+			{"admin", admin, 200, "log_purge_success"},
+			{"super_admin", f.super, 200, "log_purge_success"},
+		} {
+			code, m := f.do(t, c.who, "POST", "/dig/api/logs/purge", `{"days":0}`)
+			if code != c.status || m["code"] != c.code {
+				t.Fatalf("%s: %d %v", c.name, code, m)
+			}
 		}
 	})
 }

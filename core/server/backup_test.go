@@ -150,3 +150,62 @@ func TestBackupsOverHTTP(t *testing.T) {
 			ExpectedStatus: 404, ExpectedContent: []string{"backup_not_found"}}.Run(t, inst.Server)
 	})
 }
+
+// TestRestoreRefusesReservedNames: an app made before sqlite_ and pg_ were
+// reserved may hold a table or field named so (PostgreSQL took pg_ and
+// sqlite_ tables, both engines pg_ ones); its backup is refused on restore
+// with the name's code on both engines (a sqlite_ table could never be
+// made on SQLite), the live app untouched, instead of restoring on one
+// engine and failing with 500 on the other. A table's name is refused
+// before the job starts, a field's when the catalog's tables are made.
+func TestRestoreRefusesReservedNames(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		for _, c := range []struct {
+			name, code string
+			rename     func(db *store.DB) []string
+		}{
+			{"table", "invalid_table_name", func(db *store.DB) []string {
+				return []string{`ALTER TABLE ` + db.Qualify("notes") + ` RENAME TO pg_notes`,
+					`UPDATE ` + db.Sys("tables") + ` SET name = 'pg_notes' WHERE name = 'notes'`}
+			}},
+			{"field", "invalid_field_name", func(db *store.DB) []string {
+				return []string{`ALTER TABLE ` + db.Qualify("notes") + ` RENAME COLUMN note TO sqlite_note`,
+					`UPDATE ` + db.Sys("fields") + ` SET name = 'sqlite_note' WHERE name = 'note'`}
+			}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				inst := testenv.NewInstanceWithJobs(t, e)
+				a := testenv.NewApp(t, inst.Apps, "dig")
+				admin := testenv.Bearer(testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password))
+				for _, s := range []testenv.Scenario{
+					{Method: "POST", URL: "/dig/api/config/tables", Body: `{"name":"notes"}`, ExpectedStatus: 200},
+					{Method: "POST", URL: "/dig/api/config/table/notes/field", Body: `{"name":"note"}`, ExpectedStatus: 200},
+				} {
+					s.Headers = admin
+					s.Run(t, inst.Server)
+				}
+				ctx := context.Background()
+				for _, q := range c.rename(a.DB) {
+					if _, err := a.DB.Exec(ctx, q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				rec := testenv.Scenario{Method: "POST", URL: "/dig/api/backups", Headers: admin, ExpectedStatus: 200}.Run(t, inst.Server)
+				var created struct{ File string }
+				if err := json.Unmarshal(rec.Body.Bytes(), &created); err != nil || created.File == "" {
+					t.Fatalf("backup: %s", rec.Body)
+				}
+				testenv.Scenario{Method: "POST", URL: "/dig/api/backup/" + created.File + "/restore", Headers: admin,
+					ExpectedStatus: 400, ExpectedContent: []string{`"code":"` + c.code + `"`, `"reserved_prefix"`}}.Run(t, inst.Server)
+				live, err := inst.Apps.Get(ctx, "dig")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int
+				if err := live.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+live.DB.Sys("tables")).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("the live app after a refused restore: %d tables, %v", n, err)
+				}
+			})
+		}
+	})
+}

@@ -312,3 +312,28 @@ func TestConfigTableRenameAndDelete(t *testing.T) {
 		env.super(t, 200, "DELETE", "/config/table/people", "")
 	})
 }
+
+// TestConfigReservedNamePrefixes: sqlite_ and pg_ are the engines' (SQLite
+// refuses to create sqlite_ tables, PostgreSQL keeps pg_ for its catalogs)
+// and sys_ Strata's. A table or field named with one is refused with the
+// name's code on both engines, whether created or renamed to it, so no
+// app holds a name the other engine could not restore; nothing changes.
+func TestConfigReservedNamePrefixes(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		env := newConfigEnv(t, e)
+		var cases []testenv.Scenario
+		for _, name := range []string{"sqlite_x", "pg_x", "sys_x", "sqlite_", "pg_class"} {
+			prefix := `"reserved_prefix":"` + name[:strings.IndexByte(name, '_')+1] + `"`
+			cases = append(cases,
+				refusal("POST", "/config/tables", `{"name":"`+name+`"}`, 400, "invalid_table_name", prefix),
+				refusal("PATCH", "/config/table/sites", `{"new_name":"`+name+`"}`, 400, "invalid_table_name", prefix),
+				refusal("POST", "/config/table/sites/field", `{"name":"`+name+`"}`, 400, "invalid_field_name", prefix),
+				refusal("PATCH", "/config/table/sites/field/name", `{"new_name":"`+name+`"}`, 400, "invalid_field_name", prefix),
+			)
+		}
+		env.refusals(t, cases)
+		// Names that only contain the prefixes are anyone's.
+		env.super(t, 200, "POST", "/config/tables", `{"name":"my_pg_sqlite_sys_x"}`)
+		env.super(t, 200, "POST", "/config/table/sites/field", `{"name":"pgx"}`)
+	})
+}

@@ -275,3 +275,60 @@ func TestFileImagesWithoutMaxSize(t *testing.T) {
 		t.Fatal("the thumbnail is not upright")
 	}
 }
+
+// pngHeader is pngHeaderOnly with the PNG's bit depth and color type
+// (0 gray, 2 RGB, 6 RGBA): what the decoder would make of its pixels.
+func pngHeader(w, h uint32, depth, colorType byte) []byte {
+	out := pngHeaderOnly(w, h)
+	// The IHDR's bit depth and color type follow its width and height.
+	out[24], out[25] = depth, colorType
+	crc := crc32.ChecksumIEEE(out[12:29])
+	binary.BigEndian.PutUint32(out[29:33], crc)
+	return out
+}
+
+// TestImageDecodeBudget: an image is decoded only when its pixels fit in
+// memory as decoded, counted in bytes from its header's color model, not
+// only in pixels: two 760 KB PNGs of 9999×10000 16-bit pixels (800 MB each
+// once decoded, under the 100-megapixel cap) took a writer's uploads to
+// 1.8 GB. Those are refused (400 image_too_large, with decoded_bytes)
+// before any decoding and leave nothing stored; images of as many pixels
+// that decode to at most 400 MB (8-bit RGBA, 16-bit gray) are taken as
+// before (header-only, they are kept as they came).
+func TestImageDecodeBudget(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		f := newDig(t, e)
+		site := f.create(t, f.writer, "sites", `{"name":"Pompeii"}`)
+		url := fmt.Sprintf("/dig/api/record/sites/%d/file", site)
+		for _, c := range []struct {
+			name         string
+			png          []byte
+			status       int
+			decodedBytes float64 // of a refusal
+		}{
+			{"16-bit RGBA 9999×10000: 800 MB", pngHeader(9999, 10000, 16, 6), 400, 9999 * 10000 * 8},
+			{"16-bit RGB 7100×7100: 403 MB", pngHeader(7100, 7100, 16, 2), 400, 7100 * 7100 * 8},
+			{"16-bit RGB 7000×7000: 392 MB", pngHeader(7000, 7000, 16, 2), 200, 0},
+			{"16-bit gray 9999×10000: 200 MB", pngHeader(9999, 10000, 16, 0), 200, 0},
+			{"8-bit RGBA 9999×10000: 400 MB", pngHeader(9999, 10000, 8, 6), 200, 0},
+			{"8-bit gray 10001×10000: over the pixel cap", pngHeader(10001, 10000, 8, 0), 400, 10001 * 10000},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				before := len(f.blobs(t))
+				code, m := f.upload(t, f.writer, url, "file", "big.png", c.png)
+				if code != c.status {
+					t.Fatalf("%d %v", code, m)
+				}
+				if code == 200 {
+					return
+				}
+				if m["code"] != "image_too_large" || m["decoded_bytes"] != c.decodedBytes || m["max_decoded_bytes"] != float64(400_000_000) {
+					t.Fatalf("refusal: %v", m)
+				}
+				if after := len(f.blobs(t)); after != before {
+					t.Fatalf("blobs %d → %d after a refusal", before, after)
+				}
+			})
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -552,6 +553,57 @@ func TestGeoExport(t *testing.T) {
 		}
 		if rec := f.export(t, f.reader, "finds", "format=shp"); rec.Code != 400 || !strings.Contains(rec.Body.String(), `"kml"`) {
 			t.Fatalf("unknown format: %d %s", rec.Code, rec.Body.String())
+		}
+	})
+}
+
+// TestGeoJSONDryRunKeepsIDs: as an import's (TestImportDryRunKeepsIDs), a
+// GeoJSON dry run is rolled back, and on PostgreSQL it took from the real
+// import the ids of the features, versions and created records. The ids
+// after dry runs and the import are those of the import alone.
+func TestGeoJSONDryRunKeepsIDs(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		file := `{"type":"FeatureCollection","features":[
+			{"type":"Feature","properties":{"code":"A1"},"geometry":{"type":"Point","coordinates":[1,1]}},
+			{"type":"Feature","properties":{"code":"A1"},"geometry":{"type":"Point","coordinates":[2,2]}},
+			{"type":"Feature","properties":{"code":"B2"},"geometry":{"type":"Point","coordinates":[3,3]}}]}`
+		run := func(t *testing.T, dryRuns int) (ids string) {
+			f := geoDig(t, e)
+			const api = "/dig/api"
+			f.create(t, f.writer, "finds", `{"label":"A1"}`)
+			_, m := f.uploadWith(t, f.super, api+"/import/preview-file", map[string]string{"type": "geojson", "tb": "finds"}, "file", "x.geojson", []byte(file))
+			body := fmt.Sprintf(`{"temp_id":%q,"tb":"finds","geo_prop":"code","key_field":"label","create_missing":true`, m["temp_id"])
+			for range dryRuns {
+				if code, m := f.do(t, f.super, "POST", api+"/import/geojson", body+`,"dry_run":true}`); code != 200 || m["created"] != float64(1) {
+					t.Fatalf("dry run: %d %v", code, m)
+				}
+			}
+			if code, m := f.do(t, f.super, "POST", api+"/import/geojson", body+`}`); code != 200 || m["created"] != float64(1) {
+				t.Fatalf("import: %d %v", code, m)
+			}
+			db := f.app.DB
+			for _, q := range []string{`SELECT id, label FROM ` + db.Qualify("finds"), `SELECT id, record_id FROM ` + db.Sys("versions"),
+				`SELECT id, record_id FROM ` + db.Sys("geodata")} {
+				rows, err := db.Query(context.Background(), q+` ORDER BY id`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var id int64
+					var what string
+					if err := rows.Scan(&id, &what); err != nil {
+						t.Fatal(err)
+					}
+					ids += fmt.Sprintf("%d:%s ", id, what)
+				}
+				rows.Close()
+				ids += "| "
+			}
+			return ids
+		}
+		want := run(t, 0)
+		if got := run(t, 2); got != want {
+			t.Fatalf("ids after dry runs:\n%s\nwithout:\n%s", got, want)
 		}
 	})
 }

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/strata-archaeo/strata/core/schema"
@@ -149,6 +151,132 @@ func TestImportLookupByLabel(t *testing.T) {
 		_, list := f.do(t, f.super, "GET", "/dig/api/records/units?filter[site][_eq]="+fmt.Sprint(pompeii), "")
 		if list["total"] != float64(2) {
 			t.Fatalf("units of Pompeii: %v", list)
+		}
+	})
+}
+
+// TestImportDryRunKeepsIDs: a dry run goes through the real saves and is
+// rolled back, and PostgreSQL never rolls a sequence back, so each dry run
+// took the next record ids (and a version id per update) from the real
+// run. The ids records and versions get from two imports (new rows, then
+// updates by key, one of a row the same file creates) must be the same
+// with dry runs before each import as without, and the dry runs must
+// count what the real runs do.
+func TestImportDryRunKeepsIDs(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		steps := []struct{ csv, key string }{
+			{"name\nAlpha\nBeta\nGamma\n", ""},
+			{"name\nAlpha\nBeta\nGamma\nDelta\nDelta\n", "name"},
+		}
+		run := func(t *testing.T, dryRuns int) (ids string) {
+			f := newDig(t, e)
+			const api = "/dig/api/import"
+			for _, s := range steps {
+				_, m := f.upload(t, f.super, api+"/preview-file", "file", "s.csv", []byte(s.csv))
+				body := fmt.Sprintf(`{"temp_id":%q,"tb":"sites","mapping":{"name":"name"},"key_field":%q`, m["temp_id"], s.key)
+				var checked map[string]any
+				for range dryRuns {
+					code, m := f.do(t, f.super, "POST", api+"/data", body+`,"dry_run":true}`)
+					if code != 200 || m["code"] != "ok_import_checked" {
+						t.Fatalf("dry run: %d %v", code, m)
+					}
+					checked = m
+				}
+				code, real := f.do(t, f.super, "POST", api+"/data", body+`}`)
+				if code != 200 || real["code"] != "ok_import_data" {
+					t.Fatalf("import: %d %v", code, real)
+				}
+				if dryRuns > 0 && (checked["inserted"] != real["inserted"] || checked["updated"] != real["updated"]) {
+					t.Fatalf("the dry run counted %v/%v, the import %v/%v", checked["inserted"], checked["updated"], real["inserted"], real["updated"])
+				}
+			}
+			ctx := context.Background()
+			for _, q := range []string{`SELECT id, name FROM ` + f.app.DB.Qualify("sites"), `SELECT id, record_id FROM ` + f.app.DB.Sys("versions")} {
+				rows, err := f.app.DB.Query(ctx, q+` ORDER BY id`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var id int64
+					var what string
+					if err := rows.Scan(&id, &what); err != nil {
+						t.Fatal(err)
+					}
+					ids += fmt.Sprintf("%d:%s ", id, what)
+				}
+				rows.Close()
+				ids += "| "
+			}
+			return ids
+		}
+		want := run(t, 0)
+		if got := run(t, 2); got != want {
+			t.Fatalf("ids after dry runs:\n%s\nwithout:\n%s", got, want)
+		}
+	})
+}
+
+// TestImportPreviewFirstRows: a preview answers the file's first 20 rows
+// and the count of all (it keeps no more than those 20 while it reads:
+// BenchmarkPreview in core/imports measures it), refuses a row that breaks
+// the rules wherever it is, and keeps the whole file for the import.
+func TestImportPreviewFirstRows(t *testing.T) {
+	var big, ragged strings.Builder
+	big.WriteString("name;note\n")
+	ragged.WriteString("name;note\n")
+	for i := range 1000 {
+		fmt.Fprintf(&big, "Site %04d;\"a; note\"\n", i)
+		if i == 898 { // after the header and 898 rows
+			ragged.WriteString("only one value\n") // line 900
+		}
+		fmt.Fprintf(&ragged, "Site %04d;x\n", i)
+	}
+	wb := excelize.NewFile()
+	if err := wb.SetSheetRow("Sheet1", "A1", &[]any{"name", "note"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		if err := wb.SetSheetRow("Sheet1", fmt.Sprintf("A%d", i+2), &[]any{fmt.Sprintf("Place %04d", i), i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	xlsx, err := wb.WriteToBuffer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		f := newDig(t, e)
+		const api = "/dig/api/import"
+		for _, c := range []struct {
+			name, file string
+			data       []byte
+			count      int
+			first      string // the names of the first and 20th rows
+			last       string
+			total      int // sites after importing it
+		}{
+			{"csv", "s.csv", []byte(big.String()), 1000, "Site 0000", "Site 0019", 1000},
+			{"xlsx", "s.xlsx", xlsx.Bytes(), 60, "Place 0000", "Place 0019", 1060},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				code, m := f.upload(t, f.super, api+"/preview-file", "file", c.file, c.data)
+				rows, _ := m["rows"].([]any)
+				if code != 200 || m["count"] != float64(c.count) || len(rows) != 20 || fmt.Sprint(m["columns"]) != "[name note]" ||
+					rows[0].(map[string]any)["name"] != c.first || rows[19].(map[string]any)["name"] != c.last {
+					t.Fatalf("preview: %d %v", code, m)
+				}
+				code, m = f.do(t, f.super, "POST", api+"/data", fmt.Sprintf(`{"temp_id":%q,"tb":"sites","mapping":{"name":"name"}}`, m["temp_id"]))
+				if code != 200 || m["inserted"] != float64(c.count) {
+					t.Fatalf("import: %d %v", code, m)
+				}
+				if _, m := f.do(t, f.reader, "GET", "/dig/api/records/sites", ""); m["total"] != float64(c.total) {
+					t.Fatalf("sites: %v", m["total"])
+				}
+			})
+		}
+		code, m := f.upload(t, f.super, api+"/preview-file", "file", "r.csv", []byte(ragged.String()))
+		if code != 400 || m["code"] != "import_file_invalid" || !strings.Contains(fmt.Sprint(m["detail"]), "line 900 has 1 values") {
+			t.Fatalf("ragged: %d %v", code, m)
 		}
 	})
 }

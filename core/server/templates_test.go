@@ -39,6 +39,11 @@ func TestPrintTemplates(t *testing.T) {
 		}{
 			{"unknown field", f.super, "/template/finds/bad", `{"sections":[{"content":["nope"]}]}`, 400, "unknown_field"},
 			{"bad width", f.super, "/template/finds/bad", `{"sections":[{"content":[{"field":"label","width":"2/5"}]}]}`, 400, "invalid_width"},
+			// A width is a string of Widths; a number is not "no width".
+			{"width a number", f.super, "/template/finds/bad", `{"sections":[{"content":[{"field":"label","width":-1}]}]}`, 400, "invalid_width"},
+			{"width a fraction", f.super, "/template/finds/bad", `{"sections":[{"content":[{"field":"label","width":0.5}]}]}`, 400, "invalid_width"},
+			{"width a boolean in a panel", f.super, "/template/finds/bad", `{"sections":[{"type":"accordion","content":[{"label":"P","fields":[{"field":"weight","width":true}]}]}]}`, 400, "invalid_width"},
+			{"width a number in a plugin section", f.super, "/template/finds/bad", `{"sections":[{"type":"plugin","plugin":"finds_samples","content":[{"field":"lab","width":2}]}]}`, 400, "invalid_width"},
 			{"not a plugin of the table", f.super, "/template/finds/bad", `{"sections":[{"type":"plugin","plugin":"units","content":["code"]}]}`, 400, "unknown_field"},
 			{"bad name", f.super, "/template/finds/bad%20name", `{"sections":[]}`, 400, "invalid_template_name"},
 			{"no sections", f.super, "/template/finds/x", `{}`, 400, "parameter_missing"},

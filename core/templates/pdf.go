@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"codeberg.org/go-pdf/fpdf"
+
+	"github.com/strata-archaeo/strata/core/files"
 )
 
 // The PDF of a print template is made with fpdf (codeberg.org/go-pdf/fpdf,
@@ -340,6 +342,11 @@ func imageBytes(ctx context.Context, im imageRef, open ImageSource) ([]byte, str
 		return data, "JPG", true
 	case format == "png" && pngAsIs(data):
 		return data, "PNG", true
+	}
+	// Decoded here only: the same budget as an upload's (a small PNG may
+	// declare hundreds of megabytes of pixels).
+	if files.CheckDecodable(cfg, files.DefaultMaxPixels) != nil {
+		return nil, "", false
 	}
 	m, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {

@@ -130,6 +130,13 @@ func parseItems(t *schema.Table, raw any, section int) ([]Item, error) {
 			it.Field = x
 		case map[string]any:
 			it.Field, it.Width = str(x["field"]), str(x["width"])
+			// A width is one of Widths, a string: any other JSON value
+			// (-1, 0.5, true) is refused, not read as "no width".
+			if w, ok := x["width"]; ok && w != nil {
+				if _, isString := w.(string); !isString {
+					return nil, ErrInvalidWidth.With("field", it.Field).With("width", w)
+				}
+			}
 		default:
 			return nil, ErrInvalid.With("detail", fmt.Sprintf("section %d: an item is a field name or {field, width}", section+1))
 		}

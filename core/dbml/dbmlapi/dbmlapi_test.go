@@ -222,6 +222,11 @@ func TestPreview(t *testing.T) {
 			{"plugin table needs no creator", "Table p {\n  id int [pk]\n  Note: 'bdus:is_plugin=sites'\n}", nil, nil},
 			{"bad table name", "Table \"Bad Name\" { id int }", []issueWant{{"invalid_table_name", 1, 1, ""}}, nil},
 			{"bad field name", "Table t {\n  id int\n  creator int\n  \"Bad\" int\n}", []issueWant{{"invalid_field_name", 4, 3, "Bad"}}, nil},
+			// Reserved for the engines, on both: a pg_ table made on one would
+			// restore on the other, a sqlite_ one would not be made on SQLite.
+			{"reserved table prefix", "Table pg_finds {\n  id int\n  creator int\n}", []issueWant{{"invalid_table_name", 1, 1, ""}}, nil},
+			{"reserved sqlite table prefix", "Table sqlite_finds {\n  id int\n  creator int\n}", []issueWant{{"invalid_table_name", 1, 1, ""}}, nil},
+			{"reserved field prefix", "Table t {\n  id int\n  creator int\n  pg_note int\n}", []issueWant{{"invalid_field_name", 4, 3, "pg_note"}}, nil},
 			{"unknown lookup", "Table t {\n  id int\n  creator int\n  s int [ref: > nowhere.id, note: 'bdus:id_from_tb']\n}",
 				[]issueWant{{"invalid_field_parameter", 4, 3, "s"}}, nil},
 			{"bad annotation", "Table t {\n  id int\n  creator int\n  s int [note: 'bdus:min=low']\n}",
