@@ -1016,6 +1016,7 @@ const scenarios = {
     await page.locator('[data-test=backup-error]').filter({ hasText: 'damaged' }).waitFor()
     await page.locator('[data-test=backup-upload]').setInputFiles({ name: 'elsewhere.tar.gz', mimeType: 'application/gzip', buffer: archive })
     await page.locator('[data-test=backup-notice]').filter({ hasText: new RegExp(`uploaded \\(from ${APP}, `) }).waitFor()
+    await page.locator('[data-test=backup-download]').nth(1).waitFor()
     assert.equal(await page.locator('[data-test=backup-download]').count(), 2)
     await shot(page, 'backups')
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
