@@ -19,7 +19,7 @@ import (
 // only) brings the old privileges back, still without reviving a revoked
 // credential.
 func TestRestoreKeepsLiveAccounts(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		inst := testenv.NewInstanceWithJobs(t, e)
 		a := testenv.NewApp(t, inst.Apps, "dig")
 		boss := testenv.NewUser(t, a, "Boss", "boss@example.org", auth.SuperAdmin)

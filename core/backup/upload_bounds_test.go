@@ -62,7 +62,7 @@ func bombArchive(t *testing.T, size, declared int64) []byte {
 func TestUploadedGzipBombsAreRefused(t *testing.T) {
 	bomb := bombArchive(t, 150<<20, 150<<20)
 	liar := bombArchive(t, 1<<20, 400<<20)
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		data := t.TempDir()
 		tmp, err := scratch.Open(data)
 		if err != nil {

@@ -181,7 +181,7 @@ func refusedOf(t *testing.T, body map[string]any) map[string]string {
 // the rest by name with the reason, and nothing from outside reaches the
 // new application's files or the snapshot.
 func TestMajorUpgradeStaysInFolder(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e, false)
 		o := outsideFiles(t, v)
 		folder := makeFolder(t, filepath.Join(v.data, "bradypus"), "dig", fixture{records: 2, noPlugins: true})
@@ -260,7 +260,7 @@ func TestMajorUpgradeStaysInFolder(t *testing.T) {
 // another tenant's configuration file is refused by name, never read;
 // a stored file name that climbs out of files/ is refused too.
 func TestMajorUpgrade4StaysInFolder(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e, false)
 		o := outsideFiles(t, v)
 		folder := makeFolder4(t, filepath.Join(v.data, "bradypus"), "old", fixture4{records: 12})

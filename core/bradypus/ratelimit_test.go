@@ -45,7 +45,7 @@ func from(t *testing.T, h http.Handler, addr, method, url, body string) (int, ma
 // are, and five failures lock the account (423 account_locked, even for
 // the right password) until the lock's time has passed.
 func TestMajorUpgradeRateLimited(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		clk := &testClock{now: time.Now().UTC().Truncate(time.Second)}
 		inst := testenv.NewInstanceWith(t, e, server.Deps{Now: clk.Now}, func(c *config.Config) { c.RateLimits = config.DefaultRateLimits })
 		h := inst.Server

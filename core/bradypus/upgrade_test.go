@@ -848,7 +848,7 @@ func checkRefmgr(t *testing.T, v env, boss map[string]string) {
 // restore on SQLite). The upgrade refuses such a folder with the schema
 // API's code before it starts anything: no snapshot, no application.
 func TestMajorUpgradeRefusesReservedNames(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e, false)
 		b, _ := json.Marshal(map[string]string{"email": superEmail, "password": superPwd})
 		for _, c := range []struct {

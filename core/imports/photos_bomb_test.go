@@ -113,7 +113,7 @@ func TestPhotoZipBombsAreRefused(t *testing.T) {
 		{"one photo past the upload limit", buildZip(t, []zipEntry{{name: photo(0), size: limit + 512<<10, fill: noise}}), 413, "import_photo_too_large"},
 		{"photos past the ZIP's limit", buildZip(t, many), 413, "import_zip_too_large"},
 	}
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		inst := testenv.NewInstance(t, e, func(c *config.Config) { c.MaxUploadBytes = limit })
 		a := testenv.NewApp(t, inst.Apps, "dig")
 		if err := demo.Seed(t.Context(), a, demo.Small, 1, time.Now().UTC()); err != nil {

@@ -18,7 +18,7 @@ import (
 // under the data folder and none outlives the request, however many ZIP
 // parts the form sends; none goes to the system's temp folder.
 func TestPhotoPreviewLeavesNoTempFiles(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		data := t.TempDir()
 		tmp, err := scratch.Open(data)
 		if err != nil {

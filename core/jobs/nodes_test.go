@@ -20,7 +20,7 @@ import (
 // a few heartbeats, and a cancel ends a job whose node is gone instead of
 // waiting for it. Read over HTTP.
 func TestJobsOfAVanishedServer(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		ctx := context.Background()
 		reg := testenv.NewRegistry(t, e)

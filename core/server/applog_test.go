@@ -110,7 +110,7 @@ func TestApplicationLog(t *testing.T) {
 // an admin (not super_admin) purges; below admin, 403 not_enough_privilege
 // and nothing is purged.
 func TestLogPurgeIsAdmins(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		f := newDig(t, e)
 		testenv.NewUser(t, f.app, "Admin2", "admin2@example.org", auth.Admin)
 		admin := testenv.Login(t, f.inst.Server, "dig", "admin2@example.org", testenv.Password)

@@ -159,7 +159,7 @@ func TestBackupsOverHTTP(t *testing.T) {
 // engine and failing with 500 on the other. A table's name is refused
 // before the job starts, a field's when the catalog's tables are made.
 func TestRestoreRefusesReservedNames(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		for _, c := range []struct {
 			name, code string
 			rename     func(db *store.DB) []string

@@ -319,7 +319,7 @@ func TestConfigTableRenameAndDelete(t *testing.T) {
 // name's code on both engines, whether created or renamed to it, so no
 // app holds a name the other engine could not restore; nothing changes.
 func TestConfigReservedNamePrefixes(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		env := newConfigEnv(t, e)
 		var cases []testenv.Scenario
 		for _, name := range []string{"sqlite_x", "pg_x", "sys_x", "sqlite_", "pg_class"} {

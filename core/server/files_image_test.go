@@ -296,7 +296,7 @@ func pngHeader(w, h uint32, depth, colorType byte) []byte {
 // that decode to at most 400 MB (8-bit RGBA, 16-bit gray) are taken as
 // before (header-only, they are kept as they came).
 func TestImageDecodeBudget(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		f := newDig(t, e)
 		site := f.create(t, f.writer, "sites", `{"name":"Pompeii"}`)
 		url := fmt.Sprintf("/dig/api/record/sites/%d/file", site)

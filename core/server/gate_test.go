@@ -131,7 +131,7 @@ func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]ga
 // takes a table, and the known routes that take it in the body, must be
 // seen asking the records gate, so a new route cannot skip it unnoticed.
 func TestEveryTableRouteIsGated(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		f := newDig(t, e)
 		const api = "/dig/api"
@@ -268,7 +268,7 @@ func gateUnavailable(answer string) bool {
 // refused with 403 not_enough_privilege, shows no value or id of finds,
 // and changes nothing.
 func TestDeniedTableFindings(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		f := newDig(t, e)
 		const api = "/dig/api"

@@ -562,7 +562,7 @@ func TestGeoExport(t *testing.T) {
 // import the ids of the features, versions and created records. The ids
 // after dry runs and the import are those of the import alone.
 func TestGeoJSONDryRunKeepsIDs(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		file := `{"type":"FeatureCollection","features":[
 			{"type":"Feature","properties":{"code":"A1"},"geometry":{"type":"Point","coordinates":[1,1]}},
 			{"type":"Feature","properties":{"code":"A1"},"geometry":{"type":"Point","coordinates":[2,2]}},

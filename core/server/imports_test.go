@@ -163,7 +163,7 @@ func TestImportLookupByLabel(t *testing.T) {
 // with dry runs before each import as without, and the dry runs must
 // count what the real runs do.
 func TestImportDryRunKeepsIDs(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		steps := []struct{ csv, key string }{
 			{"name\nAlpha\nBeta\nGamma\n", ""},
 			{"name\nAlpha\nBeta\nGamma\nDelta\nDelta\n", "name"},
@@ -244,7 +244,7 @@ func TestImportPreviewFirstRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		f := newDig(t, e)
 		const api = "/dig/api/import"
 		for _, c := range []struct {

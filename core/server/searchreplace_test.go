@@ -85,7 +85,7 @@ func TestSearchReplace(t *testing.T) {
 // save's rule and each failing record's id, and writes nothing at all —
 // not even the records whose new value would have been valid.
 func TestSearchReplaceValidates(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		f := newDig(t, e)
 		const api = "/dig/api"

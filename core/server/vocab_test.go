@@ -170,7 +170,7 @@ func TestVocabularies(t *testing.T) {
 // denied one of them, or limited there to a row subset, is refused before
 // anything changes; an admin with every row renames as before.
 func TestVocabularyChangesPassTheGate(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		f := newDig(t, e)
 		ctx, now := t.Context(), time.Now().UTC()

@@ -75,6 +75,8 @@ func RequireEngine(t testing.TB, e store.Engine) {
 }
 
 // NewBackend returns an empty backend of the engine, removed at cleanup.
+// Under a "postgres-owner" subtest (EachWithOwner) a PostgreSQL backend
+// connects as a fresh non-superuser owner (NewOwnerBackend).
 func NewBackend(t testing.TB, e store.Engine) store.Backend {
 	t.Helper()
 	RequireEngine(t, e)
@@ -86,6 +88,9 @@ func NewBackend(t testing.TB, e store.Engine) store.Backend {
 		}
 		return b
 	case store.Postgres:
+		if ownerTest(t) {
+			return NewOwnerBackend(t)
+		}
 		url, _ := PostgresURL()
 		b, err := store.OpenPostgres(context.Background(), url, store.PostgresOptions{
 			Namespace: "t" + randomHex(5), MaxConns: 8,

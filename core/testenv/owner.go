@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,10 +42,21 @@ func EachConnection(t *testing.T, fn func(t *testing.T, c Connection)) {
 	}
 }
 
+// EachWithOwner is Each with a third subtest, "postgres-owner": what the
+// test builds there (NewBackend, NewRegistry, NewInstance...) connects to
+// PostgreSQL as a non-superuser owner, as operators should run Strata.
+func EachWithOwner(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
+	t.Helper()
+	EachConnection(t, func(t *testing.T, c Connection) { fn(t, c.Engine) })
+}
+
+// ownerTest reports whether t runs under a "postgres-owner" subtest.
+func ownerTest(t testing.TB) bool { return strings.Contains(t.Name()+"/", "/postgres-owner/") }
+
 // NewRegistryOn is NewRegistry on the connection's backend.
 func NewRegistryOn(t testing.TB, c Connection) *apps.Registry {
 	t.Helper()
-	if !c.Owner {
+	if !c.Owner || ownerTest(t) {
 		return NewRegistry(t, c.Engine)
 	}
 	r := apps.NewRegistry(NewOwnerBackend(t), apps.Options{PasswordCost: bcrypt.MinCost, Logger: Logger(), Secrets: Keyring(t)})
