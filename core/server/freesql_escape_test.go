@@ -315,3 +315,52 @@ func dumpRows(rows *sql.Rows, b *strings.Builder) error {
 	}
 	return rows.Err()
 }
+
+// TestFreeSQLRoleConnectionLimit: an app's role holds at most four
+// connections; a fifth statement at once is 503 database_busy, and the
+// four go on to their own end (their timeout).
+func TestFreeSQLRoleConnectionLimit(t *testing.T) {
+	testenv.RequireEngine(t, store.Postgres)
+	a := testenv.NewApp(t, testenv.NewRegistry(t, store.Postgres), "dig")
+	var database string
+	if err := a.DB.QueryRow(t.Context(), `SELECT current_database()`).Scan(&database); err != nil {
+		t.Fatal(err)
+	}
+	role := store.ConfinedRole(database, a.DB.Schema())
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			// Endless: each holds its connection until its own timeout.
+			_, err := freesql.Run(context.Background(), a.DB, `WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r`,
+				freesql.Options{Timeout: 8 * time.Second})
+			done <- err
+		}()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n int
+		if err := a.DB.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE usename = ? AND state = 'active'`, role).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			select {
+			case err := <-done:
+				t.Fatalf("%d of the role's 4 statements running after 20 s; one ended with %v", n, err)
+			default:
+				t.Fatalf("%d of the role's 4 statements running after 20 s", n)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := freesql.Run(t.Context(), a.DB, `SELECT 1 AS one`, freesql.Options{}); errs.CodeOf(err) != "database_busy" {
+		t.Fatalf("a fifth statement at once: %v, want database_busy", err)
+	}
+	for range 4 {
+		if err := <-done; errs.CodeOf(err) != "sql_timeout" {
+			t.Fatalf("one of the four: %v, want sql_timeout", err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,6 +20,10 @@ import (
 // confinedConnLimit bounds the connections of one app's role: free SQL
 // of one tenant cannot take the server's connections.
 const confinedConnLimit = 4
+
+// ErrConfinedBusy: the app already runs as many statements as its role
+// may (confinedConnLimit).
+var ErrConfinedBusy = ErrBusy.With("detail", "this application already runs as many free SQL statements as it may at once")
 
 // ConfinedRole names the login role of an app's schema. Roles belong to
 // the whole PostgreSQL cluster while schemas belong to one database, so
@@ -131,7 +136,14 @@ func (db *DB) loginAsAppRole(ctx context.Context, opt ConfineOptions) (*sql.DB, 
 		return nil, err
 	}
 	defer func() {
-		_, _ = owner.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtext($1))`, lockKey)
+		var unlocked bool
+		err := owner.QueryRowContext(context.Background(), `SELECT pg_advisory_unlock(hashtext($1))`, lockKey).Scan(&unlocked)
+		if err != nil || !unlocked {
+			// A session lock left on a pooled connection would block this
+			// app's free SQL for good: the connection goes, and the lock
+			// with it.
+			_ = owner.Raw(func(any) error { return driver.ErrBadConn })
+		}
 	}()
 	password := randomHex(24)
 	if err := db.grantAppRole(ctx, owner, role, password, opt); err != nil {
@@ -166,6 +178,10 @@ func (db *DB) loginAsAppRole(ctx context.Context, opt ConfineOptions) (*sql.DB, 
 	conn.SetMaxIdleConns(1)
 	if err := conn.PingContext(ctx); err != nil {
 		conn.Close()
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "53300" { // too_many_connections
+			return nil, ErrConfinedBusy.Wrap(err)
+		}
 		return nil, fmt.Errorf("free SQL: log in as the app's role: %w", err)
 	}
 	return conn, nil
