@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -582,24 +581,8 @@ func TestGeoJSONDryRunKeepsIDs(t *testing.T) {
 				t.Fatalf("import: %d %v", code, m)
 			}
 			db := f.app.DB
-			for _, q := range []string{`SELECT id, label FROM ` + db.Qualify("finds"), `SELECT id, record_id FROM ` + db.Sys("versions"),
-				`SELECT id, record_id FROM ` + db.Sys("geodata")} {
-				rows, err := db.Query(context.Background(), q+` ORDER BY id`)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for rows.Next() {
-					var id int64
-					var what string
-					if err := rows.Scan(&id, &what); err != nil {
-						t.Fatal(err)
-					}
-					ids += fmt.Sprintf("%d:%s ", id, what)
-				}
-				rows.Close()
-				ids += "| "
-			}
-			return ids
+			return ids + idPairs(t, db, `SELECT id, label FROM `+db.Qualify("finds"), `SELECT id, record_id FROM `+db.Sys("versions"),
+				`SELECT id, record_id FROM `+db.Sys("geodata"))
 		}
 		want := run(t, 0)
 		if got := run(t, 2); got != want {

@@ -190,24 +190,7 @@ func TestImportDryRunKeepsIDs(t *testing.T) {
 					t.Fatalf("the dry run counted %v/%v, the import %v/%v", checked["inserted"], checked["updated"], real["inserted"], real["updated"])
 				}
 			}
-			ctx := context.Background()
-			for _, q := range []string{`SELECT id, name FROM ` + f.app.DB.Qualify("sites"), `SELECT id, record_id FROM ` + f.app.DB.Sys("versions")} {
-				rows, err := f.app.DB.Query(ctx, q+` ORDER BY id`)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for rows.Next() {
-					var id int64
-					var what string
-					if err := rows.Scan(&id, &what); err != nil {
-						t.Fatal(err)
-					}
-					ids += fmt.Sprintf("%d:%s ", id, what)
-				}
-				rows.Close()
-				ids += "| "
-			}
-			return ids
+			return ids + idPairs(t, f.app.DB, `SELECT id, name FROM `+f.app.DB.Qualify("sites"), `SELECT id, record_id FROM `+f.app.DB.Sys("versions"))
 		}
 		want := run(t, 0)
 		if got := run(t, 2); got != want {
@@ -279,4 +262,29 @@ func TestImportPreviewFirstRows(t *testing.T) {
 			t.Fatalf("ragged: %d %v", code, m)
 		}
 	})
+}
+
+// idPairs lists, for each query of two columns (an id and a text), its
+// rows in id order as "id:text ", each query's followed by "| ": what a
+// test compares to see which ids a run took.
+func idPairs(t *testing.T, db *store.DB, queries ...string) string {
+	t.Helper()
+	var out strings.Builder
+	for _, q := range queries {
+		rows, err := db.Query(context.Background(), q+` ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			var what string
+			if err := rows.Scan(&id, &what); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "%d:%s ", id, what)
+		}
+		rows.Close()
+		out.WriteString("| ")
+	}
+	return out.String()
 }
