@@ -28,6 +28,9 @@ type Manifest struct {
 	// SettingsSchema is the JSON schema of the plugin's instance settings
 	// (given to Configure), for the admin interface; optional.
 	SettingsSchema json.RawMessage
+	// MinServerProtocol is the lowest server protocol version the plugin
+	// needs (0: any); an older server refuses the plugin and says so.
+	MinServerProtocol uint32
 }
 
 // Feature is something an admin activates per table with

@@ -20,6 +20,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		Description:     m.Description,
 		SettingsSchema:  bytes.Clone(m.SettingsSchema),
 	}
+	pm.MinServerProtocol = m.MinServerProtocol
 	for _, f := range m.Features {
 		pf := &pluginv1.TableFeature{
 			Name:       f.Name,
@@ -88,6 +89,7 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 		ProtocolVersion: pm.GetProtocolVersion(),
 		Description:     pm.GetDescription(),
 	}
+	m.MinServerProtocol = pm.GetMinServerProtocol()
 	if len(pm.GetSettingsSchema()) > 0 {
 		m.SettingsSchema = json.RawMessage(bytes.Clone(pm.GetSettingsSchema()))
 	}

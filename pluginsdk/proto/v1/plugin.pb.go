@@ -81,8 +81,11 @@ type Manifest struct {
 	Sections        []*RecordSection       `protobuf:"bytes,8,rep,name=sections,proto3" json:"sections,omitempty"`
 	SystemTables    []*SystemTable         `protobuf:"bytes,9,rep,name=system_tables,json=systemTables,proto3" json:"system_tables,omitempty"`
 	SettingsSchema  []byte                 `protobuf:"bytes,10,opt,name=settings_schema,json=settingsSchema,proto3" json:"settings_schema,omitempty"` // JSON schema of the plugin's settings (optional)
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The lowest server protocol version the plugin needs (0: any). A
+	// server speaking an older one refuses the plugin.
+	MinServerProtocol uint32 `protobuf:"varint,11,opt,name=min_server_protocol,json=minServerProtocol,proto3" json:"min_server_protocol,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Manifest) Reset() {
@@ -183,6 +186,13 @@ func (x *Manifest) GetSettingsSchema() []byte {
 		return x.SettingsSchema
 	}
 	return nil
+}
+
+func (x *Manifest) GetMinServerProtocol() uint32 {
+	if x != nil {
+		return x.MinServerProtocol
+	}
+	return 0
 }
 
 // TableFeature is something an admin activates per table with
@@ -2849,7 +2859,7 @@ var File_plugin_proto protoreflect.FileDescriptor
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x10strata.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xdc\x03\n" +
+	"\x0fDescribeRequest\"\x8c\x04\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -2861,7 +2871,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\bsections\x18\b \x03(\v2\x1f.strata.plugin.v1.RecordSectionR\bsections\x12B\n" +
 	"\rsystem_tables\x18\t \x03(\v2\x1d.strata.plugin.v1.SystemTableR\fsystemTables\x12'\n" +
 	"\x0fsettings_schema\x18\n" +
-	" \x01(\fR\x0esettingsSchema\"\xd3\x02\n" +
+	" \x01(\fR\x0esettingsSchema\x12.\n" +
+	"\x13min_server_protocol\x18\v \x01(\rR\x11minServerProtocol\"\xd3\x02\n" +
 	"\fTableFeature\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaliases\x18\x02 \x03(\tR\aaliases\x12\x14\n" +
