@@ -47,7 +47,7 @@ func (m *Manager) InsertSystemRows(ctx context.Context, tx *store.DB, plugin, ta
 	if err != nil {
 		return err
 	}
-	for _, t := range p.man.GetSystemTables() {
+	for _, t := range p.manifest().GetSystemTables() {
 		if err := createSystemTable(ctx, tx, p.name, t); err != nil {
 			return err
 		}

@@ -65,6 +65,12 @@ type Options struct {
 	// turns the check off.
 	PingInterval time.Duration
 	PingTimeout  time.Duration
+
+	// ReloadInterval is how often the plugin executables are looked at
+	// (stat) for one replaced, which is then reloaded (reload.go): 2 s; a
+	// negative value turns the watch off (POST /plugins/{name}/reload
+	// still reloads).
+	ReloadInterval time.Duration
 }
 
 func (o *Options) defaults() {
@@ -83,6 +89,9 @@ func (o *Options) defaults() {
 	set(&o.CrashWindow, 5*time.Minute)
 	set(&o.PollInterval, 100*time.Millisecond)
 	set(&o.PingInterval, 5*time.Second)
+	if o.ReloadInterval == 0 {
+		o.ReloadInterval = 2 * time.Second
+	}
 	if o.PingTimeout == 0 {
 		o.PingTimeout = 20 * time.Second
 	}
@@ -159,6 +168,10 @@ type Manager struct {
 	mu       sync.RWMutex
 	plugins  map[string]*plugin // loaded, by name
 	features map[string]*feature
+	// refused are the plugin files Start left out for a reason an admin
+	// must see in GET /plugins (a checksum mismatch, a protocol too old),
+	// by file name.
+	refused map[string]Info
 }
 
 // New returns a manager with no plugins; Start loads them.
@@ -167,6 +180,7 @@ func New(opts Options) *Manager {
 	return &Manager{
 		opts: opts, log: opts.Logger, catalogs: schema.NewCache(), ops: filter.NewRegistry(),
 		stopping: make(chan struct{}), plugins: map[string]*plugin{}, features: map[string]*feature{},
+		refused: map[string]Info{},
 	}
 }
 
@@ -198,7 +212,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			proc, man, err := m.launch(ctx, f, filepath.Base(f))
+			proc, man, err := m.launchVerified(ctx, f, filepath.Base(f))
 			results[i] = started{proc, man, err}
 		}()
 	}
@@ -207,6 +221,9 @@ func (m *Manager) Start(ctx context.Context) error {
 		r := results[i]
 		if r.err != nil {
 			m.log.Error("plugin not loaded: it did not start", "file", f, "err", r.err)
+			if errors.Is(r.err, errChecksum) {
+				m.refuse(f, "", r.err)
+			}
 			continue
 		}
 		if err := m.load(f, r.proc, r.man); err != nil {
@@ -215,6 +232,8 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 	}
 	m.ensureAllSystemTables(ctx)
+	m.wg.Add(1)
+	go m.watch()
 	return nil
 }
 
@@ -250,12 +269,16 @@ func discover(dir string) ([]string, error) {
 // load validates a started plugin against its own rules and the plugins
 // already loaded, then registers it and starts its supervisor.
 func (m *Manager) load(file string, proc *process, man *pluginv1.Manifest) error {
+	if err := checkServerProtocol(man); err != nil {
+		m.refuse(file, man.GetName(), err)
+		return err
+	}
 	if probs := validateManifest(man); len(probs) > 0 {
 		return fmt.Errorf("invalid manifest: %s", strings.Join(probs, "; "))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.collisions(man); err != nil {
+	if err := m.collisions(man, nil); err != nil {
 		return err
 	}
 	p := newPlugin(m, file, man)
@@ -297,40 +320,51 @@ func (m *Manager) load(file string, proc *process, man *pluginv1.Manifest) error
 
 // collisions reports what man shares with a loaded plugin: the name, a
 // feature name or alias, an operator, a section, a system table or a
-// route path. Called with m.mu held.
-func (m *Manager) collisions(man *pluginv1.Manifest) error {
-	if _, dup := m.plugins[man.GetName()]; dup {
+// route path. self, when not nil, is the loaded plugin man is a new
+// version of (a reload): what it has itself is no collision. Called with
+// m.mu held.
+func (m *Manager) collisions(man *pluginv1.Manifest, self *plugin) error {
+	if other, dup := m.plugins[man.GetName()]; dup && other != self {
 		return fmt.Errorf("another plugin is called %q", man.GetName())
 	}
 	for _, f := range man.GetFeatures() {
 		for _, n := range append([]string{f.GetName()}, f.GetAliases()...) {
-			if other, dup := m.features[n]; dup {
+			if other, dup := m.features[n]; dup && other.plugin != self {
 				return fmt.Errorf("feature %q: plugin %s has a feature of that name", n, other.plugin.name)
 			}
 		}
 	}
+	var mine []string
+	if self != nil {
+		for _, o := range self.manifest().GetOperators() {
+			mine = append(mine, o.GetName())
+		}
+	}
 	for _, o := range man.GetOperators() {
-		if slices.Contains(m.ops.Names(), o.GetName()) {
+		if slices.Contains(m.ops.Names(), o.GetName()) && !slices.Contains(mine, o.GetName()) {
 			return fmt.Errorf("operator %s: another plugin has it", o.GetName())
 		}
 	}
 	for _, other := range m.plugins {
+		if other == self {
+			continue
+		}
 		for _, s := range man.GetSections() {
-			for _, theirs := range other.man.GetSections() {
+			for _, theirs := range other.manifest().GetSections() {
 				if s.GetName() == theirs.GetName() {
 					return fmt.Errorf("section %q: plugin %s has it", s.GetName(), other.name)
 				}
 			}
 		}
 		for _, t := range man.GetSystemTables() {
-			for _, ot := range other.man.GetSystemTables() {
+			for _, ot := range other.manifest().GetSystemTables() {
 				if systemTableName(man.GetName(), t.GetName()) == systemTableName(other.name, ot.GetName()) {
 					return fmt.Errorf("system table %s: plugin %s has it", systemTableName(man.GetName(), t.GetName()), other.name)
 				}
 			}
 		}
 		for _, r := range man.GetRoutes() {
-			for _, or := range other.man.GetRoutes() {
+			for _, or := range other.manifest().GetRoutes() {
 				if PathsOverlap(r.GetPath(), or.GetPath()) {
 					return fmt.Errorf("route %s %s overlaps %s %s of plugin %s", r.GetMethod(), r.GetPath(), or.GetMethod(), or.GetPath(), other.name)
 				}
@@ -369,7 +403,7 @@ func (m *Manager) Reject(name string, reason error) {
 				delete(m.features, k)
 			}
 		}
-		for _, o := range p.man.GetOperators() {
+		for _, o := range p.manifest().GetOperators() {
 			m.ops.Unregister(o.GetName())
 		}
 	}
@@ -423,6 +457,22 @@ type Info struct {
 	// RestartsByReason splits Restarts by why the process was lost:
 	// exited, unresponsive (killed by the health check), start_failed.
 	RestartsByReason map[string]int `json:"restarts_by_reason"`
+
+	// ErrorCode is the stable code of why the plugin is refused or cannot
+	// start now: plugin_checksum_mismatch, plugin_protocol_unsupported.
+	ErrorCode string `json:"error_code,omitempty"`
+	// ReloadError is why the last reload of a new binary failed (the old
+	// one kept serving), with its code in ReloadErrorCode; cleared by a
+	// successful reload.
+	ReloadError     string `json:"reload_error,omitempty"`
+	ReloadErrorCode string `json:"reload_error_code,omitempty"`
+	// RestartNeeded says what of the reloaded manifest waits for a server
+	// restart (plugin routes are mounted at start).
+	RestartNeeded string `json:"restart_needed,omitempty"`
+	// File is the executable's name in the plugin directory, SHA256 its
+	// recorded checksum.
+	File   string `json:"file,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // FeatureInfo describes a table feature of a plugin.
@@ -441,7 +491,7 @@ func (m *Manager) List() []Info {
 	for _, p := range m.loaded() {
 		out = append(out, p.info())
 	}
-	return out
+	return append(out, m.refusedList()...)
 }
 
 // Describe returns one loaded plugin.

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/pluginsdk"
@@ -35,6 +34,7 @@ const (
 	StateRunning    State = "running"    // calls are served
 	StateRestarting State = "restarting" // it exited; a restart is due after the backoff
 	StateDisabled   State = "disabled"   // too many exits: waits for an admin (Enable)
+	StateRefused    State = "refused"    // not loaded: see error_code (checksum, protocol)
 	StateStopped    State = "stopped"    // the server is shutting down
 )
 
@@ -42,16 +42,17 @@ const (
 // returned, a panic it recovered from): the detail is logged, not shown.
 var ErrFailed = errs.New(errs.BadGateway, "plugin_error", "the plugin failed to answer; the failure has been logged")
 
-// plugin is a loaded plugin: its manifest (fixed at load) and the process
-// serving it now, if any.
+// plugin is a loaded plugin: its manifest (that of the process serving
+// it, replaced by a reload) and the process serving it now, if any.
 type plugin struct {
 	m        *Manager
 	name     string
 	file     string
-	man      *pluginv1.Manifest
 	settings []byte
 
 	mu       sync.RWMutex
+	man      *pluginv1.Manifest // read with manifest()
+	mounted  []*pluginv1.Route  // the routes of the manifest loaded at start: those the server mounted
 	state    State
 	proc     *process
 	crashes  []time.Time // exits (and failed starts) within the crash window
@@ -64,14 +65,23 @@ type plugin struct {
 	lostBy     string
 	restartsBy map[string]int
 
-	startReq chan chan error // Enable asks the supervisor for a start now
-	quit     chan struct{}   // closed by stop (Reject)
-	quitOnce sync.Once
+	// errCode is the stable code of the last failed start (a checksum
+	// mismatch), reloadErr and reloadCode those of the last failed reload,
+	// restartNeeded what of the current manifest waits for a server restart.
+	errCode, reloadErr, reloadCode, restartNeeded string
+	// seen is the plugin file as the watcher last looked at it (reload.go).
+	seen fileSig
+
+	startReq  chan chan error // Enable asks the supervisor for a start now
+	reloadReq chan chan error // Reload asks it to start the binary anew and swap
+	quit      chan struct{}   // closed by stop (Reject)
+	quitOnce  sync.Once
 }
 
 func newPlugin(m *Manager, file string, man *pluginv1.Manifest) *plugin {
-	p := &plugin{m: m, name: man.GetName(), file: file, man: man, state: StateStarting,
-		startReq: make(chan chan error), quit: make(chan struct{}), restartsBy: map[string]int{}}
+	p := &plugin{m: m, name: man.GetName(), file: file, man: man, mounted: man.GetRoutes(), state: StateStarting,
+		startReq: make(chan chan error), reloadReq: make(chan chan error), quit: make(chan struct{}), restartsBy: map[string]int{}}
+	p.seen, _ = statFile(file)
 	p.settings = m.readSettings(p.name)
 	return p
 }
@@ -110,11 +120,15 @@ type process struct {
 	conn         *grpc.ClientConn // the connection the health check pings over
 	unresponsive chan struct{}    // closed when the health check gives up (health.go)
 	hung         atomic.Bool      // set before a hung process is killed: its broken calls say so
+	inflight     atomic.Int64     // calls under way, which a reload lets finish (reload.go)
 }
 
 // launch starts the executable file with go-plugin and asks for its
 // manifest, each step with its deadline.
-func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pluginv1.Manifest, error) {
+//
+// want, when not nil, is the SHA-256 the executable must have: go-plugin's
+// SecureConfig checks it right before the exec (reload.go).
+func (m *Manager) launch(ctx context.Context, file, label string, want []byte) (*process, *pluginv1.Manifest, error) {
 	var run *cmdRunner
 	proc := &process{exited: make(chan struct{}), stop: make(chan struct{}), unresponsive: make(chan struct{})}
 	client := goplugin.NewClient(&goplugin.ClientConfig{
@@ -129,6 +143,9 @@ func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pl
 		// removes it on Kill (sockets.go). spec carries go-plugin's
 		// variables (handshake, certificate, socket folder).
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			if err := verifyChecksum(file, want); err != nil {
+				return nil, err
+			}
 			cmd := exec.Command(file)
 			// Ours, then go-plugin's; nothing of the server's own
 			// environment (SkipHostEnv).
@@ -144,12 +161,15 @@ func (m *Manager) launch(ctx context.Context, file, label string) (*process, *pl
 		Logger:           newSlogLogger(m.log, label),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageSize)),
-			grpc.WithUnaryInterceptor(m.calls.of(file).intercept), grpc.WithChainUnaryInterceptor(proc.markHung)},
+			grpc.WithUnaryInterceptor(m.calls.of(file).intercept), grpc.WithChainUnaryInterceptor(proc.markHung, proc.count)},
 	})
 	proc.client = client
 	rpcClient, err := client.Client()
 	if err != nil {
 		proc.kill()
+		if errors.Is(err, errChecksum) {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("start: %w", err)
 	}
 	proc.runner = run // set by RunnerFunc, inside Client
@@ -274,6 +294,24 @@ func (p *plugin) supervise(proc *process) {
 			case w := <-p.startReq:
 				w <- nil // already running
 				continue
+			case w := <-p.reloadReq:
+				next, err := p.restart()
+				if err != nil {
+					p.reloadFailed(err)
+					w <- err
+					continue
+				}
+				// New calls go to next from here; the old process
+				// finishes those it has, then stops.
+				old := proc
+				proc = next
+				p.setRunning(next)
+				p.setErrCode(nil)
+				p.reloaded()
+				p.m.wg.Add(1)
+				go p.drain(old)
+				w <- nil
+				continue
 			case <-p.m.stopping:
 				p.shutdown(proc)
 				return
@@ -299,6 +337,10 @@ func (p *plugin) supervise(proc *process) {
 		case w := <-p.startReq:
 			p.resetCrashes()
 			waiting = append(waiting, w)
+		case w := <-p.reloadReq:
+			// Not running: a reload is a start now, of the new binary.
+			p.resetCrashes()
+			waiting = append(waiting, w)
 		case <-p.m.stopping:
 			quit = true
 		case <-p.quit:
@@ -314,12 +356,14 @@ func (p *plugin) supervise(proc *process) {
 		}
 		p.setState(StateStarting)
 		next, err := p.restart()
+		p.setErrCode(err)
 		if err != nil {
 			p.crashed(err)
 			p.m.log.Error("plugin restart failed", "plugin", p.name, "err", err)
 			answer(ErrUnavailable.With("plugin", p.name).With("detail", err.Error()))
 			continue
 		}
+		p.reloaded()
 		p.mu.Lock()
 		p.restarts++
 		reason := p.lostBy
@@ -330,25 +374,26 @@ func (p *plugin) supervise(proc *process) {
 	}
 }
 
-// restart starts a new process for the plugin and configures it. Its
-// manifest must be the one loaded: routes were mounted and features
-// activated from it.
+// restart starts a new process for the plugin from its executable (after
+// a crash, or a reload), checks it (checksum, protocol, manifest, same
+// name, no collision), configures it and makes its manifest the plugin's
+// (adopt). The caller makes it the running process.
 func (p *plugin) restart() (*process, error) {
-	proc, man, err := p.m.launch(context.Background(), p.file, p.name)
+	proc, man, err := p.m.launchVerified(context.Background(), p.file, p.name)
 	if err != nil {
 		return nil, err
 	}
-	if man.GetName() != p.name {
+	if err := p.checkNew(man); err != nil {
 		proc.kill()
-		return nil, fmt.Errorf("the executable now serves plugin %q", man.GetName())
-	}
-	if !proto.Equal(man, p.man) {
-		p.m.log.Warn("the plugin's manifest changed; the server keeps the one it loaded until it restarts",
-			"plugin", p.name, "loaded_version", p.man.GetVersion(), "new_version", man.GetVersion())
+		return nil, err
 	}
 	if err := p.configure(proc); err != nil {
 		proc.kill()
 		return nil, fmt.Errorf("configure: %w", err)
+	}
+	if err := p.adopt(man); err != nil {
+		proc.kill()
+		return nil, err
 	}
 	return proc, nil
 }
@@ -455,10 +500,14 @@ func (p *plugin) info() Info {
 	p.mu.RLock()
 	state, restarts, lastErr := p.state, p.restarts, p.lastErr
 	by := maps.Clone(p.restartsBy)
+	man := p.man
+	in := Info{ErrorCode: p.errCode, ReloadError: p.reloadErr, ReloadErrorCode: p.reloadCode, RestartNeeded: p.restartNeeded}
 	p.mu.RUnlock()
-	in := Info{Name: p.name, Version: p.man.GetVersion(), Description: p.man.GetDescription(), State: state,
-		Restarts: restarts, RestartsByReason: by, LastError: lastErr, Features: []FeatureInfo{}, Routes: []string{}, Operators: []string{}, Sections: []string{}}
-	for _, f := range p.man.GetFeatures() {
+	in.Name, in.Version, in.Description, in.State = p.name, man.GetVersion(), man.GetDescription(), state
+	in.Restarts, in.RestartsByReason, in.LastError = restarts, by, lastErr
+	in.Features, in.Routes, in.Operators, in.Sections = []FeatureInfo{}, []string{}, []string{}, []string{}
+	in.File, in.SHA256 = filepath.Base(p.file), p.m.recordedChecksum(p.file)
+	for _, f := range man.GetFeatures() {
 		fi := FeatureInfo{Name: f.GetName(), Aliases: append([]string{}, f.GetAliases()...), Label: f.GetLabel(),
 			Columns: []string{}, Required: f.GetRequired()}
 		for _, c := range f.GetColumns() {
@@ -469,13 +518,13 @@ func (p *plugin) info() Info {
 		}
 		in.Features = append(in.Features, fi)
 	}
-	for _, r := range p.man.GetRoutes() {
+	for _, r := range man.GetRoutes() {
 		in.Routes = append(in.Routes, r.GetMethod()+" "+r.GetPath())
 	}
-	for _, o := range p.man.GetOperators() {
+	for _, o := range man.GetOperators() {
 		in.Operators = append(in.Operators, o.GetName())
 	}
-	for _, s := range p.man.GetSections() {
+	for _, s := range man.GetSections() {
 		in.Sections = append(in.Sections, s.GetName())
 	}
 	return in

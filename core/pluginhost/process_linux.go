@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"errors"
+	"io/fs"
 	"os/exec"
 	"syscall"
 )
@@ -21,4 +22,13 @@ func orphanGuard(cmd *exec.Cmd) {
 func pidAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// inode is the file's inode number: a file renamed into place has a new
+// one even when its size and time match the old.
+func inode(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }

@@ -3,6 +3,7 @@
 package pluginhost
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"syscall"
@@ -20,4 +21,13 @@ func pidAlive(pid int) bool {
 	}
 	defer p.Release()
 	return p.Signal(syscall.Signal(0)) == nil
+}
+
+// inode is the file's inode number: a file renamed into place has a new
+// one even when its size and time match the old.
+func inode(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }

@@ -26,7 +26,7 @@ type Route struct {
 func (m *Manager) Routes() []Route {
 	var out []Route
 	for _, p := range m.loaded() {
-		for _, r := range p.man.GetRoutes() {
+		for _, r := range p.manifest().GetRoutes() {
 			rt := Route{Plugin: p.name, Method: r.GetMethod(), Path: r.GetPath(), Access: accessByName[r.GetAccess()],
 				Timeout: m.opts.RouteTimeout, BodyLimit: int64(r.GetBodyLimit()), Job: r.GetJob()}
 			if ms := r.GetTimeoutMs(); ms > 0 {
@@ -63,6 +63,14 @@ func (m *Manager) HandleRequest(ctx context.Context, req Request) (*Response, er
 	p, ok := m.plugin(req.Route.Plugin)
 	if !ok {
 		return nil, ErrUnavailable.With("plugin", req.Route.Plugin)
+	}
+	// A reload may have changed the route since the server mounted it.
+	cur, err := p.currentRoute(req.Route)
+	if err != nil {
+		return nil, err
+	}
+	if ms := cur.GetTimeoutMs(); ms > 0 {
+		req.Route.Timeout = time.Duration(ms) * time.Millisecond
 	}
 	c, err := p.client()
 	if err != nil {

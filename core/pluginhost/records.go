@@ -134,7 +134,7 @@ func (m *Manager) ForTable(t *schema.Table) Extras {
 	}
 	for _, p := range m.loaded() {
 		_, err := p.client()
-		for _, s := range p.man.GetSections() {
+		for _, s := range p.manifest().GetSections() {
 			if s.GetFeature() != "" && !active[s.GetFeature()] {
 				continue
 			}

@@ -43,7 +43,7 @@ func (m *Manager) ensureAllSystemTables(ctx context.Context) {
 		return
 	}
 	plugins := m.loaded()
-	if !slices.ContainsFunc(plugins, func(p *plugin) bool { return len(p.man.GetSystemTables()) > 0 }) {
+	if !slices.ContainsFunc(plugins, func(p *plugin) bool { return len(p.manifest().GetSystemTables()) > 0 }) {
 		return
 	}
 	names, err := m.opts.Apps.List(ctx)
@@ -77,7 +77,7 @@ func (m *Manager) ensureSystemTables(ctx context.Context, db *store.DB, p *plugi
 	if _, ok := m.sysReady.Load(key); ok {
 		return nil // made while this call waited
 	}
-	for _, t := range p.man.GetSystemTables() {
+	for _, t := range p.manifest().GetSystemTables() {
 		if err := createSystemTable(ctx, db, p.name, t); err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ type systemTable struct {
 }
 
 func (p *plugin) systemTable(name string) (*systemTable, error) {
-	for _, t := range p.man.GetSystemTables() {
+	for _, t := range p.manifest().GetSystemTables() {
 		if t.GetName() != name {
 			continue
 		}

@@ -40,6 +40,7 @@ func AdminRoutes(s Deps) []api.Route {
 		{Scope: api.App, Method: http.MethodDelete, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleDeactivateFeature},
 		{Scope: api.App, Method: http.MethodGet, Path: "/plugins", Access: auth.SuperAdminOnly, Handler: s.handleListPlugins},
 		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/enable", Access: auth.SuperAdminOnly, Handler: s.handleEnablePlugin},
+		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/reload", Access: auth.SuperAdminOnly, Handler: s.handleReloadPlugin},
 	}
 }
 
@@ -180,6 +181,22 @@ func (s Deps) handleEnablePlugin(c *gin.Context) {
 		return
 	}
 	api.Success(c, http.StatusOK, gin.H{"code": "plugin_enabled", "plugin": in})
+}
+
+// POST /plugins/{name}/reload — start the plugin's executable anew (a new
+// version installed with `strata plugin install`) and swap it in; a bad
+// one leaves the running process serving and the answer says why.
+func (s Deps) handleReloadPlugin(c *gin.Context) {
+	if s.Plugins == nil {
+		api.Fail(c, pluginhost.ErrNotFound.With("plugin", c.Param("name")))
+		return
+	}
+	in, err := s.Plugins.Reload(c.Request.Context(), c.Param("name"))
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	api.Success(c, http.StatusOK, gin.H{"code": "plugin_reloaded", "plugin": in})
 }
 
 // mountablePluginRoutes returns the loaded plugins' routes as server
