@@ -235,6 +235,30 @@ var commands = []command{
 		flags: func(c *config.Config, fs *flag.FlagSet) { new(filesCheckFlags).bind(c, fs) },
 		env:   join(envStorage, envFiles, []envVar{envSecretKey}),
 	},
+	{
+		name: "plugin", args: "SUBCOMMAND", summary: "install plugins and check their binaries (install, list)",
+		text: "Subcommands:\n  install  check a plugin executable and put it in the plugin folder\n  list     list the plugin folder's executables and their checksums",
+	},
+	{
+		name: "plugin install", args: "FILE", summary: "check a plugin executable and put it in the plugin folder",
+		text: "Runs FILE as the server would (handshake, Describe), checks its manifest and protocol\n" +
+			"version with the server's rules, then writes it to <plugin-dir>/<plugin name> through a\n" +
+			"temporary file renamed into place (which works while the old version runs, where cp\n" +
+			"fails with \"text file busy\") and records its SHA-256 in <plugin-dir>/.checksums.json.\n" +
+			"A running server sees the new file within seconds and reloads the plugin without a\n" +
+			"restart (or at once: POST /<app>/api/plugins/NAME/reload); a server refuses to start a\n" +
+			"plugin executable whose SHA-256 is not the recorded one.",
+		flags: pluginFlags,
+		env:   []envVar{{"STRATA_PLUGIN_DIR", config.DefaultPluginDir, "plugin binaries folder"}},
+	},
+	{
+		name: "plugin list", summary: "list the plugin folder's executables and their checksums",
+		text: "For each executable of the plugin folder: whether its SHA-256 is the recorded one\n" +
+			"(ok), differs (MISMATCH: the server refuses it until it is installed again) or is not\n" +
+			"recorded yet (the server records it the first time it starts it). Runs nothing.",
+		flags: pluginFlags,
+		env:   []envVar{{"STRATA_PLUGIN_DIR", config.DefaultPluginDir, "plugin binaries folder"}},
+	},
 	{name: "version", summary: "print the version", text: "Prints the version of Strata and of Go it was built with."},
 	{name: "help", args: "[COMMAND [SUBCOMMAND]]", summary: "show this help, or a command's",
 		text: "strata help serve, strata serve --help and strata serve -h print the same text."},
@@ -321,7 +345,7 @@ func (c *command) writeHelp(w io.Writer) {
 	if c.text != "" {
 		fmt.Fprintf(w, "\n%s\n", c.text)
 	}
-	if subs := map[string][]string{"app": {"app create", "app list"}, "secrets": {"secrets rotate"}}[c.name]; subs != nil {
+	if subs := map[string][]string{"app": {"app create", "app list"}, "secrets": {"secrets rotate"}, "plugin": {"plugin install", "plugin list"}}[c.name]; subs != nil {
 		for _, sub := range subs {
 			fmt.Fprintln(w)
 			findCommand(strings.Fields(sub)...).writeHelp(w)

@@ -5,6 +5,8 @@
 //	strata app list [--data-dir ./data]
 //	strata migrate [--data-dir ./data]
 //	strata secrets rotate [--data-dir ./data]
+//	strata plugin install FILE [--plugin-dir ./bin/plugins]
+//	strata plugin list [--plugin-dir ./bin/plugins]
 //	strata version
 //	strata help [COMMAND [SUBCOMMAND]]
 //
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = cmdSecrets(ctx, args[1:], e)
 	case "files":
 		err = cmdFiles(ctx, args[1:], e)
+	case "plugin":
+		err = cmdPlugin(ctx, args[1:], e)
 	case "version", "--version", "-v":
 		err = cmdVersion(args[1:], e)
 	case "help", "--help", "-help", "-h":
