@@ -360,7 +360,7 @@ func (p *plugin) supervise(proc *process) {
 		if err != nil {
 			p.crashed(err)
 			p.m.log.Error("plugin restart failed", "plugin", p.name, "err", err)
-			answer(ErrUnavailable.With("plugin", p.name).With("detail", err.Error()))
+			answer(ErrUnavailable.With("plugin", p.name).With("detail", err.Error()).Wrap(err))
 			continue
 		}
 		p.reloaded()

@@ -499,9 +499,12 @@ func (m *Manager) Reload(ctx context.Context, name string) (Info, error) {
 		return in, nil
 	case errors.Is(err, errChecksum):
 		return in, ErrChecksumMismatch.With("plugin", name).With("detail", err.Error())
-	case errorCode(err) == ErrProtocolUnsupported.Code:
-		e, _ := errs.As(err)
-		return in, e.With("plugin", name)
+	case errors.Is(err, ErrProtocolUnsupported):
+		for e := error(err); e != nil; e = errors.Unwrap(e) {
+			if pe, ok := e.(*errs.Error); ok && pe.Code == ErrProtocolUnsupported.Code {
+				return in, pe.With("plugin", name)
+			}
+		}
 	}
 	detail := in.ReloadError
 	if detail == "" {

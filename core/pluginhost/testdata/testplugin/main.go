@@ -18,6 +18,14 @@
 //	hang       never answers Describe
 //	exit       exits before the handshake
 //	zz_dupname another plugin called testplug
+//	needsnew   needs a newer server protocol than the server's (min_server_protocol)
+//
+// Variants built with -ldflags -X (a new version of a plugin is another
+// binary, and the test cannot pass it an environment):
+//
+//	main.version=2.0.0  testplug's manifest says that version and adds the
+//	                    filter operator _v2_ids
+//	main.broken=1       testplug's manifest is invalid (an empty version)
 package main
 
 import (
@@ -43,6 +51,12 @@ import (
 )
 
 var mode = filepath.Base(os.Args[0])
+
+// Set by -ldflags -X for the reload tests (see the package doc).
+var (
+	version = "1.2.3"
+	broken  = ""
+)
 
 func main() {
 	if mode == "exit" {
@@ -97,10 +111,25 @@ func manifest() *pluginv1.Manifest {
 	case "collide":
 		return &pluginv1.Manifest{Name: "collide", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			Routes: []*pluginv1.Route{{Method: "GET", Path: "/records/:tb", Access: "read"}}}
+	case "needsnew":
+		return &pluginv1.Manifest{Name: "needsnew", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
+			MinServerProtocol: pluginsdk.ProtocolVersion + 1}
 	case "badfeature":
 		return &pluginv1.Manifest{Name: "badfeature", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			Features: []*pluginv1.TableFeature{{Name: "fields", Columns: []*pluginv1.Column{text("f1", "text", "text")}}}}
 	}
+	m := testplug()
+	if version != "1.2.3" {
+		m.Version = version
+		m.Operators = append(m.Operators, &pluginv1.FilterOperator{Name: "_v2_ids"})
+	}
+	if broken != "" {
+		m.Version = ""
+	}
+	return m
+}
+
+func testplug() *pluginv1.Manifest {
 	return &pluginv1.Manifest{
 		Name: "testplug", Version: "1.2.3", ProtocolVersion: pluginsdk.ProtocolVersion, Description: "the plugin host's test plugin",
 		Features: []*pluginv1.TableFeature{
@@ -372,7 +401,7 @@ func (s *server) ResolveFilter(ctx context.Context, req *pluginv1.FilterRequest)
 			ids = append(ids, int64(r["id"].(float64)))
 		}
 		return &pluginv1.FilterResponse{UseIds: true, Ids: ids}, nil
-	case "_any_ids":
+	case "_any_ids", "_v2_ids":
 		list, _ := v.([]any)
 		ids := []int64{}
 		for _, x := range list {
