@@ -256,6 +256,9 @@ func (m *Manager) refuse(file, name string, err error) {
 }
 
 func (m *Manager) refusedList() []Info {
+	if m == nil {
+		return nil
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]Info, 0, len(m.refused))
