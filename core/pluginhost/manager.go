@@ -172,6 +172,13 @@ type Manager struct {
 	// must see in GET /plugins (a checksum mismatch, a protocol too old),
 	// by file name.
 	refused map[string]Info
+	// sumCache is the checksum record as last read, for the plugin list.
+	sumCache struct {
+		sync.Mutex
+		path string
+		sig  fileSig
+		sums map[string]string
+	}
 }
 
 // New returns a manager with no plugins; Start loads them.

@@ -188,13 +188,25 @@ func writeAtomic(dir, name string, r io.Reader, perm os.FileMode) error {
 	return nil
 }
 
-// recordedChecksum is the recorded digest of a plugin file ("" if none).
+// recordedChecksum is the recorded digest of a plugin file ("" if none),
+// for the plugin list: the record is read again only when it changed
+// (GET /api/info lists the plugins on every call).
 func (m *Manager) recordedChecksum(file string) string {
-	all, err := Checksums(filepath.Dir(file))
+	path := filepath.Join(filepath.Dir(file), ChecksumFile)
+	sig, err := statFile(path)
 	if err != nil {
 		return ""
 	}
-	return all[filepath.Base(file)]
+	m.sumCache.Lock()
+	defer m.sumCache.Unlock()
+	if m.sumCache.path != path || m.sumCache.sig != sig {
+		all, err := Checksums(filepath.Dir(file))
+		if err != nil {
+			return ""
+		}
+		m.sumCache.path, m.sumCache.sig, m.sumCache.sums = path, sig, all
+	}
+	return m.sumCache.sums[filepath.Base(file)]
 }
 
 // launchVerified launches a plugin file of the directory with its
