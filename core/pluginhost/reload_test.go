@@ -234,6 +234,25 @@ func TestReloadWhileSaving(t *testing.T) {
 		if p["version"] != "2.0.0" || p["state"] != "running" || p["reload_error"] != nil {
 			t.Fatalf("after the reload: %v", p)
 		}
+		// Routes are mounted at start: a dropped one is gone, one whose
+		// access changed is not served under the old gate, a new one
+		// waits for the restart, as restart_needed says.
+		for _, c := range []struct {
+			path, code string
+			status     int
+		}{
+			{"/digs/api/testplug/teapot", "plugin_route_gone", 404},
+			{"/digs/api/testplug/public", "plugin_restart_needed", 503},
+		} {
+			if status, code := f.code("GET", c.path, "", f.reader); status != c.status || code != c.code {
+				t.Errorf("GET %s: %d %s, want %d %s", c.path, status, code, c.status, c.code)
+			}
+		}
+		if rn := fmt.Sprint(p["restart_needed"]); !strings.Contains(rn, "new route GET /testplug/v2only") ||
+			!strings.Contains(rn, "route GET /testplug/public changed access") {
+			t.Errorf("restart_needed: %q", rn)
+		}
+		f.json("GET", "/digs/api/testplug/echo/7", "", f.reader, 200) // unchanged routes serve
 		// The new manifest's operator resolves.
 		list := f.json("POST", "/digs/api/records/finds", `{"filter":{"id":{"_v2_ids":[1]}}}`, f.reader, 200)
 		if n := len(list["data"].([]any)); n != 1 {

@@ -23,8 +23,10 @@
 // Variants built with -ldflags -X (a new version of a plugin is another
 // binary, and the test cannot pass it an environment):
 //
-//	main.version=2.0.0  testplug's manifest says that version and adds the
-//	                    filter operator _v2_ids
+//	main.version=2.0.0  testplug's manifest says that version, adds the
+//	                    filter operator _v2_ids and the route GET
+//	                    /testplug/v2only, drops GET /testplug/teapot and
+//	                    makes GET /testplug/public need read access
 //	main.broken=1       testplug's manifest is invalid (an empty version)
 package main
 
@@ -122,6 +124,17 @@ func manifest() *pluginv1.Manifest {
 	if version != "1.2.3" {
 		m.Version = version
 		m.Operators = append(m.Operators, &pluginv1.FilterOperator{Name: "_v2_ids"})
+		var routes []*pluginv1.Route
+		for _, r := range m.Routes {
+			switch r.Path {
+			case "/testplug/teapot":
+				continue
+			case "/testplug/public":
+				r.Access = "read"
+			}
+			routes = append(routes, r)
+		}
+		m.Routes = append(routes, &pluginv1.Route{Method: "GET", Path: "/testplug/v2only", Access: "read"})
 	}
 	if broken != "" {
 		m.Version = ""
