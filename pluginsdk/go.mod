@@ -1,6 +1,6 @@
 module github.com/strata-archaeo/strata/pluginsdk
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/hashicorp/go-hclog v1.6.3
