@@ -5,6 +5,7 @@
 //	strata app list [--data-dir ./data]
 //	strata migrate [--data-dir ./data]
 //	strata secrets rotate [--data-dir ./data]
+//	strata plugin new NAME [--dir ./NAME] [--module example.org/NAME]
 //	strata version
 //	strata help [COMMAND [SUBCOMMAND]]
 //
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = cmdSecrets(ctx, args[1:], e)
 	case "files":
 		err = cmdFiles(ctx, args[1:], e)
+	case "plugin":
+		err = runPluginNew(args[1:], e)
 	case "version", "--version", "-v":
 		err = cmdVersion(args[1:], e)
 	case "help", "--help", "-help", "-h":

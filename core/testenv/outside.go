@@ -76,8 +76,10 @@ func OutsideGoEnv(t testing.TB) []string {
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(downloads),
 		"GOSUMDB=off", "GONOSUMDB=github.com/strata-archaeo", "GOPRIVATE=", "GONOPROXY=",
 		// -modcacherw: the test's module cache can be removed with its
-		// temporary folder.
-		"GOFLAGS=-mod=mod -modcacherw",
+		// temporary folder. -trimpath: the compiled packages do not name
+		// that folder, so the build cache serves them from one test to the
+		// next (it would compile gRPC again each time).
+		"GOFLAGS=-mod=mod -modcacherw -trimpath",
 		"GOMODCACHE="+t.TempDir(),
 		"GOWORK=off", "GOTOOLCHAIN=local",
 	)

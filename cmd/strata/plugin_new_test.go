@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-archaeo/strata/core/pluginhost"
+	"github.com/strata-archaeo/strata/core/testenv"
+	"github.com/strata-archaeo/strata/pluginsdk"
+)
+
+// strata plugin new writes a module that, as generated, passes go vet and
+// its own tests (conformance included) and builds without a replace
+// against pluginsdk by version; the server loads the binary.
+func TestPluginNewBuildsAndPasses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trench")
+	code, out, errOut := runWith(envMap{}, "plugin", "new", "trench_notes", "--dir", dir, "--module", "example.org/digs/trench")
+	if code != 0 || errOut != "" {
+		t.Fatalf("plugin new: exit %d, stderr %q", code, errOut)
+	}
+	for _, f := range []string{"main.go", "main_test.go", "go.mod", "Makefile", "README.md", ".gitignore"} {
+		if !strings.Contains(out, filepath.Join(dir, f)+"\n") {
+			t.Errorf("the output does not list %s:\n%s", f, out)
+		}
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "module example.org/digs/trench\n"; !strings.HasPrefix(string(mod), want) ||
+		!strings.Contains(string(mod), "require github.com/strata-archaeo/strata/pluginsdk v"+pluginsdk.Version+"\n") {
+		t.Fatalf("go.mod:\n%s", mod)
+	}
+	env := testenv.OutsideGoEnv(t)
+	testenv.RunOutsideGo(t, env, dir, "vet", "./...")
+	if out := testenv.RunOutsideGo(t, env, dir, "test", "-count=1", "-v", "./..."); !strings.Contains(out, "--- PASS: TestConformance") {
+		t.Errorf("the generated tests:\n%s", out)
+	}
+	if out := testenv.RunOutsideGo(t, env, dir, "run", "cmd/gofmt", "-l", "."); strings.TrimSpace(out) != "" {
+		t.Errorf("gofmt -l: %s", out)
+	}
+
+	bin := filepath.Join(t.TempDir(), "plugins", "trench_notes")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.BuildOutsidePlugin(t, dir, bin)
+	// A short folder: a unix socket's path has at most 107 bytes.
+	run, err := os.MkdirTemp("", "strata-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(run) })
+	m := pluginhost.New(pluginhost.Options{Dir: filepath.Dir(bin), RunDir: run, StartTimeout: 30 * time.Second})
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	info, err := m.Describe("trench_notes")
+	if err != nil || info.State != pluginhost.StateRunning || len(info.Routes) != 1 || len(info.Operators) != 1 ||
+		len(info.Features) != 1 || info.Features[0].Columns[0] != "trench_notes_note" {
+		t.Fatalf("the generated plugin in the server: %+v %v", info, err)
+	}
+}
+
+func TestPluginNewMistakes(t *testing.T) {
+	existing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(existing, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"plugin"}, 2, "plugin needs a subcommand"},
+		{[]string{"plugin", "frobnicate"}, 2, `unknown plugin subcommand "frobnicate"`},
+		{[]string{"plugin", "new"}, 2, "usage: strata plugin new NAME"},
+		{[]string{"plugin", "new", "Bad-Name", "--dir", t.TempDir()}, 2, `plugin name "Bad-Name"`},
+		{[]string{"plugin", "new", "x", "--dir", t.TempDir()}, 2, `plugin name "x"`},
+		{[]string{"plugin", "new", "ok_name", "extra"}, 2, "unexpected arguments"},
+		{[]string{"plugin", "new", "ok_name", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"plugin", "new", "ok_name", "--dir", t.TempDir(), "--module", "bad module"}, 1, `module path "bad module"`},
+		{[]string{"plugin", "new", "ok_name", "--dir", existing}, 1, "already holds a file"},
+	} {
+		code, out, errOut := runWith(envMap{}, c.args...)
+		if code != c.code || out != "" || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, out, errOut, c.code, c.msg)
+		}
+	}
+	// Nothing was written over the existing file, nor beside it.
+	if b, _ := os.ReadFile(filepath.Join(existing, "main.go")); string(b) != "package main\n" {
+		t.Errorf("main.go was overwritten: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(existing, "go.mod")); err == nil {
+		t.Error("go.mod was written beside an existing main.go")
+	}
+}
