@@ -103,7 +103,9 @@ func RunOutsideGo(t testing.TB, env []string, dir string, args ...string) string
 // copy of srcDir whose go.mod requires SDKModule at SDKVersion, with no
 // replace. A srcDir without go.mod gets one (module example.com/<name>);
 // one with a go.mod must require the SDK and must not replace it; go.sum
-// may be missing (it is completed). It returns the copy's folder.
+// may be missing (it is completed), and its lines for the SDK are dropped:
+// they hash the SDK as it was when they were written, and the SDK served
+// is this tree's. It returns the copy's folder.
 func BuildOutsidePlugin(t testing.TB, srcDir, out string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), filepath.Base(srcDir))
@@ -128,6 +130,7 @@ func BuildOutsidePlugin(t testing.TB, srcDir, out string) string {
 			t.Fatalf("%s/go.mod replaces a module (%q): an outside plugin builds without", srcDir, strings.TrimSpace(line))
 		}
 	}
+	dropSDKSums(t, filepath.Join(dir, "go.sum"))
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		t.Fatal(err)
@@ -208,5 +211,26 @@ func writeSDKProxy(t testing.TB, sdkDir, proxy string) {
 	}
 	if err != nil {
 		t.Fatalf("the SDK's module zip: %v", err)
+	}
+}
+
+// dropSDKSums removes the SDK's lines from the go.sum at path, if any.
+func dropSDKSums(t testing.TB, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.HasPrefix(line, SDKModule+" ") {
+			kept = append(kept, line)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
