@@ -45,7 +45,7 @@ func plainAsInfo(r io.ReadCloser) io.ReadCloser {
 			}
 			text := strings.TrimRight(string(line), "\r\n")
 			switch {
-			case inPanic, text == "", len(line) > 32<<10, text[0] == '{', hasLevelPrefix(text):
+			case inPanic, text == "", len(line) > 32<<10, text[0] == '{' && json.Valid([]byte(text)), hasLevelPrefix(text):
 			case strings.HasPrefix(text, "panic: "), strings.HasPrefix(text, "fatal error: "):
 				inPanic = true
 			default:
