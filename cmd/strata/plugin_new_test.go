@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,8 +39,15 @@ func TestPluginNewBuildsAndPasses(t *testing.T) {
 	}
 	env := testenv.OutsideGoEnv(t)
 	testenv.RunOutsideGo(t, env, dir, "vet", "./...")
-	if out := testenv.RunOutsideGo(t, env, dir, "test", "-count=1", "-v", "./..."); !strings.Contains(out, "--- PASS: TestConformance") {
-		t.Errorf("the generated tests:\n%s", out)
+	// make test, as the generated README says, on a fresh module without
+	// go.sum; its tests include the conformance check.
+	if src, err := os.ReadFile(filepath.Join(dir, "main_test.go")); err != nil || !strings.Contains(string(src), "plugintest.Conformance(t, plugin{})") {
+		t.Fatalf("main_test.go: %v\n%s", err, src)
+	}
+	mk := exec.Command("make", "test")
+	mk.Dir, mk.Env = dir, env
+	if out, err := mk.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok  \texample.org/digs/trench") {
+		t.Fatalf("make test: %v\n%s", err, out)
 	}
 	if out := testenv.RunOutsideGo(t, env, dir, "run", "cmd/gofmt", "-l", "."); strings.TrimSpace(out) != "" {
 		t.Errorf("gofmt -l: %s", out)
