@@ -4,6 +4,8 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# pluginsdk is a module of its own, which go.mod replaces with ./pluginsdk.
+COPY pluginsdk/go.mod pluginsdk/go.sum ./pluginsdk/
 RUN go mod download
 COPY . .
 # CGO_ENABLED=0: SQLite is pure Go (modernc.org/sqlite), so every binary is

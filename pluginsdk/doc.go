@@ -27,5 +27,12 @@
 // proto` regenerates it). This package never imports the server's code,
 // gin or gorm (a test enforces it), so plugins stay small and a server
 // upgrade never breaks their build. Never write to stdout in a plugin:
-// go-plugin's handshake uses it; log to stderr or with Host.Log.
+// go-plugin's handshake uses it; log with Logger, to stderr, or with
+// Host.Log.
+//
+// The SDK is a Go module of its own, github.com/strata-archaeo/strata/pluginsdk,
+// versioned on its own (Version, CHANGELOG.md; tags pluginsdk/vX.Y.Z): a
+// plugin outside the Strata repository requires it by version, with no
+// replace. `strata plugin new NAME` writes such a module. A plugin started
+// with STRATA_PLUGIN_DEBUG set serves for a debugger (DebugEnv).
 package pluginsdk

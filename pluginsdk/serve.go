@@ -18,6 +18,8 @@ import (
 // go-plugin until the server stops it. Started by hand (without the
 // server's handshake cookie) it prints an explanation and exits.
 //
+// With STRATA_PLUGIN_DEBUG set, it serves for a debugger instead (DebugEnv).
+//
 // stdout belongs to go-plugin's handshake: log to stderr (which the server
 // records) or through Host.Log, never with fmt.Print.
 func Serve(p Plugin) {
@@ -27,7 +29,7 @@ func Serve(p Plugin) {
 		log.Error("the plugin cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	plugin.Serve(&plugin.ServeConfig{
+	cfg := &plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginKey: newGRPCPlugin(p, m, log)},
 		// The default server, accepting messages up to MaxMessageSize: a
@@ -36,7 +38,12 @@ func Serve(p Plugin) {
 			return plugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize)))
 		},
 		Logger: log,
-	})
+	}
+	if os.Getenv(DebugEnv) != "" {
+		serveForDebugger(cfg, m.Name)
+		return
+	}
+	plugin.Serve(cfg)
 }
 
 // Check reports everything wrong with p before it is served: the manifest

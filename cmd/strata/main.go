@@ -7,6 +7,7 @@
 //	strata secrets rotate [--data-dir ./data]
 //	strata plugin install FILE [--plugin-dir ./bin/plugins]
 //	strata plugin list [--plugin-dir ./bin/plugins]
+//	strata plugin new NAME [--dir ./NAME] [--module example.org/NAME]
 //	strata version
 //	strata help [COMMAND [SUBCOMMAND]]
 //

@@ -19,7 +19,7 @@ import (
 // cmdPlugin serves strata plugin SUBCOMMAND.
 func cmdPlugin(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return usageError{"plugin needs a subcommand: install, list", "plugin"}
+		return usageError{"plugin needs a subcommand: install, list, new", "plugin"}
 	}
 	switch {
 	case args[0] == "help" && len(args) > 1: // strata plugin help install
@@ -32,6 +32,8 @@ func cmdPlugin(ctx context.Context, args []string, e env) error {
 		return cmdPluginInstall(ctx, args[1:], e)
 	case "list":
 		return cmdPluginList(args[1:], e)
+	case "new":
+		return cmdPluginNew(args[1:], e)
 	}
 	return usageError{fmt.Sprintf("unknown plugin subcommand %q", args[0]), "plugin"}
 }

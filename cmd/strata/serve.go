@@ -16,6 +16,7 @@ import (
 	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/version"
+	"github.com/strata-archaeo/strata/pluginsdk"
 )
 
 // cmdServe runs the HTTP server until ctx is cancelled (SIGINT/SIGTERM),
@@ -30,6 +31,12 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest), "serve"}
 	}
 	log := newLogger(cfg, e.stderr)
+	// Plugins a developer runs under a debugger (PLUGINS.md, "Debugging a
+	// plugin"): a bad value stops the server rather than start without them.
+	reattach, err := pluginsdk.ParseReattach(e.getenv(pluginsdk.ReattachEnv))
+	if err != nil {
+		return err
+	}
 	if cfg.DatabaseURL == "" {
 		// SQLite serves one node: a second server on this folder stops
 		// here, before it opens anything (core/nodelock says why).
@@ -62,7 +69,8 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// Stop kills the processes after the HTTP server has shut down.
 	plugins := pluginhost.New(pluginhost.Options{Dir: cfg.PluginDir, Apps: reg, Logger: log,
 		Env: pluginhost.Environment(e.getenv, cfg.DataDir), RunDir: pluginhost.RunDir(e.getenv, cfg.DataDir),
-		PingInterval: cfg.PluginPingInterval, PingTimeout: pingTimeout(cfg.PluginPingTimeout)})
+		PingInterval: cfg.PluginPingInterval, PingTimeout: pingTimeout(cfg.PluginPingTimeout),
+		Reattach: reattach})
 	if err := plugins.Start(ctx); err != nil {
 		log.Error("plugins not loaded", "err", err)
 	}

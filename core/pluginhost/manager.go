@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	goplugin "github.com/hashicorp/go-plugin"
+
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/filter"
@@ -71,6 +73,14 @@ type Options struct {
 	// negative value turns the watch off (POST /plugins/{name}/reload
 	// still reloads).
 	ReloadInterval time.Duration
+
+	// Reattach are plugin processes a developer started (under a
+	// debugger, with pluginsdk.DebugEnv set), by plugin name: the server
+	// attaches to each instead of starting an executable, and an
+	// executable of Dir with that name is left out. serve reads them from
+	// STRATA_PLUGIN_REATTACH (pluginsdk.ParseReattach). No health check
+	// runs on them, and the server's exit leaves them running.
+	Reattach map[string]*goplugin.ReattachConfig
 }
 
 func (o *Options) defaults() {
@@ -200,6 +210,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	files = m.withReattached(files)
 	if files == nil {
 		m.log.Info("no plugin directory: no plugins loaded", "dir", m.opts.Dir)
 		return nil

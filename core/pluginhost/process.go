@@ -131,7 +131,7 @@ type process struct {
 func (m *Manager) launch(ctx context.Context, file, label string, want []byte) (*process, *pluginv1.Manifest, error) {
 	var run *cmdRunner
 	proc := &process{exited: make(chan struct{}), stop: make(chan struct{}), unresponsive: make(chan struct{})}
-	client := goplugin.NewClient(&goplugin.ClientConfig{
+	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  pluginsdk.Handshake,
 		Plugins:          goplugin.PluginSet{pluginsdk.PluginKey: &pluginsdk.GRPCPlugin{}},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -162,7 +162,19 @@ func (m *Manager) launch(ctx context.Context, file, label string, want []byte) (
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageSize)),
 			grpc.WithUnaryInterceptor(m.calls.of(file).intercept), grpc.WithChainUnaryInterceptor(proc.markHung, proc.count)},
-	})
+		// What the plugin writes to os.Stderr/os.Stdout once serving
+		// (stderr.go).
+		SyncStderr: newLineLogger(m.log, label, "stderr"),
+		SyncStdout: newLineLogger(m.log, label, "stdout"),
+	}
+	rc, reattached := m.opts.Reattach[reattachName(file)]
+	if reattached {
+		// A process started by a developer (under a debugger): attach to
+		// it rather than start the executable. go-plugin allows neither a
+		// runner nor AutoMTLS with Reattach.
+		cfg.RunnerFunc, cfg.AutoMTLS, cfg.Reattach = nil, false, rc
+	}
+	client := goplugin.NewClient(cfg)
 	proc.client = client
 	rpcClient, err := client.Client()
 	if err != nil {
@@ -195,7 +207,11 @@ func (m *Manager) launch(ctx context.Context, file, label string, want []byte) (
 		return nil, nil, fmt.Errorf("describe: %w", err)
 	}
 	go proc.watch(m.opts.PollInterval)
-	go proc.health(m.opts.PingInterval, m.opts.PingTimeout)
+	if !reattached {
+		// A process stopped at a breakpoint answers no ping: the health
+		// check would kill (and so detach) it.
+		go proc.health(m.opts.PingInterval, m.opts.PingTimeout)
+	}
 	return proc, man, nil
 }
 

@@ -142,7 +142,7 @@ func newCmdRunner(cmd *exec.Cmd) (*cmdRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cmdRunner{cmd: cmd, stdout: stdout, stderr: stderr}, nil
+	return &cmdRunner{cmd: cmd, stdout: stdout, stderr: plainAsInfo(stderr)}, nil
 }
 
 func (r *cmdRunner) Start(context.Context) error {

@@ -19,6 +19,10 @@
 //	exit       exits before the handshake
 //	zz_dupname another plugin called testplug
 //	needsnew   needs a newer server protocol than the server's (min_server_protocol)
+//	chatty     a plugin that only logs: pluginsdk.Logger at each level and
+//	           a plain stderr line before serving, a plain stderr line and
+//	           a stdout line once configured (the server's log must hold
+//	           them all)
 //
 // Variants built with -ldflags -X (a new version of a plugin is another
 // binary, and the test cannot pass it an environment):
@@ -64,6 +68,14 @@ func main() {
 	if mode == "exit" {
 		os.Exit(2)
 	}
+	if mode == "chatty" {
+		l := pluginsdk.Logger()
+		l.Debug("chatty debug line", "n", 1)
+		l.Info("chatty info line", "n", 2)
+		l.Warn("chatty warn line", "n", 3)
+		l.Error("chatty error line", "n", 4)
+		fmt.Fprintln(os.Stderr, "chatty plain line before serving")
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: pluginsdk.Handshake,
 		Plugins: plugin.PluginSet{pluginsdk.PluginKey: &pluginsdk.GRPCPlugin{
@@ -106,6 +118,8 @@ func manifest() *pluginv1.Manifest {
 		return &pluginv1.Manifest{Name: "testplug2", Version: "0.2.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			Routes:       []*pluginv1.Route{{Method: "POST", Path: "/testplug2/sys", Access: "edit"}},
 			SystemTables: []*pluginv1.SystemTable{{Name: "notes", Columns: []*pluginv1.Column{text("body", "text", "text")}}}}
+	case "chatty":
+		return &pluginv1.Manifest{Name: "chatty", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion}
 	case "badname":
 		return &pluginv1.Manifest{Name: "Bad-Name", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion}
 	case "oldproto":
@@ -192,6 +206,11 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	s.host = pluginv1.NewHostClient(conn)
 	s.settings = string(req.GetSettings())
 	s.mu.Unlock()
+	if mode == "chatty" {
+		// os.Stderr and os.Stdout are go-plugin's pipes by now.
+		fmt.Fprintln(os.Stderr, "chatty plain line while serving")
+		fmt.Fprintln(os.Stdout, "chatty stdout line while serving")
+	}
 	return &pluginv1.ConfigureResponse{}, nil
 }
 
