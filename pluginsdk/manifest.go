@@ -42,7 +42,10 @@ type Feature struct {
 	Columns []Column    // added to the activated table
 	Child   *ChildTable // optional child table
 	// Computed columns (of Columns or of the child table) are filled by the
-	// BeforeSave hook: values the client sends for them are ignored.
+	// BeforeSave hook: values the client sends for them are ignored (the
+	// server marks them read-only when it adds them) and the hook's value
+	// is written, though clients cannot write it. The hook is not sent
+	// them: it computes them from the other columns.
 	Computed []string
 	// BeforeSave and AfterSave ask for the hooks for rows of this feature
 	// (the plugin must implement BeforeSaver / AfterSaver).
@@ -58,11 +61,22 @@ type Feature struct {
 }
 
 // Column is a column added to a table, a child table or a system table.
+// The constructors (TextField, IntField, FloatField, DateField, BoolField,
+// LongTextField, LinkOutField) make the usual ones in one call.
 type Column struct {
-	Name     string
-	Label    string
-	Type     string // field type: text, long_text, md, select, combo_select, multi_select, date, boolean, slider, link_to, link_out
-	DBType   string // storage: text, int, float, date, bool
+	Name  string
+	Label string
+	Type  FieldType // one of FieldTypes: text, long_text, md, select, combo_select, multi_select, date, boolean, slider, link_to, link_out
+	// DBType is the storage, one of DBTypes: text, int, float, date, bool.
+	// Validate refuses a storage the field type cannot hold (a boolean
+	// field stored as a date).
+	DBType DBType
+	// Readonly: clients cannot write the column (what they send for it
+	// is ignored), and neither can a BeforeSave hook (its value for the
+	// column is dropped too). Only the field's default value on insert
+	// fills it. A column the plugin fills belongs in Feature.Computed
+	// instead, which makes it read-only to clients but written from the
+	// hook's answer.
 	Readonly bool
 	Help     string
 }

@@ -25,9 +25,6 @@ var (
 )
 
 var (
-	fieldTypes = []string{"text", "long_text", "md", "select", "combo_select", "multi_select",
-		"date", "boolean", "slider", "link_to", "link_out"}
-	dbTypes     = []string{"text", "int", "float", "date", "bool"}
 	methods     = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	accessNames = []string{AccessPublic, AccessEnter, AccessRead, AccessAddNew, AccessEdit,
 		AccessAdmin, AccessSuperAdmin}
@@ -254,8 +251,14 @@ func (v *validator) column(where string, c Column, userTable bool) {
 		v.check(!slices.Contains(systemColumns, c.Name), "%s: column %q is a system column", where, c.Name)
 		v.check(!strings.HasPrefix(c.Name, systemTablePrefix), "%s: column %q: the prefix %s is the server's", where, c.Name, systemTablePrefix)
 	}
-	v.check(slices.Contains(fieldTypes, c.Type), "%s: column %q: type %q is not one of %s", where, c.Name, c.Type, strings.Join(fieldTypes, ", "))
-	v.check(slices.Contains(dbTypes, c.DBType), "%s: column %q: db type %q is not one of %s", where, c.Name, c.DBType, strings.Join(dbTypes, ", "))
+	okType, okDB := slices.Contains(FieldTypes, c.Type), slices.Contains(DBTypes, c.DBType)
+	v.check(okType, "%s: column %q: type %q is not one of %s", where, c.Name, c.Type, joinNames(FieldTypes))
+	v.check(okDB, "%s: column %q: db type %q is not one of %s", where, c.Name, c.DBType, joinNames(DBTypes))
+	if okType && okDB {
+		if ok, allowed := fits(c.Type, c.DBType); !ok {
+			v.fail("%s: column %q: a %s field is stored as %s, not %s", where, c.Name, c.Type, joinNames(allowed), c.DBType)
+		}
+	}
 }
 
 func (v *validator) routes(routes []Route) {
@@ -298,4 +301,13 @@ func (v *validator) routes(routes []Route) {
 			}
 		}
 	}
+}
+
+// joinNames lists named string values for a message: "a, b, c".
+func joinNames[T ~string](vs []T) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return strings.Join(out, ", ")
 }

@@ -74,7 +74,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 func columnsToProto(cs []Column) []*pluginv1.Column {
 	out := make([]*pluginv1.Column, len(cs))
 	for i, c := range cs {
-		out[i] = &pluginv1.Column{Name: c.Name, Label: c.Label, Type: c.Type, DbType: c.DBType, Readonly: c.Readonly, Help: c.Help}
+		out[i] = &pluginv1.Column{Name: c.Name, Label: c.Label, Type: string(c.Type), DbType: string(c.DBType), Readonly: c.Readonly, Help: c.Help}
 	}
 	return out
 }
@@ -144,7 +144,7 @@ func columnsFromProto(cs []*pluginv1.Column) []Column {
 	}
 	out := make([]Column, len(cs))
 	for i, c := range cs {
-		out[i] = Column{Name: c.GetName(), Label: c.GetLabel(), Type: c.GetType(), DBType: c.GetDbType(), Readonly: c.GetReadonly(), Help: c.GetHelp()}
+		out[i] = Column{Name: c.GetName(), Label: c.GetLabel(), Type: FieldType(c.GetType()), DBType: DBType(c.GetDbType()), Readonly: c.GetReadonly(), Help: c.GetHelp()}
 	}
 	return out
 }

@@ -32,8 +32,8 @@ func (munsell) Manifest() pluginsdk.Manifest {
 		Features: []pluginsdk.Feature{{
 			Name:  "munsell",
 			Label: "Munsell colour",
-			Columns: []pluginsdk.Column{{Name: column, Label: "Munsell colour", Type: "text", DBType: "text",
-				Help: "hue value/chroma, e.g. 10YR 5/3; N 5/ for a neutral grey"}},
+			Columns: []pluginsdk.Column{pluginsdk.TextField(column, "Munsell colour").
+				WithHelp("hue value/chroma, e.g. 10YR 5/3; N 5/ for a neutral grey")},
 			BeforeSave: true,
 			SchemaFlag: "has_munsell",
 		}},
