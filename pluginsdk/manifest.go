@@ -131,11 +131,15 @@ type Route struct {
 }
 
 // Operator is a filter operator, used as {"<field>": {"<Name>": <operand>}}
-// in any filter of a table where Feature is active; ResolveFilter turns it
-// into an ordinary filter.
+// in any filter of a table where Feature is active, or keyed by the
+// plugin's name, {"<plugin>": {"<Name>": <operand>}}, which suits an
+// operator about the whole record (FilterCall.Field is then the plugin's
+// name); ResolveFilter turns it into an ordinary filter. Under a field it
+// does not serve it is refused (400 invalid_filter, naming the operator,
+// the field and the keys it serves).
 type Operator struct {
 	Name    string   // "_" then lower-case letters, digits or underscores, e.g. "_munsell_hue"
-	Fields  []string // the fields it may be used under (empty: any)
+	Fields  []string // the fields it may be used under (empty: any); the plugin's name always
 	Feature string   // the feature that must be active on the table (empty: any table)
 }
 
