@@ -124,6 +124,17 @@ type Route struct {
 	// GET /jobs/{id} (whose result holds the answer). Without a job system
 	// the server calls the route as any other.
 	Job bool
+	// TableParam is the query parameter naming the table the route works
+	// on, as in /munsell/summary?tb=finds; empty: "tb". The server checks
+	// the caller's level on that table exactly as for a ":tb" path
+	// parameter (per-table privileges: a caller denied the table gets 403
+	// before the plugin is called, one with an override is held to it;
+	// the row subset applies to Host.QueryRecords as the actor, as
+	// always). A repeated parameter or a comma-separated list names
+	// several tables: each is checked, and Actor.Privilege is the least
+	// of the levels. A :tb path parameter is checked too when the route
+	// has both.
+	TableParam string
 	// Handler serves the request. The request carries the method, the path
 	// after /<app>/api, the query, selected headers (never Authorization)
 	// and the body; ActorFrom and Param read the caller and path parameters.

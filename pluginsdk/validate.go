@@ -22,6 +22,9 @@ var (
 	semverPattern   = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 	staticSegment   = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 	paramSegment    = regexp.MustCompile(`^[:*][A-Za-z_][A-Za-z0-9_]*$`)
+	// queryParamPattern is a Route.TableParam: what a form or a URL
+	// builder names a parameter, without characters to escape.
+	queryParamPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 )
 
 var (
@@ -274,6 +277,7 @@ func (v *validator) routes(routes []Route) {
 		v.check(r.Timeout >= 0 && r.Timeout <= maxRouteTimeout, "%s: timeout %s is not between 0 and %s", where, r.Timeout, maxRouteTimeout)
 		v.check(!r.Job || r.Method != "GET", "%s: a job route is not a GET (it starts something)", where)
 		v.check(r.BodyLimit >= 0 && r.BodyLimit <= MaxBodyLimit, "%s: body limit %d is not between 0 and %d", where, r.BodyLimit, MaxBodyLimit)
+		v.check(r.TableParam == "" || queryParamPattern.MatchString(r.TableParam), "%s: table parameter %q is not a query parameter name (letters, digits, _)", where, r.TableParam)
 		key := r.Method + " " + r.Path
 		v.check(!seen[key], "%s: declared twice", where)
 		seen[key] = true

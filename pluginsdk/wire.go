@@ -45,6 +45,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		pm.Routes = append(pm.Routes, &pluginv1.Route{
 			Method: r.Method, Path: r.Path, Access: r.Access,
 			TimeoutMs: uint32(ms), BodyLimit: uint64(max(r.BodyLimit, 0)), Job: r.Job,
+			TableParam: r.TableParam,
 		})
 	}
 	for _, o := range m.Operators {
@@ -113,6 +114,7 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 			Method: r.GetMethod(), Path: r.GetPath(), Access: r.GetAccess(),
 			Timeout:   time.Duration(r.GetTimeoutMs()) * time.Millisecond,
 			BodyLimit: int64(min(r.GetBodyLimit(), 1<<62)), Job: r.GetJob(),
+			TableParam: r.GetTableParam(),
 		})
 	}
 	for _, o := range pm.GetOperators() {
