@@ -1,6 +1,7 @@
 package pluginsdk_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -40,6 +41,46 @@ func TestWriteHostError(t *testing.T) {
 		}
 		if strings.Contains(rec.Body.String(), "secret detail") {
 			t.Errorf("an unexpected error's detail reached the client: %s", rec.Body.String())
+		}
+	}
+}
+
+// A Host error as a plugin returns it (wrapped by the SDK's Host client,
+// "query records: ...", and perhaps by the plugin) reaches the client as
+// the server's code and message: no rpc framing, no wrapping text, the
+// code not repeated in the message.
+func TestWriteHostErrorClean(t *testing.T) {
+	for _, c := range []struct {
+		err     error
+		status  int
+		code    string
+		message string
+	}{
+		{fmt.Errorf("query records: %w", withReason(codes.PermissionDenied, "not_enough_privilege")), 403, "not_enough_privilege", "detail"},
+		{fmt.Errorf("summary: %w", fmt.Errorf("query records: %w", withReason(codes.NotFound, "table_not_found"))), 404, "table_not_found", "detail"},
+		{fmt.Errorf("query records: %w", withReason(codes.InvalidArgument, "invalid_filter")), 400, "invalid_filter", "detail"},
+		{fmt.Errorf("write system rows: %w", withReason(codes.AlreadyExists, "duplicate")), 409, "duplicate", "detail"},
+		{fmt.Errorf("query records: %w", withReason(codes.Unavailable, "database_busy")), 503, "database_busy", "detail"},
+		// Without the server's code: the generic one and the bare message.
+		{fmt.Errorf("query records: %w", status.Error(codes.PermissionDenied, "no access")), 403, "not_enough_privilege", "no access"},
+		{fmt.Errorf("query records: %w", status.Error(codes.Unavailable, "transport is closing")), 503, "host_unavailable", "the server is busy or unavailable; try again"},
+		{fmt.Errorf("open: %w", status.Error(codes.FailedPrecondition, "not yet")), 409, "conflict", "not yet"},
+	} {
+		rec := httptest.NewRecorder()
+		if got := pluginsdk.WriteHostError(rec, c.err); got != nil {
+			t.Errorf("%v: returned %v", c.err, got)
+		}
+		var body struct{ Status, Code, Message string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%v: %s", c.err, rec.Body.String())
+		}
+		if rec.Code != c.status || body.Status != "error" || body.Code != c.code || body.Message != c.message {
+			t.Errorf("%v: %d %s, want %d %s %q", c.err, rec.Code, rec.Body.String(), c.status, c.code, c.message)
+		}
+		for _, framing := range []string{"rpc error", "desc =", "code =", "query records", "summary:"} {
+			if strings.Contains(rec.Body.String(), framing) {
+				t.Errorf("%v: the answer shows %q: %s", c.err, framing, rec.Body.String())
+			}
 		}
 	}
 }

@@ -45,7 +45,10 @@ type Feature struct {
 	Columns []Column    // added to the activated table
 	Child   *ChildTable // optional child table
 	// Computed columns (of Columns or of the child table) are filled by the
-	// BeforeSave hook: values the client sends for them are ignored.
+	// BeforeSave hook: values the client sends for them are ignored (the
+	// server marks them read-only when it adds them) and the hook's value
+	// is written, though clients cannot write it. The hook is not sent
+	// them: it computes them from the other columns.
 	Computed []string
 	// BeforeSave and AfterSave ask for the hooks for rows of this feature
 	// (the plugin must implement BeforeSaver / AfterSaver).
@@ -61,11 +64,22 @@ type Feature struct {
 }
 
 // Column is a column added to a table, a child table or a system table.
+// The constructors (TextField, IntField, FloatField, DateField, BoolField,
+// LongTextField, LinkOutField) make the usual ones in one call.
 type Column struct {
-	Name     string
-	Label    string
-	Type     string // field type: text, long_text, md, select, combo_select, multi_select, date, boolean, slider, link_to, link_out
-	DBType   string // storage: text, int, float, date, bool
+	Name  string
+	Label string
+	Type  FieldType // one of FieldTypes: text, long_text, md, select, combo_select, multi_select, date, boolean, slider, link_to, link_out
+	// DBType is the storage, one of DBTypes: text, int, float, date, bool.
+	// Validate refuses a storage the field type cannot hold (a boolean
+	// field stored as a date).
+	DBType DBType
+	// Readonly: clients cannot write the column (what they send for it
+	// is ignored), and neither can a BeforeSave hook (its value for the
+	// column is dropped too). Only the field's default value on insert
+	// fills it. A column the plugin fills belongs in Feature.Computed
+	// instead, which makes it read-only to clients but written from the
+	// hook's answer.
 	Readonly bool
 	Help     string
 }
@@ -113,6 +127,17 @@ type Route struct {
 	// GET /jobs/{id} (whose result holds the answer). Without a job system
 	// the server calls the route as any other.
 	Job bool
+	// TableParam is the query parameter naming the table the route works
+	// on, as in /munsell/summary?tb=finds; empty: "tb". The server checks
+	// the caller's level on that table exactly as for a ":tb" path
+	// parameter (per-table privileges: a caller denied the table gets 403
+	// before the plugin is called, one with an override is held to it;
+	// the row subset applies to Host.QueryRecords as the actor, as
+	// always). A repeated parameter or a comma-separated list names
+	// several tables: each is checked, and Actor.Privilege is the least
+	// of the levels. A :tb path parameter is checked too when the route
+	// has both.
+	TableParam string
 	// Handler serves the request. The request carries the method, the path
 	// after /<app>/api, the query, selected headers (never Authorization)
 	// and the body; ActorFrom and Param read the caller and path parameters.
@@ -120,11 +145,15 @@ type Route struct {
 }
 
 // Operator is a filter operator, used as {"<field>": {"<Name>": <operand>}}
-// in any filter of a table where Feature is active; ResolveFilter turns it
-// into an ordinary filter.
+// in any filter of a table where Feature is active, or keyed by the
+// plugin's name, {"<plugin>": {"<Name>": <operand>}}, which suits an
+// operator about the whole record (FilterCall.Field is then the plugin's
+// name); ResolveFilter turns it into an ordinary filter. Under a field it
+// does not serve it is refused (400 invalid_filter, naming the operator,
+// the field and the keys it serves).
 type Operator struct {
 	Name    string   // "_" then lower-case letters, digits or underscores, e.g. "_munsell_hue"
-	Fields  []string // the fields it may be used under (empty: any)
+	Fields  []string // the fields it may be used under (empty: any); the plugin's name always
 	Feature string   // the feature that must be active on the table (empty: any table)
 }
 

@@ -136,7 +136,12 @@ type FieldError struct {
 type FilterCall struct {
 	Operator string // e.g. "_munsell_hue"
 	Table    string
-	Field    string // the key the operator was used under
+	// Field is the key the operator was used under: one of the operator's
+	// Fields, any field when it has none, or the plugin's own name when
+	// the client addressed the operator by it ({"<plugin>": {"_op": v}},
+	// filter[<plugin>][_op]=v), which every operator accepts: then no
+	// column of that name is meant, whatever the table has.
+	Field string
 	// Value is the operand exactly as the client sent it; unmarshal it into
 	// the type the operator takes.
 	Value json.RawMessage

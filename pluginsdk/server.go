@@ -29,6 +29,13 @@ func NewGRPCPlugin(p Plugin) *GRPCPlugin {
 	return newGRPCPlugin(p, m, newLogger(m.Name))
 }
 
+// NewGRPCPluginLogged is NewGRPCPlugin with the SDK's own log lines (a
+// recovered panic's stack) written to log instead of stderr: plugintest
+// puts them in the test's log.
+func NewGRPCPluginLogged(p Plugin, log hclog.Logger) *GRPCPlugin {
+	return newGRPCPlugin(p, p.Manifest().withDefaults(), log)
+}
+
 // newLogger writes JSON lines to the process's stderr as it is now: before
 // go-plugin swaps os.Stderr, that is the stream the server reads and
 // re-logs at each line's level. Never stdout: go-plugin's handshake line

@@ -22,12 +22,12 @@ var (
 	semverPattern   = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 	staticSegment   = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 	paramSegment    = regexp.MustCompile(`^[:*][A-Za-z_][A-Za-z0-9_]*$`)
+	// queryParamPattern is a Route.TableParam: what a form or a URL
+	// builder names a parameter, without characters to escape.
+	queryParamPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 )
 
 var (
-	fieldTypes = []string{"text", "long_text", "md", "select", "combo_select", "multi_select",
-		"date", "boolean", "slider", "link_to", "link_out"}
-	dbTypes     = []string{"text", "int", "float", "date", "bool"}
 	methods     = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	accessNames = []string{AccessPublic, AccessEnter, AccessRead, AccessAddNew, AccessEdit,
 		AccessAdmin, AccessSuperAdmin}
@@ -254,8 +254,14 @@ func (v *validator) column(where string, c Column, userTable bool) {
 		v.check(!slices.Contains(systemColumns, c.Name), "%s: column %q is a system column", where, c.Name)
 		v.check(!strings.HasPrefix(c.Name, systemTablePrefix), "%s: column %q: the prefix %s is the server's", where, c.Name, systemTablePrefix)
 	}
-	v.check(slices.Contains(fieldTypes, c.Type), "%s: column %q: type %q is not one of %s", where, c.Name, c.Type, strings.Join(fieldTypes, ", "))
-	v.check(slices.Contains(dbTypes, c.DBType), "%s: column %q: db type %q is not one of %s", where, c.Name, c.DBType, strings.Join(dbTypes, ", "))
+	okType, okDB := slices.Contains(FieldTypes, c.Type), slices.Contains(DBTypes, c.DBType)
+	v.check(okType, "%s: column %q: type %q is not one of %s", where, c.Name, c.Type, joinNames(FieldTypes))
+	v.check(okDB, "%s: column %q: db type %q is not one of %s", where, c.Name, c.DBType, joinNames(DBTypes))
+	if okType && okDB {
+		if ok, allowed := fits(c.Type, c.DBType); !ok {
+			v.fail("%s: column %q: a %s field is stored as %s, not %s", where, c.Name, c.Type, joinNames(allowed), c.DBType)
+		}
+	}
 }
 
 func (v *validator) routes(routes []Route) {
@@ -271,6 +277,7 @@ func (v *validator) routes(routes []Route) {
 		v.check(r.Timeout >= 0 && r.Timeout <= maxRouteTimeout, "%s: timeout %s is not between 0 and %s", where, r.Timeout, maxRouteTimeout)
 		v.check(!r.Job || r.Method != "GET", "%s: a job route is not a GET (it starts something)", where)
 		v.check(r.BodyLimit >= 0 && r.BodyLimit <= MaxBodyLimit, "%s: body limit %d is not between 0 and %d", where, r.BodyLimit, MaxBodyLimit)
+		v.check(r.TableParam == "" || queryParamPattern.MatchString(r.TableParam), "%s: table parameter %q is not a query parameter name (letters, digits, _)", where, r.TableParam)
 		key := r.Method + " " + r.Path
 		v.check(!seen[key], "%s: declared twice", where)
 		seen[key] = true
@@ -298,4 +305,13 @@ func (v *validator) routes(routes []Route) {
 			}
 		}
 	}
+}
+
+// joinNames lists named string values for a message: "a, b, c".
+func joinNames[T ~string](vs []T) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return strings.Join(out, ", ")
 }

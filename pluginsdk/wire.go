@@ -46,6 +46,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		pm.Routes = append(pm.Routes, &pluginv1.Route{
 			Method: r.Method, Path: r.Path, Access: r.Access,
 			TimeoutMs: uint32(ms), BodyLimit: uint64(max(r.BodyLimit, 0)), Job: r.Job,
+			TableParam: r.TableParam,
 		})
 	}
 	for _, o := range m.Operators {
@@ -75,7 +76,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 func columnsToProto(cs []Column) []*pluginv1.Column {
 	out := make([]*pluginv1.Column, len(cs))
 	for i, c := range cs {
-		out[i] = &pluginv1.Column{Name: c.Name, Label: c.Label, Type: c.Type, DbType: c.DBType, Readonly: c.Readonly, Help: c.Help}
+		out[i] = &pluginv1.Column{Name: c.Name, Label: c.Label, Type: string(c.Type), DbType: string(c.DBType), Readonly: c.Readonly, Help: c.Help}
 	}
 	return out
 }
@@ -115,6 +116,7 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 			Method: r.GetMethod(), Path: r.GetPath(), Access: r.GetAccess(),
 			Timeout:   time.Duration(r.GetTimeoutMs()) * time.Millisecond,
 			BodyLimit: int64(min(r.GetBodyLimit(), 1<<62)), Job: r.GetJob(),
+			TableParam: r.GetTableParam(),
 		})
 	}
 	for _, o := range pm.GetOperators() {
@@ -146,7 +148,7 @@ func columnsFromProto(cs []*pluginv1.Column) []Column {
 	}
 	out := make([]Column, len(cs))
 	for i, c := range cs {
-		out[i] = Column{Name: c.GetName(), Label: c.GetLabel(), Type: c.GetType(), DBType: c.GetDbType(), Readonly: c.GetReadonly(), Help: c.GetHelp()}
+		out[i] = Column{Name: c.GetName(), Label: c.GetLabel(), Type: FieldType(c.GetType()), DBType: DBType(c.GetDbType()), Readonly: c.GetReadonly(), Help: c.GetHelp()}
 	}
 	return out
 }

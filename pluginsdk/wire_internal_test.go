@@ -8,7 +8,7 @@ import (
 // The manifest's section rows and system-table indexes cross the wire
 // unchanged: what the server reads is what the plugin declared.
 func TestManifestWireRoundTrip(t *testing.T) {
-	col := func(name, db string) Column { return Column{Name: name, Label: name, Type: "text", DBType: db} }
+	col := func(name string, db DBType) Column { return Column{Name: name, Label: name, Type: "text", DBType: db} }
 	for _, c := range []struct {
 		name string
 		m    Manifest

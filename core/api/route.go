@@ -34,6 +34,11 @@ type Route struct {
 	// instance route is public). A path with a :tb parameter is checked
 	// against the caller's level on that table.
 	Access auth.Access
+	// TableQuery names a query parameter that names the table the route
+	// works on (plugin routes: pluginsdk.Route.TableParam, "tb" by
+	// default): each table it names (repeated, or comma-separated) is
+	// checked as a :tb path parameter is, and the level is the least.
+	TableQuery string
 	// BodyLimit overrides the configured cap for this route (0: default).
 	BodyLimit int64
 	// BodyTimeout overrides the time allowed to send the body (0: the

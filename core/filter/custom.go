@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/strata-archaeo/strata/core/schema"
@@ -24,6 +26,14 @@ type Operator struct {
 	// one of Fields (the core's _intersects, keyed by geodata): the key is
 	// not looked up among the table's fields.
 	Virtual bool
+	// Plugin is the name of the plugin that offers the operator (empty for
+	// the core's). The operator may also be keyed by it, whatever Fields
+	// says: {"<plugin>": {"<Name>": operand}}, for an operator that is
+	// about the record rather than one column (dendro's _felled_between).
+	// OperatorCall.Field is then the plugin's name, and the key is not
+	// looked up among the table's fields (a column of that name, if any,
+	// is not what the key means).
+	Plugin string
 	// Resolve is called once per condition when the filter is rendered
 	// (never by Validate). An *errs.Error it returns reaches the caller as
 	// is, so a plugin answers 400 invalid_filter for a bad operand itself.
@@ -113,7 +123,22 @@ func (r *Registry) lookup(name string) (Operator, bool) {
 }
 
 func (op Operator) appliesTo(field string) bool {
-	return len(op.Fields) == 0 || slices.Contains(op.Fields, field)
+	return len(op.Fields) == 0 || slices.Contains(op.Fields, field) || op.byPlugin(field)
+}
+
+// byPlugin reports whether key is the name of the operator's plugin.
+func (op Operator) byPlugin(key string) bool { return op.Plugin != "" && key == op.Plugin }
+
+// serves says in words which keys the operator takes, for an error.
+func (op Operator) serves() string {
+	var keys []string
+	for _, f := range op.Fields {
+		keys = append(keys, strconv.Quote(f))
+	}
+	if op.Plugin != "" {
+		keys = append(keys, strconv.Quote(op.Plugin)+" (its plugin's name)")
+	}
+	return strings.Join(keys, ", ")
 }
 
 // maxExpansions bounds operators that resolve to nodes using operators.

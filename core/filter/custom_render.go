@@ -19,9 +19,10 @@ func (r *renderer) custom(s scope, c Cond) (string, error) {
 		return "", invalidf("unknown operator %q", clip(c.Op))
 	}
 	if !op.appliesTo(c.Field) {
-		return "", invalidf("%s does not apply to %s", c.Op, c.Field)
+		return "", invalidf("operator %s does not apply to field %q: it serves %s", c.Op, clip(c.Field), op.serves()).
+			With("operator", c.Op).With("field", clip(c.Field)).With("serves", op.Fields)
 	}
-	if !op.Virtual {
+	if !op.Virtual && !op.byPlugin(c.Field) {
 		if _, _, err := r.column(s, c.Field); err != nil {
 			return "", err
 		}

@@ -27,6 +27,7 @@ var (
 	operatorPattern   = regexp.MustCompile(`^_[a-z][a-z0-9_]{0,62}$`)
 	staticSegment     = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 	paramSegment      = regexp.MustCompile(`^[:*][A-Za-z_][A-Za-z0-9_]*$`)
+	queryParamPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 )
 
 // reservedPluginNames would let a plugin's system tables sys_<name>_<x>
@@ -306,6 +307,9 @@ func checkRoutes(routes []*pluginv1.Route) []string {
 		}
 		if r.GetBodyLimit() > maxBodyLimit {
 			bad("%s: the body limit is at most %d bytes", where, maxBodyLimit)
+		}
+		if tp := r.GetTableParam(); tp != "" && !queryParamPattern.MatchString(tp) {
+			bad("%s: table parameter %q is not a query parameter name (letters, digits, _)", where, tp)
 		}
 		key := r.GetMethod() + " " + r.GetPath()
 		if seen[key] {

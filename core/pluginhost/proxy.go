@@ -19,7 +19,17 @@ type Route struct {
 	Timeout   time.Duration // the manifest's timeout_ms, else RouteTimeout
 	BodyLimit int64         // 0: the server's default cap
 	Job       bool          // run each call as a job (StartJob)
+	// TableParam is the query parameter naming the route's table(s),
+	// gated per table as a :tb path parameter (the manifest's
+	// table_param, else DefaultTableParam).
+	TableParam string
 }
+
+// DefaultTableParam is the query parameter a plugin route's table is
+// taken from when its manifest names none: the server's own routes call
+// it tb, and a plugin that reads ?tb= without saying so is gated all the
+// same.
+const DefaultTableParam = "tb"
 
 // Routes lists the loaded plugins' routes, by plugin name then in
 // manifest order.
@@ -28,7 +38,10 @@ func (m *Manager) Routes() []Route {
 	for _, p := range m.loaded() {
 		for _, r := range p.manifest().GetRoutes() {
 			rt := Route{Plugin: p.name, Method: r.GetMethod(), Path: r.GetPath(), Access: accessByName[r.GetAccess()],
-				Timeout: m.opts.RouteTimeout, BodyLimit: int64(r.GetBodyLimit()), Job: r.GetJob()}
+				Timeout: m.opts.RouteTimeout, BodyLimit: int64(r.GetBodyLimit()), Job: r.GetJob(), TableParam: r.GetTableParam()}
+			if rt.TableParam == "" {
+				rt.TableParam = DefaultTableParam
+			}
 			if ms := r.GetTimeoutMs(); ms > 0 {
 				rt.Timeout = time.Duration(ms) * time.Millisecond
 			}

@@ -188,7 +188,7 @@ func (m *Manager) Operators() *filter.Registry {
 // its feature is active, through the plugin, within CallTimeout.
 func (p *plugin) operator(o *pluginv1.FilterOperator) filter.Operator {
 	name, feat := o.GetName(), o.GetFeature()
-	return filter.Operator{Name: name, Fields: o.GetFields(), Resolve: func(ctx context.Context, call filter.OperatorCall) (filter.Resolution, error) {
+	return filter.Operator{Name: name, Fields: o.GetFields(), Plugin: p.name, Resolve: func(ctx context.Context, call filter.OperatorCall) (filter.Resolution, error) {
 		if feat != "" && !call.Table.Active(feat) {
 			return filter.Resolution{}, filter.ErrInvalidFilter.With("detail",
 				fmt.Sprintf("%s needs the %s feature, which is not active on %s", name, feat, call.Table.Name))

@@ -69,8 +69,8 @@ func (s *Server) identify(c *gin.Context, links bool) bool {
 
 // admit is identify then the route's privilege check (permit), for
 // routes that run them without the middleware chain (readOnly).
-func (s *Server) admit(c *gin.Context, links bool, access auth.Access) bool {
-	return s.identify(c, links) && s.permit(c, access)
+func (s *Server) admit(c *gin.Context, links bool, access auth.Access, tableQuery string) bool {
+	return s.identify(c, links) && s.permit(c, access, tableQuery)
 }
 
 // actorFromLink verifies a signed link for this request's path and reads
@@ -244,21 +244,23 @@ func (s *Server) foreignKeyError(ctx context.Context, current, plain string) err
 }
 
 // authorize is the route's privilege check (permit).
-func (s *Server) authorize(access auth.Access) gin.HandlerFunc {
+func (s *Server) authorize(access auth.Access, tableQuery string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if s.permit(c, access) {
+		if s.permit(c, access, tableQuery) {
 			c.Next()
 		}
 	}
 }
 
 // permit checks the actor against the route's access. On routes naming
-// a table, a per-table override replaces the global level for record
-// work. It answers the failure and returns false, or sets the level.
-func (s *Server) permit(c *gin.Context, access auth.Access) bool {
+// a table (a :tb path parameter, or the query parameter tableQuery of a
+// plugin route), a per-table override replaces the global level for
+// record work; several tables give the least of their levels. It answers
+// the failure and returns false, or sets the level.
+func (s *Server) permit(c *gin.Context, access auth.Access, tableQuery string) bool {
 	actor := actorOf(c)
 	level := actor.Privilege
-	if table := c.Param("tb"); table != "" && access.TableScoped() {
+	if tables := routeTables(c, tableQuery); len(tables) > 0 && access.TableScoped() {
 		// The overrides are loaded once per request and kept for the
 		// handler, which needs them again for the row subset.
 		acc, err := s.callerAccess(c)
@@ -273,7 +275,12 @@ func (s *Server) permit(c *gin.Context, access auth.Access) bool {
 			s.fail(c, err)
 			return false
 		}
-		level = acc.Level(cat, table)
+		for i, table := range tables {
+			// Privilege numbers: the larger, the less the caller may.
+			if l := acc.Level(cat, table); i == 0 || l > level {
+				level = l
+			}
+		}
 	}
 	if !access.Allows(level) {
 		s.fail(c, auth.ErrNotEnoughPrivilege.With("required", access.String()))
@@ -281,4 +288,26 @@ func (s *Server) permit(c *gin.Context, access auth.Access) bool {
 	}
 	c.Set(ctxLevel, level)
 	return true
+}
+
+// routeTables are the tables a request names for the gate: the :tb path
+// parameter, then each value of the query parameter tableQuery (repeated
+// or comma-separated). Every one is checked (a look-up in the caller's
+// overrides each; the request line bounds their number).
+func routeTables(c *gin.Context, tableQuery string) []string {
+	var out []string
+	add := func(t string) {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	add(c.Param("tb"))
+	if tableQuery != "" {
+		for _, v := range c.QueryArray(tableQuery) {
+			for _, t := range strings.Split(v, ",") {
+				add(t)
+			}
+		}
+	}
+	return out
 }

@@ -78,7 +78,7 @@ func (sv *seenVersions) get(db *store.DB) (versions, bool) {
 // as the middleware chain would.
 func (s *Server) readOnly(r Route) gin.HandlerFunc {
 	run := func(c *gin.Context) {
-		if s.admit(c, r.SignedLink, r.Access) {
+		if s.admit(c, r.SignedLink, r.Access, r.TableQuery) {
 			r.Handler(c)
 		}
 	}

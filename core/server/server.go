@@ -283,7 +283,7 @@ func (s *Server) handle(r Route) {
 			return
 		}
 		if r.Access != auth.Public {
-			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access))
+			chain = append(chain, s.authenticator(r.SignedLink), s.authorize(r.Access, r.TableQuery))
 		}
 	}
 	if applog.Logged(r) {

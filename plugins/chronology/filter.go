@@ -21,7 +21,10 @@ func (p *plugin) ResolveFilter(_ context.Context, call pluginsdk.FilterCall) (pl
 	if call.Operator != opOverlap {
 		return pluginsdk.FilterResult{}, pluginsdk.Errorf("invalid_filter", "unknown operator %s", call.Operator)
 	}
-	if call.Field != colFrom {
+	// Keyed by chrono_from, or by the plugin's name ({"chronology":
+	// {"_chrono_overlap": ...}}, which the server accepts for every
+	// operator): the window is on the dating's columns either way.
+	if call.Field != colFrom && call.Field != pluginName {
 		return pluginsdk.FilterResult{}, pluginsdk.Errorf("invalid_filter", "%s is keyed by %s, not %s", opOverlap, colFrom, call.Field)
 	}
 	from, to, err := overlapOperand(call.Value)

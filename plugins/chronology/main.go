@@ -38,6 +38,7 @@ func logf(format string, a ...any) { logger.Warn(fmt.Sprintf(format, a...)) }
 
 // Feature and column names (SPEC.md §2.8).
 const (
+	pluginName   = "chronology"
 	feature      = "chronology"
 	colFrom      = "chrono_from"
 	colTo        = "chrono_to"
@@ -61,7 +62,7 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		return pluginsdk.Column{Name: name, Label: label, Type: "text", DBType: "int", Help: help}
 	}
 	return pluginsdk.Manifest{
-		Name:        "chronology",
+		Name:        pluginName,
 		Version:     "1.0.0",
 		Description: "Fuzzy dating: year bounds from labels such as c4l BCE or c1 CE/c2 CE, a timeline, related-record density and an overlap filter",
 		Features: []pluginsdk.Feature{{

@@ -309,6 +309,12 @@ func TestOverlapOperands(t *testing.T) {
 			t.Errorf("operand %s: %v, want invalid_filter", bad, err)
 		}
 	}
+	// Keyed by the plugin's name, the same window.
+	byName, err := h.ResolveFilter(pluginsdk.FilterCall{Operator: opOverlap, Field: pluginName, Value: json.RawMessage(`[-350, -320]`)})
+	byField, _ := h.ResolveFilter(pluginsdk.FilterCall{Operator: opOverlap, Field: colFrom, Value: json.RawMessage(`[-350, -320]`)})
+	if err != nil || !reflect.DeepEqual(byName.Filter, byField.Filter) {
+		t.Errorf("keyed by the plugin's name: %v %v, want %v", byName.Filter, err, byField.Filter)
+	}
 	_, err = h.ResolveFilter(pluginsdk.FilterCall{Operator: opOverlap, Field: colTo, Value: json.RawMessage(`[1, 2]`)})
 	var pe *pluginsdk.Error
 	if !errors.As(err, &pe) || pe.Code != "invalid_filter" {

@@ -32,8 +32,8 @@ func (munsell) Manifest() pluginsdk.Manifest {
 		Features: []pluginsdk.Feature{{
 			Name:  "munsell",
 			Label: "Munsell colour",
-			Columns: []pluginsdk.Column{{Name: column, Label: "Munsell colour", Type: "text", DBType: "text",
-				Help: "hue value/chroma, e.g. 10YR 5/3; N 5/ for a neutral grey"}},
+			Columns: []pluginsdk.Column{pluginsdk.TextField(column, "Munsell colour").
+				WithHelp("hue value/chroma, e.g. 10YR 5/3; N 5/ for a neutral grey")},
 			BeforeSave: true,
 			SchemaFlag: "has_munsell",
 		}},
@@ -169,8 +169,11 @@ func (munsell) ResolveFilter(_ context.Context, call pluginsdk.FilterCall) (plug
 	if m == nil {
 		return pluginsdk.FilterResult{}, pluginsdk.Errorf("invalid_filter", "%s: %q is not a Munsell hue (e.g. 10YR, YR or N)", call.Operator, operand)
 	}
+	// The condition is on the colour column, also when the client keyed
+	// the operator by the plugin's name ({"munsell": {...}}: call.Field
+	// is then "munsell").
 	prefix := func(p string) map[string]any {
-		return map[string]any{call.Field: map[string]any{"_starts_with": p + " "}}
+		return map[string]any{column: map[string]any{"_starts_with": p + " "}}
 	}
 	switch {
 	case m[2] == "N" && m[1] != "":

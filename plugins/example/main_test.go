@@ -145,10 +145,14 @@ func TestHueFilter(t *testing.T) {
 			t.Errorf("%s: filter %v selects %v, want %v", operand, res.Filter, got, want)
 		}
 	}
-	res, _ := h.ResolveFilter(pluginsdk.FilterCall{Operator: "_munsell_hue", Field: column, Value: json.RawMessage(`"10YR"`)})
-	want := map[string]any{column: map[string]any{"_starts_with": "10YR "}}
-	if !reflect.DeepEqual(res.Filter, want) {
-		t.Errorf("filter %v, want %v", res.Filter, want)
+	// Keyed by the column or by the plugin's name, the condition is on
+	// the column.
+	for _, key := range []string{column, "munsell"} {
+		res, _ := h.ResolveFilter(pluginsdk.FilterCall{Operator: "_munsell_hue", Field: key, Value: json.RawMessage(`"10YR"`)})
+		want := map[string]any{column: map[string]any{"_starts_with": "10YR "}}
+		if !reflect.DeepEqual(res.Filter, want) {
+			t.Errorf("keyed by %s: filter %v, want %v", key, res.Filter, want)
+		}
 	}
 
 	for _, bad := range []string{`"3YR"`, `"5N"`, `"purple"`, `12`, `{}`} {

@@ -76,7 +76,7 @@ type plugin struct {
 func newPlugin(getenv func(string) string) *plugin { return &plugin{getenv: getenv} }
 
 func (p *plugin) Manifest() pluginsdk.Manifest {
-	number := func(name, label, dbType, help string) pluginsdk.Column {
+	number := func(name, label string, dbType pluginsdk.DBType, help string) pluginsdk.Column {
 		return pluginsdk.Column{Name: name, Label: label, Type: "text", DBType: dbType, Help: help}
 	}
 	calibrated := func(name, label string) pluginsdk.Column {

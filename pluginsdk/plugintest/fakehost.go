@@ -26,8 +26,10 @@ const maxQueryLimit = 10000
 // table (as the test seeds them), the plugin's system tables, application
 // settings, and the log lines and queries the plugin sent. Filters are
 // evaluated by Match (the operators of the filter language, without nested
-// conditions). It applies no per-actor rights: Queries shows which actor
-// the plugin passed. Safe for concurrent use.
+// conditions). As the server, it answers a query as its actor may read
+// (SetRights: a denied table, a row subset; the plugin's own queries read
+// everything) and as the table's active features show it (SetFeatures);
+// Queries shows which actor the plugin passed. Safe for concurrent use.
 type FakeHost struct {
 	pluginv1.UnimplementedHostServer
 
@@ -44,6 +46,9 @@ type FakeHost struct {
 	jobReports    []JobReport
 	cancelledJobs map[string]bool
 	geodata       []Geodata // AddGeodata calls (fakegeodata.go)
+
+	rights   map[string]map[string]Rights   // actor → table → rights (fakerights.go)
+	features map[string]map[string][]string // app → table → active features
 }
 
 type systemTable struct {
@@ -253,6 +258,25 @@ func (h *FakeHost) QueryRecords(_ context.Context, req *pluginv1.QueryRequest) (
 		Limit: int(req.GetLimit()), Offset: int(req.GetOffset()), SortField: req.GetSortField(),
 		SortDir: req.GetSortDir(), Actor: actorFromProto(req.GetActor()),
 	})
+	hidden, parent, err := h.tableView(req.GetApp(), req.GetTable())
+	if err != nil {
+		return nil, err
+	}
+	// The server's order: the table, the actor's rights on it, then the
+	// columns and the filter.
+	var subset map[string]any
+	if a := actorFromProto(req.GetActor()); a != nil && (a.UserID != 0 || a.APIKeyID != 0) {
+		level, sub := h.grant(*a, req.GetTable(), parent)
+		if !readable(level) {
+			return nil, hostError(codes.PermissionDenied, "not_enough_privilege", "the actor may not read this table")
+		}
+		subset = sub
+	}
+	for _, c := range append(slices.Clone(req.GetColumns()), filterFields(filter)...) {
+		if hidden[c] {
+			return nil, hostError(codes.InvalidArgument, "invalid_field", "unknown field %q (its feature is not active on %s)", c, req.GetTable())
+		}
+	}
 	// A table the test did not seed has no records (rather than being an
 	// error), so that a plugin querying the host in a hook still runs in
 	// Conformance; Queries shows what was asked.
@@ -263,7 +287,18 @@ func (h *FakeHost) QueryRecords(_ context.Context, req *pluginv1.QueryRequest) (
 		if err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "invalid_filter: %v", err)
 		}
+		if ok && subset != nil {
+			if ok, err = Match(subset, r); err != nil {
+				return nil, status.Errorf(codes.Internal, "the row subset: %v", err)
+			}
+		}
 		if ok {
+			if len(hidden) > 0 {
+				r = maps.Clone(r)
+				for c := range hidden {
+					delete(r, c)
+				}
+			}
 			matched = append(matched, r)
 		}
 	}

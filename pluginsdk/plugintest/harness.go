@@ -18,9 +18,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
@@ -99,7 +101,7 @@ func New(t testing.TB, p pluginsdk.Plugin, opts ...Option) *Harness {
 	if cfg.host == nil {
 		cfg.host = NewFakeHost()
 	}
-	gc, gs := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{pluginsdk.PluginKey: pluginsdk.NewGRPCPlugin(p)})
+	gc, gs := connect(t, p)
 	t.Cleanup(func() {
 		// Close asks the plugin side to stop (go-plugin's controller
 		// Shutdown); stopping it here as well would race with that.
@@ -218,6 +220,11 @@ func (h *Harness) Do(req Request) (Response, error) {
 		pattern = route.Path
 		if route.Timeout > 0 {
 			timeout = route.Timeout
+		}
+		// The server's per-table gate: the level on the route's table(s)
+		// (SetRights) replaces the actor's for record work.
+		if route.Access == pluginsdk.AccessRead || route.Access == pluginsdk.AccessAddNew || route.Access == pluginsdk.AccessEdit {
+			req.Actor.Privilege = h.Host.tableLevel(req.Actor, routeTables(route, params, u.Query()))
 		}
 		if status, code := accessCheck(route.Access, req.Actor); status != 0 {
 			body, _ := json.Marshal(map[string]string{"status": "error", "code": code, "message": "refused by the server's access check (plugintest)"})
@@ -452,4 +459,51 @@ func clip(b []byte) string {
 		return string(b[:200]) + "…"
 	}
 	return string(b)
+}
+
+// hclogOutput serialises the harnesses' swaps of hclog.DefaultOutput.
+var hclogOutput sync.Mutex
+
+// connect serves p over go-plugin's in-process gRPC connection with every
+// log line (go-plugin's debug lines, the SDK's own: a recovered panic's
+// stack) in the test's log rather than on the process's stderr, where
+// they would mix with every other test's. go-plugin makes its logger from
+// hclog.DefaultOutput, read once when the connection is made: it is set
+// to the test's log for that moment only.
+func connect(t testing.TB, p pluginsdk.Plugin) (*plugin.GRPCClient, *plugin.GRPCServer) {
+	w := &testLog{t: t}
+	// Registered before the connection's own clean-up, so it runs after
+	// it: the lines of the closing connection still reach the log.
+	t.Cleanup(w.stop)
+	log := hclog.New(&hclog.LoggerOptions{Name: p.Manifest().Name, Output: w, Level: hclog.Debug})
+	hclogOutput.Lock()
+	defer hclogOutput.Unlock()
+	prev := hclog.DefaultOutput
+	hclog.DefaultOutput = w
+	defer func() { hclog.DefaultOutput = prev }()
+	return plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{pluginsdk.PluginKey: pluginsdk.NewGRPCPluginLogged(p, log)})
+}
+
+// testLog writes log lines to a test's log while the test runs. Lines
+// written once it has ended (a goroutine of the closed connection) are
+// dropped: t.Log would panic.
+type testLog struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *testLog) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(b), "\n"))
+	}
+	return len(b), nil
+}
+
+func (w *testLog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
 }

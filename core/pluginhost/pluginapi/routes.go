@@ -217,7 +217,7 @@ func Mountable(s Deps, core []api.Route) []api.Route {
 		var mine []api.Route
 		for _, r := range byPlugin[in.Name] {
 			mine = append(mine, api.Route{Scope: api.App, Method: r.Method, Path: r.Path, Access: r.Access,
-				BodyLimit: r.BodyLimit, Handler: s.pluginProxy(r)})
+				BodyLimit: r.BodyLimit, TableQuery: r.TableParam, Handler: s.pluginProxy(r)})
 		}
 		if err := checkPluginRoutes(core, accepted, mine, in); err != nil {
 			s.Plugins.Reject(in.Name, err)

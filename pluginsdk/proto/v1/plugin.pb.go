@@ -469,7 +469,12 @@ type Route struct {
 	// 1, added): the request carries the job's id in X-Strata-Job, the
 	// plugin reports progress with Host.JobProgress, and the client gets the
 	// answer when it comes soon, else the job to follow.
-	Job           bool `protobuf:"varint,6,opt,name=job,proto3" json:"job,omitempty"`
+	Job bool `protobuf:"varint,6,opt,name=job,proto3" json:"job,omitempty"`
+	// table_param is the query parameter naming the table (or tables,
+	// repeated or comma-separated) the route works on: the server checks
+	// the caller's level on each as on a :tb path parameter (per-table
+	// privileges; the least of them). Empty: "tb". Added in protocol 1.
+	TableParam    string `protobuf:"bytes,7,opt,name=table_param,json=tableParam,proto3" json:"table_param,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -544,6 +549,13 @@ func (x *Route) GetJob() bool {
 		return x.Job
 	}
 	return false
+}
+
+func (x *Route) GetTableParam() string {
+	if x != nil {
+		return x.TableParam
+	}
+	return ""
 }
 
 type FilterOperator struct {
@@ -2899,7 +2911,7 @@ const file_plugin_proto_rawDesc = "" +
 	"ChildTable\x12\x16\n" +
 	"\x06suffix\x18\x01 \x01(\tR\x06suffix\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x122\n" +
-	"\acolumns\x18\x03 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\"\x9b\x01\n" +
+	"\acolumns\x18\x03 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\"\xbc\x01\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -2908,7 +2920,9 @@ const file_plugin_proto_rawDesc = "" +
 	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x12\x1d\n" +
 	"\n" +
 	"body_limit\x18\x05 \x01(\x04R\tbodyLimit\x12\x10\n" +
-	"\x03job\x18\x06 \x01(\bR\x03job\"V\n" +
+	"\x03job\x18\x06 \x01(\bR\x03job\x12\x1f\n" +
+	"\vtable_param\x18\a \x01(\tR\n" +
+	"tableParam\"V\n" +
 	"\x0eFilterOperator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06fields\x18\x02 \x03(\tR\x06fields\x12\x18\n" +

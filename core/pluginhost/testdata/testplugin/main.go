@@ -38,6 +38,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,6 +179,13 @@ func testplug() *pluginv1.Manifest {
 			{Method: "GET", Path: "/testplug/stats", Access: "read"},
 			{Method: "POST", Path: "/testplug/sys", Access: "edit"},
 			{Method: "POST", Path: "/testplug/freeze", Access: "edit"},
+			// The records of a table as the caller, the table named in
+			// the path, by ?tb= (the default table parameter) or by
+			// ?table= (a declared one).
+			{Method: "GET", Path: "/testplug/rows/:tb", Access: "read"},
+			{Method: "GET", Path: "/testplug/rows", Access: "read"},
+			{Method: "POST", Path: "/testplug/rows", Access: "edit"},
+			{Method: "GET", Path: "/testplug/named", Access: "read", TableParam: "table"},
 		},
 		Operators: []*pluginv1.FilterOperator{
 			{Name: "_label_len", Fields: []string{"label"}, Feature: "labels"},
@@ -258,6 +266,8 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 		return jsonResponse(200, map[string]any{"status": "success", "after_save": s.after.Load()}), nil
 	case "/testplug/sys", "/testplug2/sys":
 		return s.sys(ctx, req)
+	case "/testplug/rows/:tb", "/testplug/rows", "/testplug/named":
+		return s.rows(ctx, req)
 	}
 	return jsonResponse(404, map[string]any{"status": "error", "code": "route_not_found"}), nil
 }
@@ -452,4 +462,32 @@ func (s *server) EnrichRecord(_ context.Context, req *pluginv1.EnrichRequest) (*
 		out.Sections[id], _ = json.Marshal(map[string]any{"id": id, "note": "from testplug", "table": req.GetTable()})
 	}
 	return out, nil
+}
+
+// rows answers the codes of a table's records as the caller reads them
+// (Host.QueryRecords as the actor), and the level the server gave the
+// call; a Host refusal is 502 with its gRPC code, so a test tells it from
+// the server's own gate.
+func (s *server) rows(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.HTTPResponse, error) {
+	q, _ := url.ParseQuery(req.GetRawQuery())
+	table := req.GetParams()["tb"]
+	if table == "" {
+		table = q.Get("tb")
+	}
+	if req.GetRoute() == "/testplug/named" {
+		table = q.Get("table")
+	}
+	resp, err := s.hostClient().QueryRecords(ctx, &pluginv1.QueryRequest{App: req.GetActor().GetApp(), Table: table,
+		Columns: []string{"code"}, SortField: "code", Actor: req.GetActor()})
+	if err != nil {
+		st, _ := status.FromError(err)
+		return jsonResponse(502, map[string]any{"status": "error", "code": "host_refused", "grpc": st.Code().String()}), nil
+	}
+	var rows []map[string]any
+	_ = json.Unmarshal(resp.GetRows(), &rows)
+	codes := []string{}
+	for _, r := range rows {
+		codes = append(codes, fmt.Sprint(r["code"]))
+	}
+	return jsonResponse(200, map[string]any{"status": "success", "codes": codes, "privilege": req.GetActor().GetPrivilege()}), nil
 }
