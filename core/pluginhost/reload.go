@@ -213,6 +213,10 @@ func (m *Manager) recordedChecksum(file string) string {
 // recorded checksum checked at exec; a file without a record is recorded
 // first (trust on first use).
 func (m *Manager) launchVerified(ctx context.Context, file, label string) (*process, *pluginv1.Manifest, error) {
+	if reattachName(file) != "" {
+		// A process a developer started: there is no file to check.
+		return m.launch(ctx, file, label, nil)
+	}
 	all, err := Checksums(filepath.Dir(file))
 	if err != nil {
 		return nil, nil, err
