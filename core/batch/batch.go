@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/strata-archaeo/strata/core/auth"
@@ -42,7 +43,32 @@ type FieldError struct {
 //     its request's index. Either way nothing is written;
 //  4. after the commit, the AfterSave hooks run, one call per table and
 //     feature.
+//
+// When a record changed between the read its hooks were given and the
+// batch's lock on it (records.ErrHooksRaced), the batch runs again from
+// the requests as sent, hooks included, up to records.MaxHookAttempts
+// times; then 409 save_conflict.
 func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result, error) {
+	pristine := make([]records.SaveInput, len(ops))
+	for i := range ops {
+		pristine[i] = ops[i].Input.Clone()
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := runOnce(ctx, db, scope, ops)
+		if !errors.Is(err, records.ErrHooksRaced) {
+			return res, err
+		}
+		if attempt >= records.MaxHookAttempts {
+			return nil, records.ErrSaveConflict.With("attempts", attempt)
+		}
+		for i := range ops {
+			ops[i].Input = pristine[i].Clone()
+		}
+	}
+}
+
+// runOnce is one run of Run.
+func runOnce(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result, error) {
 	scopes := map[string]*records.Scope{}
 	var tables []string // in order of first appearance
 	for i := range ops {
