@@ -61,6 +61,9 @@ func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result
 		if attempt >= records.MaxHookAttempts {
 			return nil, records.ErrSaveConflict.With("attempts", attempt)
 		}
+		if err := records.WaitBeforeRetry(ctx, attempt+1); err != nil {
+			return nil, err
+		}
 		for i := range ops {
 			ops[i].Input = pristine[i].Clone()
 		}
@@ -94,6 +97,24 @@ func runOnce(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Re
 			saves[op.Table] = append(saves[op.Table], i)
 		}
 	}
+	// This process's turn on the hooked records, from their hooks' read
+	// to the commit (records.LockHookedSaves).
+	var keys []string
+	for _, tb := range tables {
+		if len(scopes[tb].Features) == 0 {
+			continue
+		}
+		ins := make([]*records.SaveInput, len(saves[tb]))
+		for k, i := range saves[tb] {
+			ins[k] = &ops[i].Input
+		}
+		keys = append(keys, records.HookedSaveKeys(scopes[tb], ins)...)
+	}
+	unlock, err := records.LockHookedSaves(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	hookErrs := make([][]records.FieldError, len(ops))
 	for _, tb := range tables {
 		pos := saves[tb]
@@ -115,7 +136,7 @@ func runOnce(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Re
 
 	results := make([]Result, len(ops))
 	ids := make([]int64, len(ops))
-	err := db.Tx(ctx, func(tx *store.DB) error {
+	err = db.Tx(ctx, func(tx *store.DB) error {
 		tx, done := cached(ctx, tx)
 		defer done()
 		w := records.NewBatch(tx)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -168,6 +169,22 @@ var ErrSaveConflict = errs.New(errs.Conflict, "save_conflict",
 // BeforeSaveMany runs it again on ErrHooksRaced) before answering
 // ErrSaveConflict.
 const MaxHookAttempts = 10
+
+// WaitBeforeRetry pauses before attempt (2, 3, …) of a save that lost
+// the race with another save of its record (ErrHooksRaced): a random
+// wait, growing with the attempts, so that two clients saving one record
+// in a loop do not keep landing their commits in each other's hook calls.
+func WaitBeforeRetry(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // hookBase is a record as its hooks were given it: its version and its
 // state, read in that order (a save between the two reads moves the

@@ -241,6 +241,9 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 		if attempt >= MaxHookAttempts {
 			return SaveResult{}, ErrSaveConflict.With("attempts", attempt)
 		}
+		if err := WaitBeforeRetry(ctx, attempt+1); err != nil {
+			return SaveResult{}, err
+		}
 		in = pristine.Clone()
 	}
 }
@@ -249,6 +252,11 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error) {
 	var res SaveResult
 	insert := in.ID == 0
+	unlock, err := LockHookedSaves(ctx, HookedSaveKeys(s, []*SaveInput{in}))
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	hookErrs, err := s.runBeforeHooks(ctx, in)
 	if err != nil {
 		return res, err
