@@ -61,6 +61,12 @@ type Feature struct {
 	// SchemaFlag is a key set to true in the full record's schema on tables
 	// where the feature is active, e.g. "has_munsell".
 	SchemaFlag string
+	// DependsOn names fields of the activated table outside the feature
+	// (a columns feature) that its hooks read: an update sending one of
+	// them calls the hooks as a change of the feature's own columns does,
+	// and Row.Record holds them. A name the table lacks is simply absent
+	// from Record.
+	DependsOn []string
 }
 
 // Column is a column added to a table, a child table or a system table.

@@ -101,6 +101,17 @@ type SaveCall struct {
 // changes; a new row lists what was sent, possibly nothing), never the
 // computed ones, which the hook sets. For AfterSave, the values as written.
 //
+// Record (BeforeSave) is the row as it will be once saved: the stored row
+// overlaid with what the client sent (for a columns feature, the
+// feature's columns and its DependsOn fields, with id; for a child row,
+// the stored child row), or what was sent for a new row. It is exactly
+// what is stored when the hook's result is written: the server checks,
+// under the row's lock in the save's transaction, that the record did not
+// change since it read it, and otherwise calls the hook again with a
+// fresh Record. Complete partial updates from Record, never from a read
+// of your own (Host.QueryRecords runs outside the save and may see another
+// save's row). Record is nil for AfterSave.
+//
 // Values are decoded from JSON with json.Decoder.UseNumber: a number is a
 // json.Number (exact, for ids and large integers), a string a string, true
 // or false a bool, null a nil, arrays []any and objects map[string]any. Use
@@ -109,6 +120,7 @@ type Row struct {
 	ID       int64 // 0 for a new row
 	ParentID int64 // for a child table row: the record it belongs to (id_link); 0 while that record is being created
 	Values   map[string]any
+	Record   map[string]any
 }
 
 // RowResult is the outcome of BeforeSave for one row. Values are the values

@@ -35,6 +35,7 @@ func (p *probe) Manifest() pluginsdk.Manifest {
 			BeforeSave: true,
 			AfterSave:  true,
 			Required:   true,
+			DependsOn:  []string{"site"},
 		}, {
 			Name:       "samples",
 			Child:      &pluginsdk.ChildTable{Suffix: "samples", Columns: []pluginsdk.Column{{Name: "code", Type: "text", DBType: "text"}}},

@@ -1,6 +1,7 @@
 package pluginsdk_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -273,6 +274,51 @@ func TestIntAndFloat(t *testing.T) {
 	for _, in := range []any{nil, "NaN", "Inf", "x", true} {
 		if _, ok := pluginsdk.Float(in); ok {
 			t.Errorf("Float(%#v) ok", in)
+		}
+	}
+}
+
+// recordEcho answers each row with its Record: what the plugin was given.
+type recordEcho struct{}
+
+func (recordEcho) Manifest() pluginsdk.Manifest {
+	return pluginsdk.Manifest{Name: "echo_rec", Version: "0.1.0", Features: []pluginsdk.Feature{{
+		Name: "dates", BeforeSave: true, DependsOn: []string{"site"},
+		Columns: []pluginsdk.Column{{Name: "from_year", Type: "text", DBType: "int"}, {Name: "to_year", Type: "text", DBType: "int"}}}}}
+}
+
+func (recordEcho) BeforeSave(_ context.Context, call pluginsdk.SaveCall) ([]pluginsdk.RowResult, error) {
+	out := make([]pluginsdk.RowResult, len(call.Rows))
+	for i, r := range call.Rows {
+		out[i].Values = r.Record
+	}
+	return out, nil
+}
+
+// Row.Record crosses the wire decoded like Values (numbers as
+// json.Number); the harness builds it as the server does, from the row
+// stored in the fake host overlaid with the row's Values, unless the test
+// gives one.
+func TestBeforeSaveRecord(t *testing.T) {
+	host := plugintest.NewFakeHost()
+	host.SetRecords("demo", "sites", map[string]any{"id": 4, "from_year": -100, "to_year": 50, "site": "Veii"})
+	h := plugintest.New(t, recordEcho{}, plugintest.WithHost(host))
+	res, err := h.BeforeSave(pluginsdk.SaveCall{Feature: "dates", Table: "sites", Actor: plugintest.Writer, Rows: []pluginsdk.Row{
+		{ID: 4, Values: map[string]any{"to_year": 75}},
+		{Values: map[string]any{"from_year": 1}},
+		{ID: 4, Values: map[string]any{"to_year": 75}, Record: map[string]any{"id": 4, "from_year": 60, "to_year": 75}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"id": json.Number("4"), "from_year": json.Number("-100"), "to_year": json.Number("75"), "site": "Veii"},
+		{"from_year": json.Number("1")},
+		{"id": json.Number("4"), "from_year": json.Number("60"), "to_year": json.Number("75")},
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(res[i].Values, w) {
+			t.Errorf("row %d: Record %v, want %v", i, res[i].Values, w)
 		}
 	}
 }

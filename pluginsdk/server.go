@@ -180,7 +180,13 @@ func saveCallFromProto(req *pluginv1.SaveRequest) (SaveCall, error) {
 		if err != nil {
 			return call, fmt.Errorf("row %d: %w", i, err)
 		}
-		call.Rows[i] = Row{ID: pr.GetId(), ParentID: pr.GetParentId(), Values: values}
+		var record map[string]any
+		if len(bytes.TrimSpace(pr.GetRecord())) > 0 {
+			if record, err = DecodeObject(pr.GetRecord()); err != nil {
+				return call, fmt.Errorf("row %d record: %w", i, err)
+			}
+		}
+		call.Rows[i] = Row{ID: pr.GetId(), ParentID: pr.GetParentId(), Values: values, Record: record}
 	}
 	return call, nil
 }

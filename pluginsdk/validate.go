@@ -135,6 +135,11 @@ func (m Manifest) Validate() error {
 			"%s: a feature with hooks has columns or a child table, not both (split it in two features)", where)
 		v.check(!f.Required || f.BeforeSave || f.AfterSave, "%s: required only applies to a feature with a hook", where)
 		v.check(f.SchemaFlag == "" || identPattern.MatchString(f.SchemaFlag), "%s: schema flag %q is not an identifier", where, f.SchemaFlag)
+		for _, d := range f.DependsOn {
+			v.check(identPattern.MatchString(d), "%s: depends_on %q is not an identifier", where, d)
+			v.check(!own[d], "%s: depends_on %q is one of its own columns", where, d)
+		}
+		v.check(len(f.DependsOn) == 0 || f.Child == nil, "%s: depends_on is for a feature with columns, not a child table", where)
 	}
 
 	v.routes(m.Routes)

@@ -76,6 +76,9 @@ func TestManifestRules(t *testing.T) {
 			m.Features[1].Columns = []pluginsdk.Column{{Name: "b_col", Type: "text", DBType: "text"}}
 		}, "not both"},
 		{"schema flag", func(m *pluginsdk.Manifest) { m.Features[0].SchemaFlag = "has alpha" }, "schema flag"},
+		{"depends_on name", func(m *pluginsdk.Manifest) { m.Features[0].DependsOn = []string{"Site"} }, `depends_on "Site" is not an identifier`},
+		{"depends_on own column", func(m *pluginsdk.Manifest) { m.Features[0].DependsOn = []string{"a_one"} }, "one of its own columns"},
+		{"depends_on on a child table", func(m *pluginsdk.Manifest) { m.Features[1].DependsOn = []string{"site"} }, "not a child table"},
 		{"method", func(m *pluginsdk.Manifest) { m.Routes[0].Method = "get" }, "method is one of"},
 		{"access", func(m *pluginsdk.Manifest) { m.Routes[0].Access = "writer" }, `access "writer"`},
 		{"relative path", func(m *pluginsdk.Manifest) { m.Routes[0].Path = "alpha" }, "starts with /"},

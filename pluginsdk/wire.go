@@ -32,6 +32,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 			AfterSave:  f.AfterSave,
 			Required:   f.Required,
 			SchemaFlag: f.SchemaFlag,
+			DependsOn:  f.DependsOn,
 		}
 		if f.Child != nil {
 			pf.Child = &pluginv1.ChildTable{Suffix: f.Child.Suffix, Label: f.Child.Label, Columns: columnsToProto(f.Child.Columns)}
@@ -105,6 +106,7 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 			AfterSave:  pf.GetAfterSave(),
 			Required:   pf.GetRequired(),
 			SchemaFlag: pf.GetSchemaFlag(),
+			DependsOn:  pf.GetDependsOn(),
 		}
 		if c := pf.GetChild(); c != nil {
 			f.Child = &ChildTable{Suffix: c.GetSuffix(), Label: c.GetLabel(), Columns: columnsFromProto(c.GetColumns())}

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/strata-archaeo/strata/core/auth"
@@ -42,7 +43,35 @@ type FieldError struct {
 //     its request's index. Either way nothing is written;
 //  4. after the commit, the AfterSave hooks run, one call per table and
 //     feature.
+//
+// When a record changed between the read its hooks were given and the
+// batch's lock on it (records.ErrHooksRaced), the batch runs again from
+// the requests as sent, hooks included, up to records.MaxHookAttempts
+// times; then 409 save_conflict.
 func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result, error) {
+	pristine := make([]records.SaveInput, len(ops))
+	for i := range ops {
+		pristine[i] = ops[i].Input.Clone()
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := runOnce(ctx, db, scope, ops)
+		if !errors.Is(err, records.ErrHooksRaced) {
+			return res, err
+		}
+		if attempt >= records.MaxHookAttempts {
+			return nil, records.ErrSaveConflict.With("attempts", attempt)
+		}
+		if err := records.WaitBeforeRetry(ctx, attempt+1); err != nil {
+			return nil, err
+		}
+		for i := range ops {
+			ops[i].Input = pristine[i].Clone()
+		}
+	}
+}
+
+// runOnce is one run of Run.
+func runOnce(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result, error) {
 	scopes := map[string]*records.Scope{}
 	var tables []string // in order of first appearance
 	for i := range ops {
@@ -68,6 +97,24 @@ func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result
 			saves[op.Table] = append(saves[op.Table], i)
 		}
 	}
+	// This process's turn on the hooked records, from their hooks' read
+	// to the commit (records.LockHookedSaves).
+	var keys []string
+	for _, tb := range tables {
+		if len(scopes[tb].Features) == 0 {
+			continue
+		}
+		ins := make([]*records.SaveInput, len(saves[tb]))
+		for k, i := range saves[tb] {
+			ins[k] = &ops[i].Input
+		}
+		keys = append(keys, records.HookedSaveKeys(scopes[tb], ins)...)
+	}
+	unlock, err := records.LockHookedSaves(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	hookErrs := make([][]records.FieldError, len(ops))
 	for _, tb := range tables {
 		pos := saves[tb]
@@ -89,7 +136,7 @@ func Run(ctx context.Context, db *store.DB, scope ScopeFunc, ops []Op) ([]Result
 
 	results := make([]Result, len(ops))
 	ids := make([]int64, len(ops))
-	err := db.Tx(ctx, func(tx *store.DB) error {
+	err = db.Tx(ctx, func(tx *store.DB) error {
 		tx, done := cached(ctx, tx)
 		defer done()
 		w := records.NewBatch(tx)

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/batch"
+	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -42,7 +44,12 @@ func (h *spyHook) BeforeSave(ctx context.Context, call records.HookCall) ([]reco
 	h.beforeSeen, h.beforeRows = append(h.beforeSeen, h.visible(ctx)), append(h.beforeRows, len(call.Rows))
 	out := make([]records.HookResult, len(call.Rows))
 	for i, r := range call.Rows {
-		out[i].Values = map[string]any{"label": r.Values["label"], "size": len(r.Values["label"].(string))}
+		// Every create calls the hook, with or without a label.
+		label, sent := r.Values["label"].(string)
+		out[i].Values = map[string]any{"size": len(label)}
+		if sent {
+			out[i].Values["label"] = label
+		}
 		if r.Values["label"] == "bad" {
 			out[i].Errors = []records.FieldError{{Field: "label", Rule: "format", Message: "not a label"}}
 		}
@@ -117,7 +124,7 @@ func TestHooksAroundTheTransaction(t *testing.T) {
 		if len(res) != 3 || res[2].ID != 3 {
 			t.Fatalf("results: %+v", res)
 		}
-		if len(hook.beforeRows) != 1 || hook.beforeRows[0] != 2 || hook.beforeSeen[0] != 0 {
+		if len(hook.beforeRows) != 1 || hook.beforeRows[0] != 3 || hook.beforeSeen[0] != 0 {
 			t.Errorf("BeforeSave: calls with %v rows, saw %v rows", hook.beforeRows, hook.beforeSeen)
 		}
 		if len(hook.afterRows) != 1 || hook.afterRows[0] != 3 || hook.afterSeen[0] != 3 {
@@ -144,6 +151,103 @@ func TestHooksAroundTheTransaction(t *testing.T) {
 		}
 		if len(hook.afterRows) != 1 {
 			t.Errorf("AfterSave ran for refused batches: %v", hook.afterRows)
+		}
+	})
+}
+
+// raceHook computes size = len(label) + len(code) from the row's Record
+// (code is a DependsOn field); on its first meddles calls it runs meddle
+// first, another save of the record as another process would make while
+// the plugin is called.
+type raceHook struct {
+	records []map[string]any
+	meddles int
+	meddle  func()
+}
+
+func (h *raceHook) BeforeSave(_ context.Context, call records.HookCall) ([]records.HookResult, error) {
+	if h.meddles > 0 {
+		h.meddles--
+		h.meddle()
+	}
+	out := make([]records.HookResult, len(call.Rows))
+	for i, r := range call.Rows {
+		h.records = append(h.records, r.Record)
+		label, _ := r.Record["label"].(string)
+		code, _ := r.Record["code"].(string)
+		out[i].Values = map[string]any{"size": len(label) + len(code)}
+	}
+	return out, nil
+}
+
+func (h *raceHook) AfterSave(context.Context, records.HookCall) error { return nil }
+
+// A batch whose record changes between its hooks' read and its lock runs
+// again from the requests as sent, on a fresh read; a record that keeps
+// changing answers 409 save_conflict and nothing of the batch is written.
+func TestBatchRunsAgainWhenTheRecordMoved(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		a, plain, _ := setup(t, e)
+		ctx := context.Background()
+		hook := &raceHook{}
+		scope := func(table string) (*records.Scope, error) {
+			s, err := plain(table)
+			if err != nil {
+				return nil, err
+			}
+			s.Features = []records.ActiveFeature{{Name: "race", Columns: []string{"label"}, Computed: []string{"size"},
+				DependsOn: []string{"code"}, Before: true, Hook: hook}}
+			return s, nil
+		}
+		noHooks := func() *records.Scope {
+			s, _ := plain("finds")
+			s.Features = nil
+			return s
+		}
+		if _, _, err := records.Save(ctx, noHooks(), records.SaveInput{Core: map[string]any{"code": "1", "label": "ab"}}); err != nil {
+			t.Fatal(err)
+		}
+		size := func() (code, label string, n int) {
+			if err := a.DB.QueryRow(ctx, `SELECT "code", "label", "size" FROM `+a.DB.Qualify("finds")+` WHERE "id" = 1`).Scan(&code, &label, &n); err != nil {
+				t.Fatal(err)
+			}
+			return code, label, n
+		}
+
+		// The batch sends code only (a DependsOn field): the hook is called
+		// with the stored label; another save changes the label meanwhile.
+		hook.meddles = 1
+		hook.meddle = func() {
+			if _, _, err := records.Save(ctx, noHooks(), records.SaveInput{ID: 1, Core: map[string]any{"label": "abcdef"}}); err != nil {
+				t.Error(err)
+			}
+		}
+		if _, err := batch.Run(ctx, a.DB, scope, parse(t, `{"update":{"finds":[{"id":1,"code":"1bb"}]}}`)); err != nil {
+			t.Fatal(err)
+		}
+		if len(hook.records) != 2 || hook.records[0]["label"] != "ab" || hook.records[1]["label"] != "abcdef" || hook.records[1]["code"] != "1bb" {
+			t.Errorf("hook records: %v, want two, the second with the new label and the sent code", hook.records)
+		}
+		if code, label, n := size(); code != "1bb" || label != "abcdef" || n != 9 {
+			t.Errorf("stored %q %q size %d, want 1bb abcdef 9", code, label, n)
+		}
+
+		// A record that keeps changing.
+		hook.records, hook.meddles = nil, records.MaxHookAttempts
+		k := 0
+		hook.meddle = func() {
+			k++
+			if _, _, err := records.Save(ctx, noHooks(), records.SaveInput{ID: 1, Core: map[string]any{"label": strings.Repeat("x", k)}}); err != nil {
+				t.Error(err)
+			}
+		}
+		_, err := batch.Run(ctx, a.DB, scope, parse(t, `{"update":{"finds":[{"id":1,"code":"zz"}]}}`))
+		if e, ok := errs.As(err); !ok || e.Code != "save_conflict" {
+			t.Fatalf("a record that keeps changing: %v, want save_conflict", err)
+		}
+		if code, _, _ := size(); code != "1bb" || len(hook.records) != records.MaxHookAttempts {
+			t.Errorf("code %q after a conflict, %d hook calls", code, len(hook.records))
 		}
 	})
 }

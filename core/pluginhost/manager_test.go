@@ -52,7 +52,7 @@ func TestStartLoadsValidPluginsAndSkipsBrokenOnes(t *testing.T) {
 		}
 	}
 	in, err := m.Describe("testplug")
-	if err != nil || in.Version != "1.2.3" || len(in.Features) != 2 || in.Features[0].Name != "labels" ||
+	if err != nil || in.Version != "1.2.3" || len(in.Features) != 3 || in.Features[0].Name != "labels" ||
 		!slices.Equal(in.Features[0].Aliases, []string{"label-set"}) || len(in.Routes) != 13 || len(in.Operators) != 4 {
 		t.Errorf("describe: %+v %v", in, err)
 	}

@@ -153,6 +153,18 @@ func validateManifest(m *pluginv1.Manifest) []string {
 		if fl := f.GetSchemaFlag(); fl != "" && (!identPattern.MatchString(fl) || slices.Contains(reservedFlags, fl)) {
 			bad("%s: schema flag %q is not an identifier of its own", where, fl)
 		}
+		// Fields of the activated table outside the feature; one the
+		// table lacks is simply absent from the hook's record.
+		for _, d := range f.GetDependsOn() {
+			if !identPattern.MatchString(d) {
+				bad("%s: depends_on %q is not an identifier", where, d)
+			} else if own[d] {
+				bad("%s: depends_on %q is one of its own columns", where, d)
+			}
+		}
+		if len(f.GetDependsOn()) > 0 && f.GetChild() != nil {
+			bad("%s: depends_on is for a feature with columns, not a child table", where)
+		}
 	}
 
 	probs = append(probs, checkRoutes(m.GetRoutes())...)

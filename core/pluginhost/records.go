@@ -117,7 +117,8 @@ func (m *Manager) ForTable(t *schema.Table) Extras {
 			continue
 		}
 		af := records.ActiveFeature{Name: name, ChildTable: st.ChildTable, Computed: f.spec.GetComputed(),
-			Before: f.spec.GetBeforeSave(), After: f.spec.GetAfterSave(), Required: f.spec.GetRequired()}
+			Before: f.spec.GetBeforeSave(), After: f.spec.GetAfterSave(), Required: f.spec.GetRequired(),
+			DependsOn: f.spec.GetDependsOn()}
 		for _, c := range f.spec.GetColumns() {
 			af.Columns = append(af.Columns, c.GetName())
 		}
@@ -243,6 +244,11 @@ func (h hook) saveRequest(call records.HookCall) (*pluginv1.SaveRequest, error) 
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
 		req.Rows[i] = &pluginv1.Row{Id: r.ID, ParentId: r.ParentID, Values: b}
+		if r.Record != nil {
+			if req.Rows[i].Record, err = json.Marshal(r.Record); err != nil {
+				return nil, fmt.Errorf("row %d record: %w", i, err)
+			}
+		}
 	}
 	return req, nil
 }

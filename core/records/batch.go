@@ -2,7 +2,10 @@ package records
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -22,8 +25,21 @@ import (
 // opens. It returns the plugins' field errors per input (patched values
 // are written into the inputs). On failure, failed is the position in ins
 // of the first input the failing call covered.
+//
+// Each row the hooks get carries its Record, the row as it will be after
+// the save, built from the record's state read here with its version
+// (RecordVersion). No write lock is held across a plugin call (SQLite has
+// a single writer), so the save checks instead, under the row lock in its
+// transaction, that the version is still the one the hooks saw; if another
+// save slipped in, it fails with ErrHooksRaced and its caller runs the
+// hooks again on a fresh read (from a pristine copy of the input, see
+// SaveInput.Clone). A hooked input remembers the version it was read at.
 func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]FieldError, failed int, err error) {
 	fes = make([][]FieldError, len(ins))
+	bases, err := s.readHookBases(ctx, ins)
+	if err != nil {
+		return nil, 0, err
+	}
 	for _, f := range s.Features {
 		if !f.Before && !f.Required {
 			continue
@@ -37,13 +53,11 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 		}
 		var targets []target
 		for i, in := range ins {
-			if len(f.Columns) > 0 {
-				// Only saves that touch the feature's columns need the plugin.
-				if vals := pickValues(in.Core, f.Columns, f.Computed); len(vals) > 0 {
-					call.RowTable = s.Table.Name
-					call.Rows = append(call.Rows, HookRow{ID: in.ID, Values: vals})
-					targets = append(targets, target{in: i})
-				}
+			if len(f.Columns) > 0 && concerns(f, in) {
+				call.RowTable = s.Table.Name
+				call.Rows = append(call.Rows, HookRow{ID: in.ID, Values: pickValues(in.Core, f.Columns, f.Computed),
+					Record: s.columnsRecord(f, in, bases[i])})
+				targets = append(targets, target{in: i})
 			}
 			if f.ChildTable != "" {
 				for j := range in.Plugins[f.ChildTable] {
@@ -52,7 +66,9 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 						continue
 					}
 					call.RowTable = f.ChildTable
-					call.Rows = append(call.Rows, HookRow{ID: r.ID, ParentID: in.ID, Values: withoutKeys(r.Fields, f.Computed)})
+					vals := withoutKeys(r.Fields, f.Computed)
+					call.Rows = append(call.Rows, HookRow{ID: r.ID, ParentID: in.ID, Values: vals,
+						Record: s.childRecord(f, r, vals, bases[i])})
 					targets = append(targets, target{in: i, row: r, idx: j})
 				}
 			}
@@ -92,6 +108,11 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 		for k, res := range results {
 			t := targets[k]
 			in := ins[t.in]
+			if b := bases[t.in]; b != nil {
+				// The hook's answer holds only while the record stays at
+				// the version its Record was read at.
+				in.hooked, in.hookVersion = true, b.version
+			}
 			for _, fe := range res.Errors {
 				// Reported like the server's own errors: with the field's
 				// label (CONTRACT §5), and table/row only for child rows
@@ -130,6 +151,172 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 	return fes, 0, nil
 }
 
+// ErrHooksRaced is a save's answer when the record changed between the
+// read its BeforeSave hooks were given (HookRow.Record) and the save's
+// transaction: nothing was written, and the save is to be run again from
+// its input as the client sent it (SaveInput.Clone), hooks included. It is
+// not an answer for clients: after MaxHookAttempts the save answers
+// ErrSaveConflict.
+var ErrHooksRaced = errors.New("the record changed while the plugin hooks ran")
+
+// ErrSaveConflict answers a save whose record kept changing while its
+// plugin hooks ran: MaxHookAttempts reads in a row were outdated by the
+// time the save could be written.
+var ErrSaveConflict = errs.New(errs.Conflict, "save_conflict",
+	"the record kept changing while this save was checked; nothing was saved, try again")
+
+// MaxHookAttempts is how often a save runs its hooks (a caller of
+// BeforeSaveMany runs it again on ErrHooksRaced) before answering
+// ErrSaveConflict.
+const MaxHookAttempts = 10
+
+// WaitBeforeRetry pauses before attempt (2, 3, …) of a save that lost
+// the race with another save of its record (ErrHooksRaced): a random
+// wait, growing with the attempts, so that two clients saving one record
+// in a loop do not keep landing their commits in each other's hook calls.
+func WaitBeforeRetry(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// hookBase is a record as its hooks were given it: its version and its
+// state, read in that order (a save between the two reads moves the
+// version past the one kept, so the check fails rather than passing on a
+// newer state).
+type hookBase struct {
+	version int64
+	state   *State // nil: not found or not the caller's; the save answers for it
+}
+
+// readHookBases reads, in one round, the version and state of every
+// updated record that a running BeforeSave hook will be called for; nil
+// for the others.
+func (s *Scope) readHookBases(ctx context.Context, ins []*SaveInput) ([]*hookBase, error) {
+	bases := make([]*hookBase, len(ins))
+	p := s.DB.Pipeline()
+	queued := false
+	for i, in := range ins {
+		if in.ID <= 0 || !s.hooksConcern(in) {
+			continue
+		}
+		b := &hookBase{}
+		bases[i] = b
+		s.queueVersion(p, in.ID, &b.version)
+		s.queueState(p, in.ID, nil, func(st *State) error { b.state = st; return nil })
+		queued = true
+	}
+	if !queued {
+		return bases, nil
+	}
+	if err := p.Run(ctx); err != nil {
+		return nil, err
+	}
+	return bases, nil
+}
+
+// hooksConcern reports whether a running BeforeSave hook is called for in.
+func (s *Scope) hooksConcern(in *SaveInput) bool {
+	for _, f := range s.Features {
+		if !f.Before || f.Hook == nil {
+			continue
+		}
+		if len(f.Columns) > 0 && concerns(f, in) {
+			return true
+		}
+		for _, r := range in.Plugins[f.ChildTable] {
+			if f.ChildTable != "" && !r.Delete {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// concerns reports whether a save calls the hook of columns feature f:
+// every create while the hook runs (a plugin that is down refuses only the
+// saves sending its columns), and the saves sending one of its columns
+// (computed ones aside) or of its DependsOn fields.
+func concerns(f ActiveFeature, in *SaveInput) bool {
+	if len(pickValues(in.Core, f.Columns, f.Computed)) > 0 {
+		return true
+	}
+	for _, d := range f.DependsOn {
+		if _, sent := in.Core[d]; sent {
+			return true
+		}
+	}
+	return in.ID == 0 && f.Before && f.Hook != nil
+}
+
+// columnsRecord is HookRow.Record of a columns feature: id, the feature's
+// columns and DependsOn fields as stored (the defaults for a create),
+// overlaid with what the client sent for them (computed and read-only
+// fields aside: the save does not write them from the client).
+func (s *Scope) columnsRecord(f ActiveFeature, in *SaveInput, b *hookBase) map[string]any {
+	keys := append(append([]string{}, f.Columns...), f.DependsOn...)
+	rec := map[string]any{}
+	if in.ID != 0 {
+		rec[schema.ColID] = in.ID
+		if b != nil && b.state != nil {
+			for _, k := range keys {
+				if v, ok := b.state.Core[k]; ok {
+					rec[k] = v
+				}
+			}
+		}
+	} else {
+		s.putDefaults(s.Table, rec, keys)
+	}
+	for k, v := range pickValues(in.Core, keys, f.Computed) {
+		if fld, ok := s.Table.Field(k); ok && !fld.Readonly {
+			rec[k] = v
+		}
+	}
+	return rec
+}
+
+// childRecord is HookRow.Record of a child row: the stored child row (the
+// defaults for a new one) overlaid with vals, what was sent.
+func (s *Scope) childRecord(f ActiveFeature, r *PluginRowInput, vals map[string]any, b *hookBase) map[string]any {
+	rec := map[string]any{}
+	if r.ID != 0 {
+		if b != nil && b.state != nil {
+			for _, row := range b.state.Plugins[f.ChildTable] {
+				if id, err := IDOf(row[schema.ColID]); err == nil && id == r.ID {
+					maps.Copy(rec, row)
+					break
+				}
+			}
+		}
+	} else if t, ok := s.Catalog.Table(f.ChildTable); ok {
+		keys := make([]string, 0, len(t.Fields))
+		for _, fld := range t.Fields {
+			keys = append(keys, fld.Name)
+		}
+		s.putDefaults(t, rec, keys)
+	}
+	maps.Copy(rec, vals)
+	return rec
+}
+
+// putDefaults puts in rec the default values of t's fields among keys.
+func (s *Scope) putDefaults(t *schema.Table, rec map[string]any, keys []string) {
+	for _, k := range keys {
+		if fld, ok := t.Field(k); ok {
+			if dv, ok := defaultValue(fld, s); ok {
+				rec[k] = dv
+			}
+		}
+	}
+}
+
 // Batch writes the records of one batch inside the caller's transaction,
 // with Save's and Delete's rules but without hooks (see BeforeSaveMany and
 // AfterSaveMany). What the rows share is done once: a lookup target found
@@ -140,6 +327,10 @@ type Batch struct {
 	found   map[lookupKey]bool
 	history map[historyKey]historyEntry
 	order   []historyKey
+	// written are the records the batch has saved or deleted: their
+	// version moved in the batch itself, so a later save of one in the
+	// batch is not checked against the version its hooks saw.
+	written map[lookupKey]bool
 }
 
 type lookupKey struct{ table, id string }
@@ -158,7 +349,7 @@ type historyEntry struct {
 // NewBatch starts the writes of a batch in tx, a transaction the caller
 // commits after Finish, or rolls back.
 func NewBatch(tx *store.DB) *Batch {
-	return &Batch{tx: tx, found: map[lookupKey]bool{}, history: map[historyKey]historyEntry{}}
+	return &Batch{tx: tx, found: map[lookupKey]bool{}, history: map[historyKey]historyEntry{}, written: map[lookupKey]bool{}}
 }
 
 // scope is s bound to the batch's transaction.
@@ -192,6 +383,18 @@ func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []Fi
 		if !ts.CanEdit(creator) {
 			return 0, nil, ErrNotEnough.With("reason", "not_your_record")
 		}
+		// Under the row lock: the hooks' answer holds only for the
+		// version their Record was read at (ErrHooksRaced: the caller
+		// runs the batch again).
+		if k := (lookupKey{table: s.Table.Name, id: fmt.Sprint(in.ID)}); in.hooked && !b.written[k] {
+			cur, err := RecordVersion(ctx, ts, in.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			if cur != in.hookVersion {
+				return 0, nil, ErrHooksRaced
+			}
+		}
 	}
 	core, fes, err := prepareRow(ctx, ts, ts.Table, in.Core, in.forced, insert, in.ID)
 	if err != nil {
@@ -224,6 +427,7 @@ func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []Fi
 		return 0, nil, mapUniqueViolation(err)
 	}
 	b.touch(ts, id, action)
+	b.written[lookupKey{table: s.Table.Name, id: fmt.Sprint(id)}] = true
 	return id, nil, nil
 }
 
@@ -253,6 +457,7 @@ func (b *Batch) Delete(ctx context.Context, s *Scope, id int64) error {
 		return mapForeignKeyViolation(err)
 	}
 	clear(b.found) // a lookup target may be gone
+	b.written[lookupKey{table: s.Table.Name, id: fmt.Sprint(id)}] = true
 	return nil
 }
 

@@ -41,6 +41,13 @@ type HookRow struct {
 	ID       int64
 	ParentID int64
 	Values   map[string]any
+	// Record (BeforeSave) is the row as it will be after the save: the
+	// stored row (a columns feature: its columns and DependsOn fields, with
+	// id; a child row: the stored child row) overlaid with what was sent;
+	// for a new row, what was sent and the defaults. The save writes the
+	// hook's answer only if the record's version is still the one this
+	// was read at (see BeforeSaveMany).
+	Record map[string]any
 }
 
 // HookResult is a row as the plugin wants it written, or its field errors.
@@ -59,6 +66,9 @@ type ActiveFeature struct {
 	After      bool
 	Required   bool        // saves are refused while the plugin is down
 	Hook       FeatureHook // nil: the plugin is not running
+	// DependsOn are fields of the table outside the feature whose change
+	// calls the hooks too; Record holds them.
+	DependsOn []string
 }
 
 // Section is a plugin section of the full record.

@@ -146,3 +146,129 @@ func TestFeatureHooksOnSave(t *testing.T) {
 		}
 	})
 }
+
+// sumHook computes total = a + b from the row's Record; before answering
+// it runs meddle (another save of the record, as another server process
+// would make while the plugin is called) for as many calls as meddles.
+type sumHook struct {
+	calls   []records.HookRow
+	meddles int
+	meddle  func()
+}
+
+func (h *sumHook) BeforeSave(_ context.Context, call records.HookCall) ([]records.HookResult, error) {
+	out := make([]records.HookResult, len(call.Rows))
+	for i, r := range call.Rows {
+		h.calls = append(h.calls, r)
+		vals := map[string]any{"total": asInt(r.Record["a"]) + asInt(r.Record["b"])}
+		for k, v := range r.Values {
+			vals[k] = v
+		}
+		out[i].Values = vals
+	}
+	if h.meddles > 0 {
+		h.meddles--
+		h.meddle()
+	}
+	return out, nil
+}
+
+// asInt reads a number of a Record: stored (int64) or as sent (int).
+func asInt(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	}
+	return 0
+}
+
+func (h *sumHook) AfterSave(context.Context, records.HookCall) error { return nil }
+
+// The hooks get the row as it will be stored (Record); when the record
+// changes between that read and the save's lock, the save runs the hooks
+// again on a fresh read, and after MaxHookAttempts answers 409
+// save_conflict with nothing written.
+func TestHookRecordVersionCheck(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		ctx, now := context.Background(), time.Now().UTC()
+		a := testenv.NewApp(t, testenv.NewRegistry(t, e), "sums")
+		if _, err := schema.CreateTable(ctx, a.DB, schema.TableDef{Name: "units"}, now); err != nil {
+			t.Fatal(err)
+		}
+		spec := schema.FeatureSpec{Plugin: "sums", Name: "sums", Computed: []string{"total"},
+			Columns: []schema.FieldDef{{Name: "a", DBType: "int"}, {Name: "b", DBType: "int"}, {Name: "total", DBType: "int"}}}
+		if err := schema.ActivateFeature(ctx, a.DB, "units", spec, now); err != nil {
+			t.Fatal(err)
+		}
+		cat, _ := schema.Load(ctx, a.DB)
+		cat = cat.Visible()
+		units, _ := cat.Table("units")
+		scope := func(h records.FeatureHook) *records.Scope {
+			s := &records.Scope{DB: a.DB, Catalog: cat, Table: units, Level: auth.Writer, App: "sums",
+				Actor: &auth.Actor{UserID: 1, Privilege: auth.Writer}}
+			if h != nil {
+				s.Features = []records.ActiveFeature{{Name: "sums", Columns: []string{"a", "b", "total"}, Computed: []string{"total"},
+					Before: true, Hook: h}}
+			}
+			return s
+		}
+		stored := func(id int64) (int64, int64, int64) {
+			var x, y, z int64
+			if err := a.DB.QueryRow(ctx, `SELECT "a", "b", "total" FROM `+a.DB.Qualify("units")+` WHERE "id" = ?`, id).Scan(&x, &y, &z); err != nil {
+				t.Fatal(err)
+			}
+			return x, y, z
+		}
+		h := &sumHook{}
+		id, _, err := records.Save(ctx, scope(h), records.SaveInput{Core: map[string]any{"a": 1, "b": 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x, y, z := stored(id); x != 1 || y != 2 || z != 3 {
+			t.Fatalf("after create: %d %d %d", x, y, z)
+		}
+
+		// Another save sets b while the hook computes with the old b: the
+		// save runs the hook again, with the new b in its Record.
+		h.calls, h.meddles = nil, 1
+		h.meddle = func() {
+			if _, _, err := records.Save(ctx, scope(nil), records.SaveInput{ID: id, Core: map[string]any{"b": 40}}); err != nil {
+				t.Error(err)
+			}
+		}
+		if _, _, err := records.Save(ctx, scope(h), records.SaveInput{ID: id, Core: map[string]any{"a": 10}}); err != nil {
+			t.Fatal(err)
+		}
+		if len(h.calls) != 2 || h.calls[0].Record["b"] != int64(2) || h.calls[1].Record["b"] != int64(40) ||
+			h.calls[1].Record["a"] != 10 || h.calls[1].Record["id"] != id {
+			t.Errorf("hook calls: %+v, want two, the second with the new b and the sent a", h.calls)
+		}
+		if x, y, z := stored(id); x != 10 || y != 40 || z != 50 {
+			t.Errorf("stored: a %d b %d total %d, want 10 40 50", x, y, z)
+		}
+
+		// A record that keeps changing: 409 save_conflict, the client's
+		// change not written.
+		h.calls, h.meddles = nil, records.MaxHookAttempts
+		n := int64(100)
+		h.meddle = func() {
+			n++
+			if _, _, err := records.Save(ctx, scope(nil), records.SaveInput{ID: id, Core: map[string]any{"b": n}}); err != nil {
+				t.Error(err)
+			}
+		}
+		_, _, err = records.Save(ctx, scope(h), records.SaveInput{ID: id, Core: map[string]any{"a": 7}})
+		if e, ok := errs.As(err); !ok || e.Code != "save_conflict" || e.Kind != errs.Conflict {
+			t.Fatalf("a record that keeps changing: %v, want save_conflict", err)
+		}
+		if len(h.calls) != records.MaxHookAttempts {
+			t.Errorf("%d hook calls, want %d", len(h.calls), records.MaxHookAttempts)
+		}
+		if x, y, _ := stored(id); x != 10 || y != n {
+			t.Errorf("stored a %d b %d: the refused save wrote", x, y)
+		}
+	})
+}

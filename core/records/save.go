@@ -2,7 +2,9 @@ package records
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +28,28 @@ type SaveInput struct {
 	IfVersion []int64
 
 	forced map[string]any // computed columns set by a plugin hook
+	// hooked: BeforeSave hooks were given the record as stored at
+	// hookVersion, and the save may write their answer only while the
+	// record is still at it (ErrHooksRaced).
+	hooked      bool
+	hookVersion int64
+}
+
+// Clone copies in deeply enough to run its save again: the hooks patch
+// Core and the child rows' Fields in place.
+func (in *SaveInput) Clone() SaveInput {
+	out := SaveInput{ID: in.ID, Core: maps.Clone(in.Core), IfVersion: in.IfVersion}
+	if in.Plugins != nil {
+		out.Plugins = make(map[string][]PluginRowInput, len(in.Plugins))
+		for name, rows := range in.Plugins {
+			cp := make([]PluginRowInput, len(rows))
+			for i, r := range rows {
+				cp[i] = PluginRowInput{ID: r.ID, IsNew: r.IsNew, Delete: r.Delete, Fields: maps.Clone(r.Fields)}
+			}
+			out.Plugins[name] = cp
+		}
+	}
+	return out
 }
 
 // PluginRowInput is one child row change: insert (ID 0 or IsNew), update,
@@ -137,10 +161,13 @@ func prepareRow(ctx context.Context, s *Scope, t *schema.Table, in map[string]an
 	return p, fes, nil
 }
 
-// withoutCheckedByPlugin drops the server's own type errors on the values
-// a plugin has refused: the plugin checked them and may accept shapes the
-// column's type alone does not (osteo_data as an object), so its message
-// is the one that tells the client what to send.
+// withoutCheckedByPlugin drops the server's own errors on the values a
+// plugin has refused, so the client gets one error per bad value: the
+// plugin checked them and may accept shapes the column's type alone does
+// not (osteo_data as an object), so its message is the one that tells the
+// client what to send. Every rule is dropped, not only "type": an int
+// column's type error is "integer", and a refused value the plugin left
+// in place may break a length or range rule as well.
 func withoutCheckedByPlugin(fes, hookErrs []FieldError) []FieldError {
 	if len(hookErrs) == 0 {
 		return fes
@@ -162,7 +189,7 @@ func withoutCheckedByPlugin(fes, hookErrs []FieldError) []FieldError {
 	}
 	out := fes[:0:0]
 	for _, e := range fes {
-		if e.Rule == "type" && checked[keyOf(e)] {
+		if checked[keyOf(e)] {
 			continue
 		}
 		out = append(out, e)
@@ -191,17 +218,46 @@ type SaveResult struct {
 }
 
 // SaveVersioned is Save that also honours in.IfVersion and returns the
-// record's new version, read in the save's transaction.
+// record's new version, read in the save's transaction. When the record
+// changes between the read its hooks were given and the save's lock
+// (ErrHooksRaced), the save runs again from the input as sent, hooks
+// included, up to MaxHookAttempts times; then ErrSaveConflict.
 func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, error) {
-	var res SaveResult
 	if s.Table.IsPlugin {
-		return res, ErrInvalidParameter.With("detail", "plugin rows are saved with their parent record")
+		return SaveResult{}, ErrInvalidParameter.With("detail", "plugin rows are saved with their parent record")
 	}
+	if in.ID == 0 && !s.CanAdd() {
+		return SaveResult{}, ErrNotEnough
+	}
+	pristine := in.Clone()
+	for attempt := 1; ; attempt++ {
+		res, err := s.saveOnce(ctx, &in)
+		if !errors.Is(err, ErrHooksRaced) {
+			if err == nil && s.dry == nil {
+				s.runAfterHooks(ctx, res.ID, in, s.HookLog)
+			}
+			return res, err
+		}
+		if attempt >= MaxHookAttempts {
+			return SaveResult{}, ErrSaveConflict.With("attempts", attempt)
+		}
+		if err := WaitBeforeRetry(ctx, attempt+1); err != nil {
+			return SaveResult{}, err
+		}
+		in = pristine.Clone()
+	}
+}
+
+// saveOnce is one run of SaveVersioned: the hooks, then the transaction.
+func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error) {
+	var res SaveResult
 	insert := in.ID == 0
-	if insert && !s.CanAdd() {
-		return res, ErrNotEnough
+	unlock, err := LockHookedSaves(ctx, HookedSaveKeys(s, []*SaveInput{in}))
+	if err != nil {
+		return res, err
 	}
-	hookErrs, err := s.runBeforeHooks(ctx, &in)
+	defer unlock()
+	hookErrs, err := s.runBeforeHooks(ctx, in)
 	if err != nil {
 		return res, err
 	}
@@ -221,7 +277,7 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 			}
 			ts.queueState(p, in.ID, nil, func(got *State) error { before = got; return nil })
 			var cur int64
-			if len(in.IfVersion) > 0 {
+			if len(in.IfVersion) > 0 || in.hooked {
 				ts.queueVersion(p, in.ID, &cur)
 			}
 			if err := p.Run(ctx); err != nil {
@@ -238,6 +294,9 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 			// (SQLite): no save can slip in between check and write.
 			if len(in.IfVersion) > 0 && !slices.Contains(in.IfVersion, cur) {
 				return ErrStale.With("version", cur)
+			}
+			if in.hooked && cur != in.hookVersion {
+				return ErrHooksRaced
 			}
 			if before == nil {
 				return ErrRecordNotFound
@@ -281,9 +340,6 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 	})
 	if err != nil {
 		return SaveResult{}, mapUniqueViolation(err)
-	}
-	if s.dry == nil {
-		s.runAfterHooks(ctx, id, in, s.HookLog)
 	}
 	res.ID, res.Created = id, insert
 	return res, nil

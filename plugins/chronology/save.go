@@ -30,8 +30,8 @@ const (
 //   - chrono_certainty accepts 1–3 and the legacy words (certa, probabile,
 //     possible …) and is stored as the level;
 //   - years are whole numbers (numeric text accepted), never 0, and
-//     chrono_from ≤ chrono_to — checked against the stored bound when an
-//     update sends only one of them;
+//     chrono_from ≤ chrono_to — checked against the stored bound (the
+//     row's Record) when an update sends only one of them;
 //   - blank text is stored as null.
 func (p *plugin) BeforeSave(ctx context.Context, call pluginsdk.SaveCall) ([]pluginsdk.RowResult, error) {
 	out := make([]pluginsdk.RowResult, len(call.Rows))
@@ -47,11 +47,7 @@ func (p *plugin) BeforeSave(ctx context.Context, call pluginsdk.SaveCall) ([]plu
 			partial = append(partial, i)
 		}
 	}
-	if len(partial) > 0 {
-		if err := p.checkStoredBounds(ctx, call, out, partial); err != nil {
-			return nil, err
-		}
-	}
+	checkStoredBounds(call, out, partial)
 	return out, nil
 }
 
@@ -196,39 +192,13 @@ func oneBoundSent(v map[string]any) bool {
 }
 
 // checkStoredBounds completes the order check of partial updates with the
-// stored bound of each record, read as the saving user sees it. A failed
-// read fails the hook (the feature is required: the save is refused with
-// 503 rather than risking from > to).
-func (p *plugin) checkStoredBounds(ctx context.Context, call pluginsdk.SaveCall, out []pluginsdk.RowResult, rows []int) error {
-	host, err := p.hostOf()
-	if err != nil {
-		return err
-	}
-	ids := make([]any, len(rows))
-	for k, i := range rows {
-		ids[k] = call.Rows[i].ID
-	}
-	table := call.RowTable
-	if table == "" {
-		table = call.Table
-	}
-	actor := call.Actor
-	stored, _, err := host.QueryRecords(ctx, pluginsdk.QueryRecordsInput{
-		App: call.Actor.App, Table: table, Filter: map[string]any{"id": map[string]any{"_in": ids}},
-		Columns: []string{colFrom, colTo}, Limit: len(ids), Actor: &actor,
-	})
-	if err != nil {
-		return fmt.Errorf("read the stored chronology of %s: %w", table, err)
-	}
-	byID := map[int64]map[string]any{}
-	for _, r := range stored {
-		if id, ok := pluginsdk.Int(r["id"]); ok {
-			byID[id] = r
-		}
-	}
+// other bound as stored: the row's Record, which the server read with the
+// record's version and writes this answer only if it still holds (no read
+// of our own, which could see another save's row).
+func checkStoredBounds(call pluginsdk.SaveCall, out []pluginsdk.RowResult, rows []int) {
 	for _, i := range rows {
-		s := byID[call.Rows[i].ID]
-		if s == nil { // not visible or gone: the server answers for the record itself
+		s := call.Rows[i].Record
+		if s == nil { // an older server: nothing to check against
 			continue
 		}
 		v := out[i].Values
@@ -246,7 +216,6 @@ func (p *plugin) checkStoredBounds(ctx context.Context, call pluginsdk.SaveCall,
 				Message: fmt.Sprintf("%v: the record is dated %s to %s", err, chrono.FormatYear(from), chrono.FormatYear(to))})
 		}
 	}
-	return nil
 }
 
 // boundOf is a bound after the save: the value sent, else the stored one.

@@ -26,8 +26,8 @@ type dating struct {
 //   - a row whose bp, bp_error or curve changes (every new row) gets all
 //     four cal_* columns, from calib: null while bp is null (a sample not
 //     yet dated); what the client sent for them is dropped. An update that
-//     sends only some of the three reads the others from the stored row, as
-//     the saving user sees it; one that changes none leaves cal_* alone;
+//     sends only some of the three takes the others from the stored row
+//     (the row's Record); one that changes none leaves cal_* alone;
 //   - bp without bp_error, bp_error ≤ 0, an age outside the curve or a
 //     curve that is not loaded is a field error on that row's column, and
 //     the save writes nothing.
@@ -56,11 +56,7 @@ func (p *plugin) BeforeSave(ctx context.Context, call pluginsdk.SaveCall) ([]plu
 			partial = append(partial, i)
 		}
 	}
-	if len(partial) > 0 {
-		if err := p.completeFromStored(ctx, call, dates, partial); err != nil {
-			return nil, err
-		}
-	}
+	completeFromStored(call, dates, partial)
 	for i, d := range dates {
 		if d != nil {
 			out[i].Errors = append(out[i].Errors, p.calibrateRow(out[i].Values, d)...)
@@ -130,34 +126,14 @@ func normaliseRow(v map[string]any, isNew bool, curves []string) []pluginsdk.Fie
 }
 
 // completeFromStored fills what partial updates did not send from the
-// stored rows. A failed read fails the hook: the feature is required, so
-// the save is refused (503) rather than written with stale ranges.
-func (p *plugin) completeFromStored(ctx context.Context, call pluginsdk.SaveCall, dates []*dating, rows []int) error {
-	host, err := p.hostOf()
-	if err != nil {
-		return err
-	}
-	ids := make([]any, len(rows))
-	for k, i := range rows {
-		ids[k] = call.Rows[i].ID
-	}
-	actor := call.Actor
-	stored, _, err := host.QueryRecords(ctx, pluginsdk.QueryRecordsInput{
-		App: call.Actor.App, Table: call.RowTable, Filter: map[string]any{"id": map[string]any{"_in": ids}},
-		Columns: []string{colBP, colErr, colCurve}, Limit: len(ids), Actor: &actor,
-	})
-	if err != nil {
-		return fmt.Errorf("read the stored radiocarbon rows of %s: %w", call.RowTable, err)
-	}
-	byID := map[int64]map[string]any{}
-	for _, r := range stored {
-		if id, ok := pluginsdk.Int(r["id"]); ok {
-			byID[id] = r
-		}
-	}
+// stored row: the row's Record, which the server read with the record's
+// version and writes this answer only if it still holds (a read of our
+// own could see another save's row, and the ranges would not match the
+// stored inputs).
+func completeFromStored(call pluginsdk.SaveCall, dates []*dating, rows []int) {
 	for _, i := range rows {
-		s, sent := byID[call.Rows[i].ID], call.Rows[i].Values
-		if s == nil { // not visible or gone: the server answers for the row itself
+		s, sent := call.Rows[i].Record, call.Rows[i].Values
+		if s == nil { // an older server: what was sent is all there is
 			continue
 		}
 		if _, ok := sent[colBP]; !ok {
@@ -171,7 +147,6 @@ func (p *plugin) completeFromStored(ctx context.Context, call pluginsdk.SaveCall
 			dates[i].curve = curveOf(c)
 		}
 	}
-	return nil
 }
 
 // calibrateRow sets the four cal_* columns of one row, or explains why it

@@ -125,6 +125,19 @@ func (h *FakeHost) SetRecords(app, table string, rows ...map[string]any) {
 	h.records[app][table] = out
 }
 
+// StoredRow is row id of a seeded table (SetRecords), a copy; nil when
+// there is none.
+func (h *FakeHost) StoredRow(app, table string, id int64) map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records[app][table] {
+		if n, ok := pluginsdk.Int(r["id"]); ok && n == id {
+			return maps.Clone(r)
+		}
+	}
+	return nil
+}
+
 // SetAppSettings replaces an application's settings.
 func (h *FakeHost) SetAppSettings(app string, settings map[string]string) {
 	h.mu.Lock()

@@ -15,8 +15,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -349,7 +351,13 @@ func saveRequest(call pluginsdk.SaveCall) (*pluginv1.SaveRequest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plugintest: row %d: %w", i, err)
 		}
-		req.Rows = append(req.Rows, &pluginv1.Row{Id: r.ID, ParentId: r.ParentID, Values: b})
+		pr := &pluginv1.Row{Id: r.ID, ParentId: r.ParentID, Values: b}
+		if r.Record != nil {
+			if pr.Record, err = json.Marshal(r.Record); err != nil {
+				return nil, fmt.Errorf("plugintest: row %d record: %w", i, err)
+			}
+		}
+		req.Rows = append(req.Rows, pr)
 	}
 	return req, nil
 }
@@ -357,7 +365,30 @@ func saveRequest(call pluginsdk.SaveCall) (*pluginv1.SaveRequest, error) {
 // BeforeSave calls the BeforeSave hook. RowTable defaults to Table. The
 // results' Values are the values the server would write (decoded with
 // UseNumber, the row as sent when the plugin left it unchanged).
+//
+// A row without a Record gets one built as the server does: the row of
+// RowTable stored in the fake host (SetRecords, app call.Actor.App) with
+// the row's id, overlaid with its Values; a new row's (or one the host
+// does not hold) is its Values. Set Record yourself to pass another row.
 func (h *Harness) BeforeSave(call pluginsdk.SaveCall) ([]pluginsdk.RowResult, error) {
+	rowTable := call.RowTable
+	if rowTable == "" {
+		rowTable = call.Table
+	}
+	call.Rows = slices.Clone(call.Rows)
+	for i, r := range call.Rows {
+		if r.Record != nil {
+			continue
+		}
+		rec := map[string]any{}
+		if r.ID != 0 {
+			if stored := h.Host.StoredRow(call.Actor.App, rowTable, r.ID); stored != nil {
+				rec = stored
+			}
+		}
+		maps.Copy(rec, r.Values)
+		call.Rows[i].Record = rec
+	}
 	req, err := saveRequest(call)
 	if err != nil {
 		return nil, err

@@ -376,8 +376,8 @@ func codes(list map[string]any) []string {
 }
 
 // fieldError finds the error of rule on field in a validation_failed
-// answer. (A plugin's error may come with the server's own on the same
-// field, e.g. its type check: tests look for the one they mean.)
+// answer (a value the plugin refuses gets only the plugin's error; a
+// save may have errors on other fields too).
 func fieldError(body map[string]any, field, rule string) map[string]any {
 	errs, _ := body["errors"].([]any)
 	for _, e := range errs {

@@ -199,17 +199,20 @@ func (x *Manifest) GetMinServerProtocol() uint32 {
 // POST /config/table/{tb}/{feature}: columns added to the table and/or a
 // child table <tb>_<suffix> linked by id_link.
 type TableFeature struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // e.g. "chronology"
-	Aliases       []string               `protobuf:"bytes,2,rep,name=aliases,proto3" json:"aliases,omitempty"` // e.g. "fuzzy-date"
-	Label         string                 `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
-	Columns       []*Column              `protobuf:"bytes,4,rep,name=columns,proto3" json:"columns,omitempty"`                          // added to the activated table
-	Child         *ChildTable            `protobuf:"bytes,5,opt,name=child,proto3" json:"child,omitempty"`                              // optional child table
-	Computed      []string               `protobuf:"bytes,6,rep,name=computed,proto3" json:"computed,omitempty"`                        // columns the plugin computes: client values are ignored
-	BeforeSave    bool                   `protobuf:"varint,7,opt,name=before_save,json=beforeSave,proto3" json:"before_save,omitempty"` // call BeforeSave for rows of this feature
-	AfterSave     bool                   `protobuf:"varint,8,opt,name=after_save,json=afterSave,proto3" json:"after_save,omitempty"`    // call AfterSave
-	Required      bool                   `protobuf:"varint,9,opt,name=required,proto3" json:"required,omitempty"`                       // saves are refused (503) while the plugin is down
-	SchemaFlag    string                 `protobuf:"bytes,10,opt,name=schema_flag,json=schemaFlag,proto3" json:"schema_flag,omitempty"` // key set true in the full record's schema, e.g. "has_chronology"
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // e.g. "chronology"
+	Aliases    []string               `protobuf:"bytes,2,rep,name=aliases,proto3" json:"aliases,omitempty"` // e.g. "fuzzy-date"
+	Label      string                 `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
+	Columns    []*Column              `protobuf:"bytes,4,rep,name=columns,proto3" json:"columns,omitempty"`                          // added to the activated table
+	Child      *ChildTable            `protobuf:"bytes,5,opt,name=child,proto3" json:"child,omitempty"`                              // optional child table
+	Computed   []string               `protobuf:"bytes,6,rep,name=computed,proto3" json:"computed,omitempty"`                        // columns the plugin computes: client values are ignored
+	BeforeSave bool                   `protobuf:"varint,7,opt,name=before_save,json=beforeSave,proto3" json:"before_save,omitempty"` // call BeforeSave for rows of this feature
+	AfterSave  bool                   `protobuf:"varint,8,opt,name=after_save,json=afterSave,proto3" json:"after_save,omitempty"`    // call AfterSave
+	Required   bool                   `protobuf:"varint,9,opt,name=required,proto3" json:"required,omitempty"`                       // saves are refused (503) while the plugin is down
+	SchemaFlag string                 `protobuf:"bytes,10,opt,name=schema_flag,json=schemaFlag,proto3" json:"schema_flag,omitempty"` // key set true in the full record's schema, e.g. "has_chronology"
+	// Fields of the same table outside the feature whose change also calls
+	// the hooks (columns features); the hook's row record then holds them.
+	DependsOn     []string `protobuf:"bytes,11,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -312,6 +315,13 @@ func (x *TableFeature) GetSchemaFlag() string {
 		return x.SchemaFlag
 	}
 	return ""
+}
+
+func (x *TableFeature) GetDependsOn() []string {
+	if x != nil {
+		return x.DependsOn
+	}
+	return nil
 }
 
 type Column struct {
@@ -1195,10 +1205,13 @@ func (x *HTTPResponse) GetBody() []byte {
 }
 
 type Row struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`                             // 0 for a new row
-	ParentId      int64                  `protobuf:"varint,2,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"` // the record a child row belongs to (id_link)
-	Values        []byte                 `protobuf:"bytes,3,opt,name=values,proto3" json:"values,omitempty"`                      // JSON object: the feature's columns
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`                             // 0 for a new row
+	ParentId int64                  `protobuf:"varint,2,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"` // the record a child row belongs to (id_link)
+	Values   []byte                 `protobuf:"bytes,3,opt,name=values,proto3" json:"values,omitempty"`                      // JSON object: the feature's columns
+	// JSON object: the row as it will be after the save (the stored row,
+	// locked by the save's version check, overlaid with what was sent).
+	Record        []byte `protobuf:"bytes,4,opt,name=record,proto3" json:"record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1250,6 +1263,13 @@ func (x *Row) GetParentId() int64 {
 func (x *Row) GetValues() []byte {
 	if x != nil {
 		return x.Values
+	}
+	return nil
+}
+
+func (x *Row) GetRecord() []byte {
+	if x != nil {
+		return x.Record
 	}
 	return nil
 }
@@ -2884,7 +2904,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\rsystem_tables\x18\t \x03(\v2\x1d.strata.plugin.v1.SystemTableR\fsystemTables\x12'\n" +
 	"\x0fsettings_schema\x18\n" +
 	" \x01(\fR\x0esettingsSchema\x12.\n" +
-	"\x13min_server_protocol\x18\v \x01(\rR\x11minServerProtocol\"\xd3\x02\n" +
+	"\x13min_server_protocol\x18\v \x01(\rR\x11minServerProtocol\"\xf2\x02\n" +
 	"\fTableFeature\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaliases\x18\x02 \x03(\tR\aaliases\x12\x14\n" +
@@ -2899,7 +2919,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\brequired\x18\t \x01(\bR\brequired\x12\x1f\n" +
 	"\vschema_flag\x18\n" +
 	" \x01(\tR\n" +
-	"schemaFlag\"\x8f\x01\n" +
+	"schemaFlag\x12\x1d\n" +
+	"\n" +
+	"depends_on\x18\v \x03(\tR\tdependsOn\"\x8f\x01\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +
@@ -2976,11 +2998,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04body\x18\x03 \x01(\fR\x04body\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"J\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"b\n" +
 	"\x03Row\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x03R\bparentId\x12\x16\n" +
-	"\x06values\x18\x03 \x01(\fR\x06values\"\xb4\x01\n" +
+	"\x06values\x18\x03 \x01(\fR\x06values\x12\x16\n" +
+	"\x06record\x18\x04 \x01(\fR\x06record\"\xb4\x01\n" +
 	"\vSaveRequest\x12\x18\n" +
 	"\afeature\x18\x01 \x01(\tR\afeature\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\tR\x05table\x12\x1b\n" +

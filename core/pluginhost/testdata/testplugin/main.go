@@ -6,7 +6,8 @@
 // not inherited, so tests copy the binary under another name):
 //
 //	testplug   the full plugin: a column feature with a required BeforeSave
-//	           hook computing a column, a child-table feature, routes, filter
+//	           hook computing a column, a child-table feature, a dendro-like
+//	           column feature computing from the hook's Record (rings), routes, filter
 //	           operators, a record section and a system table; after
 //	           POST /testplug/freeze its gRPC server stops answering anything,
 //	           the health check included, as a wedged process would
@@ -166,8 +167,18 @@ func testplug() *pluginv1.Manifest {
 				Computed: []string{"year"}, BeforeSave: true, AfterSave: true, Required: true, SchemaFlag: "has_labels"},
 			{Name: "samples", Label: "Samples",
 				Child: &pluginv1.ChildTable{Suffix: "samples", Label: "Samples", Columns: []*pluginv1.Column{
-					text("code", "text", "text"), text("weight", "text", "float"), text("double_weight", "text", "float")}},
+					text("code", "text", "text"), text("weight", "text", "float"), text("double_weight", "text", "float"),
+					text("pieces", "text", "int")}},
 				Computed: []string{"double_weight"}, BeforeSave: true},
+			// Tree rings: the felling date range is computed from the
+			// row's Record only (last ring + sapwood, a margin that depends
+			// on the table's species field), so a save that sends one of
+			// the inputs relies on the stored other.
+			{Name: "rings", Label: "Tree rings",
+				Columns: []*pluginv1.Column{text("first_ring", "text", "int"), text("last_ring", "text", "int"),
+					text("sapwood", "text", "int"), text("felling_from", "text", "int"), text("felling_to", "text", "int")},
+				Computed: []string{"felling_from", "felling_to"}, BeforeSave: true,
+				DependsOn: []string{"species", "no_such_field"}},
 		},
 		Routes: []*pluginv1.Route{
 			{Method: "GET", Path: "/testplug/echo/:id", Access: "read"},
@@ -263,7 +274,7 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 		frozen.Store(true)
 		return jsonResponse(200, map[string]any{"status": "success", "pid": os.Getpid()}), nil
 	case "/testplug/stats":
-		return jsonResponse(200, map[string]any{"status": "success", "after_save": s.after.Load()}), nil
+		return jsonResponse(200, map[string]any{"status": "success", "after_save": s.after.Load(), "rings_calls": ringsCalls.Load()}), nil
 	case "/testplug/sys", "/testplug2/sys":
 		return s.sys(ctx, req)
 	case "/testplug/rows/:tb", "/testplug/rows", "/testplug/named":
@@ -389,7 +400,14 @@ func (s *server) BeforeSave(_ context.Context, req *pluginv1.SaveRequest) (*plug
 				vals["label"] = strings.ToUpper(label)
 				vals["year"] = len(label)
 			}
+		case "rings":
+			rings(r, vals, res)
 		case "samples":
+			if p, sent := vals["pieces"]; sent && p != nil {
+				if n, ok := p.(float64); !ok || n != float64(int64(n)) {
+					res.Errors = append(res.Errors, &pluginv1.FieldError{Field: "pieces", Rule: "whole_number", Message: "pieces is a whole number"})
+				}
+			}
 			if w, ok := vals["weight"].(float64); ok {
 				vals["double_weight"] = 2 * w
 			} else if ws, ok := vals["weight"].(string); ok {
@@ -403,6 +421,41 @@ func (s *server) BeforeSave(_ context.Context, req *pluginv1.SaveRequest) (*plug
 	}
 	return resp, nil
 }
+
+// rings checks a rings row and computes its felling range from the row's
+// Record (the row as it will be stored): a new row needs its first ring,
+// sapwood is a whole number of rings; without both last ring and sapwood
+// the range is null. Calls are counted by species for the tests
+// (GET /testplug/stats).
+func rings(r *pluginv1.Row, vals map[string]any, res *pluginv1.RowResult) {
+	rec := decode(r.GetRecord())
+	ringsCalls.Add(1)
+	if _, ok := rec["no_such_field"]; ok {
+		res.Errors = append(res.Errors, &pluginv1.FieldError{Field: "first_ring", Rule: "record", Message: "the record holds a field the table lacks"})
+	}
+	if r.GetId() == 0 && rec["first_ring"] == nil {
+		res.Errors = append(res.Errors, &pluginv1.FieldError{Field: "first_ring", Rule: "required", Message: "a new sample needs its first ring"})
+	}
+	if v, sent := vals["sapwood"]; sent && v != nil {
+		if n, ok := v.(float64); !ok || n < 0 || n != float64(int64(n)) {
+			res.Errors = append(res.Errors, &pluginv1.FieldError{Field: "sapwood", Rule: "rings", Message: "sapwood is a count of rings, 0 or more"})
+		}
+	}
+	last, okLast := rec["last_ring"].(float64)
+	sap, okSap := rec["sapwood"].(float64)
+	if !okLast || !okSap {
+		vals["felling_from"], vals["felling_to"] = nil, nil
+		return
+	}
+	margin := 10.0
+	if rec["species"] == "pine" {
+		margin = 30
+	}
+	vals["felling_from"], vals["felling_to"] = last+sap, last+sap+margin
+}
+
+// ringsCalls counts the rings hook's rows.
+var ringsCalls atomic.Int64
 
 func (s *server) AfterSave(context.Context, *pluginv1.SaveRequest) (*pluginv1.AfterSaveResponse, error) {
 	s.after.Add(1)
