@@ -65,6 +65,9 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 			if f.Required {
 				return nil, first, errSaveNeedsPlugin.With("feature", f.Name)
 			}
+			for _, t := range targets {
+				ins[t.in].noteSkip(f, call.RowTable, t.row != nil, t.idx, ReasonNotRunning)
+			}
 			continue
 		}
 		if !f.Before {
@@ -82,6 +85,9 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 		if err != nil {
 			if f.Required {
 				return nil, first, errSaveNeedsPlugin.With("feature", f.Name).Wrap(err)
+			}
+			for _, t := range targets {
+				ins[t.in].noteSkip(f, call.RowTable, t.row != nil, t.idx, skipReason(err))
 			}
 			continue
 		}
@@ -220,8 +226,12 @@ func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []Fi
 			return 0, nil, mapUniqueViolation(err)
 		}
 	}
-	if _, err := ts.applyPlugins(ctx, id, children); err != nil {
+	created, err := ts.applyPlugins(ctx, id, children)
+	if err != nil {
 		return 0, nil, mapUniqueViolation(err)
+	}
+	if err := ts.writeUnchecked(ctx, id, in, created); err != nil {
+		return 0, nil, err
 	}
 	b.touch(ts, id, action)
 	return id, nil, nil
@@ -313,6 +323,9 @@ func (s *Scope) checkRefs(ctx context.Context, t *schema.Table, f *schema.Field,
 // one call per feature for all of them: ids[i] is the id of ins[i].
 // Failures go to the scope's HookLog; the save already happened.
 func AfterSaveMany(ctx context.Context, s *Scope, ids []int64, ins []*SaveInput) {
+	for _, in := range ins {
+		s.logUnchecked(in)
+	}
 	for _, f := range s.Features {
 		if !f.After || f.Hook == nil {
 			continue

@@ -25,7 +25,8 @@ type SaveInput struct {
 	// condition.
 	IfVersion []int64
 
-	forced map[string]any // computed columns set by a plugin hook
+	forced  map[string]any // computed columns set by a plugin hook
+	skipped []skip         // hooks the save goes without (unchecked.go)
 }
 
 // PluginRowInput is one child row change: insert (ID 0 or IsNew), update,
@@ -271,6 +272,9 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 		if res.ChildIDs, err = ts.applyPlugins(ctx, id, children); err != nil {
 			return err
 		}
+		if err := ts.writeUnchecked(ctx, id, &in, res.ChildIDs); err != nil {
+			return err
+		}
 		action := "update"
 		if insert {
 			action = "create"
@@ -283,6 +287,7 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 		return SaveResult{}, mapUniqueViolation(err)
 	}
 	if s.dry == nil {
+		s.logUnchecked(&in)
 		s.runAfterHooks(ctx, id, in, s.HookLog)
 	}
 	res.ID, res.Created = id, insert
