@@ -2,13 +2,16 @@ package records
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -143,47 +146,64 @@ func (s *Scope) logUnchecked(in *SaveInput) {
 }
 
 // UncheckedQuery selects markers: of one plugin, optionally of one table
-// (Table) or of the tables Readable allows (nil: every table).
+// (Table). Scope, when set, is the caller's scope on a table (the records
+// gate): markers of tables it refuses are left out, and of a table with a
+// row subset only those of records in it. Nil: every marker.
 type UncheckedQuery struct {
-	Plugin   string
-	Table    string
-	Readable func(table string) bool
-	Page     int
-	PerPage  int
+	Plugin  string
+	Table   string
+	Scope   func(table string) (*Scope, error)
+	AfterID int64 // only markers past this id (a job walking them all)
+	Page    int
+	PerPage int
 }
 
 // ListUnchecked lists one page of a plugin's markers, oldest first, with
-// their total. Tables the caller may not read are left out of both.
+// their total, within what q.Scope lets the caller read.
 func ListUnchecked(ctx context.Context, db *store.DB, q UncheckedQuery) ([]Unchecked, int64, error) {
 	pg, err := PageOf(q.Page, q.PerPage, DefaultPerPage, MaxPerPage)
 	if err != nil {
 		return nil, 0, err
 	}
+	out := []Unchecked{}
 	where, args := `plugin = ?`, []any{q.Plugin}
 	if q.Table != "" {
 		where, args = where+` AND tb = ?`, append(args, q.Table)
 	}
-	if q.Readable != nil {
+	if q.AfterID > 0 {
+		where, args = where+` AND id > ?`, append(args, q.AfterID)
+	}
+	if q.Scope != nil {
 		tables, err := uncheckedTables(ctx, db, q.Plugin)
 		if err != nil {
 			return nil, 0, err
 		}
-		hidden := []any{}
+		var parts []string
 		for _, t := range tables {
-			if !q.Readable(t) {
-				hidden = append(hidden, t)
+			sc, err := q.Scope(t)
+			if errors.Is(err, ErrNotEnough) || errors.Is(err, ErrSubsetBroken) || errors.Is(err, schema.ErrTableNotFound) {
+				continue // fails closed, as the lists do
 			}
+			if err != nil {
+				return nil, 0, err
+			}
+			if sc.Restrict == nil {
+				parts, args = append(parts, `tb = ?`), append(args, t)
+				continue
+			}
+			rw, rargs := sc.Where(nil)
+			parts = append(parts, `(tb = ? AND record_id IN (SELECT `+sc.column(schema.ColID)+` FROM `+db.Qualify(t)+` WHERE `+rw+`))`)
+			args = append(append(args, t), rargs...)
 		}
-		if len(hidden) > 0 {
-			where += ` AND tb NOT IN (?` + stringsRepeat(", ?", len(hidden)-1) + `)`
-			args = append(args, hidden...)
+		if len(parts) == 0 {
+			return out, 0, nil
 		}
+		where += ` AND (` + strings.Join(parts, " OR ") + `)`
 	}
 	var total int64
 	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Sys("plugin_unchecked")+` WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count unchecked rows: %w", err)
 	}
-	out := []Unchecked{}
 	if total == 0 {
 		return out, 0, nil
 	}
@@ -218,14 +238,6 @@ func uncheckedTables(ctx context.Context, db *store.DB, plugin string) ([]string
 		out = append(out, t)
 	}
 	return out, rows.Err()
-}
-
-func stringsRepeat(s string, n int) string {
-	out := ""
-	for range n {
-		out += s
-	}
-	return out
 }
 
 // ClearUnchecked deletes one marker, if it still is the one read at (a
@@ -279,10 +291,139 @@ func SaveAsPlugin(ctx context.Context, s *Scope, plugin string, id int64, values
 	if id <= 0 {
 		return SaveResult{}, ErrInvalidID
 	}
-	ts := *s
+	return saveAsPlugin(ctx, s, plugin, SaveInput{ID: id, Core: core, forced: forced})
+}
+
+// saveAsPlugin saves in as the system actor "plugin:<name>", without the
+// plugin's own hooks.
+func saveAsPlugin(ctx context.Context, s *Scope, plugin string, in SaveInput) (SaveResult, error) {
+	ts := SystemScope(s, plugin)
 	ts.Features = slices.DeleteFunc(slices.Clone(s.Features), func(f ActiveFeature) bool { return f.Plugin == plugin })
+	return SaveVersioned(ctx, ts, in)
+}
+
+// SystemScope is s acting as the system actor "plugin:<name>": every row,
+// at super admin level, with no user (versions store the actor's name).
+func SystemScope(s *Scope, plugin string) *Scope {
+	ts := *s
 	ts.SystemActor = "plugin:" + plugin
 	ts.Actor = &auth.Actor{Name: ts.SystemActor, Privilege: auth.SuperAdmin}
 	ts.Level, ts.Restrict = auth.SuperAdmin, nil
-	return SaveVersioned(ctx, &ts, SaveInput{ID: id, Core: core, forced: forced})
+	return &ts
+}
+
+// ErrFeatureInactive: a marker's feature is no longer active on its table;
+// the marker stays (its values are unchecked still, should it come back).
+var ErrFeatureInactive = errs.New(errs.Conflict, "feature_inactive", "the feature is not active on this table")
+
+// Recheck is what revalidating one marker did.
+type Recheck struct {
+	// Written: the plugin's values differed from the stored ones and were
+	// saved by the system actor.
+	Written bool
+	// Gone: the record or row no longer exists.
+	Gone bool
+	// Errors are the plugin's field errors: it refuses the stored row, the
+	// marker stays.
+	Errors []FieldError
+}
+
+// RecheckUnchecked re-runs u's feature's BeforeSave on the stored row, as
+// an update sending the feature's stored values, with s a scope on u's
+// table holding its active features. If the plugin accepts, the values it
+// patches or computes that differ from the stored ones are saved by the
+// system actor (SaveAsPlugin's path) and the marker is cleared; if it
+// refuses, its field errors come back and the marker stays. A plugin that
+// is down is ErrPluginUnavailable; a failed call its error.
+func RecheckUnchecked(ctx context.Context, s *Scope, u Unchecked) (Recheck, error) {
+	var res Recheck
+	i := slices.IndexFunc(s.Features, func(f ActiveFeature) bool { return f.Name == u.Feature })
+	if i < 0 {
+		return res, ErrFeatureInactive.With("feature", u.Feature).With("table", u.Table)
+	}
+	f := s.Features[i]
+	if f.Hook == nil || !f.Before {
+		return res, ErrPluginUnavailable.With("feature", f.Name).With("plugin", f.Plugin)
+	}
+	sys := SystemScope(s, f.Plugin)
+	st, err := sys.readState(ctx, u.RecordID)
+	if errors.Is(err, ErrRecordNotFound) {
+		res.Gone = true
+		return res, ClearUnchecked(ctx, s.DB, u.ID, u.At)
+	}
+	if err != nil {
+		return res, err
+	}
+	child := u.RowTable != s.Table.Name
+	stored := st.Core
+	row := HookRow{ID: u.RecordID}
+	if child {
+		stored = nil
+		for _, r := range st.Plugins[u.RowTable] {
+			if id, _ := r[schema.ColID].(int64); id == u.RowID {
+				stored = r
+			}
+		}
+		if stored == nil {
+			res.Gone = true
+			return res, ClearUnchecked(ctx, s.DB, u.ID, u.At)
+		}
+		row = HookRow{ID: u.RowID, ParentID: u.RecordID,
+			Values: withoutKeys(stored, append([]string{schema.ColID, schema.ColIDLink}, f.Computed...))}
+	} else {
+		row.Values = pickValues(stored, f.Columns, f.Computed)
+	}
+	results, err := f.Hook.BeforeSave(ctx, HookCall{Feature: f.Name, Table: s.Table.Name, RowTable: u.RowTable,
+		Rows: []HookRow{row}, Actor: sys.hookActor()})
+	if err != nil {
+		return res, err
+	}
+	if len(results) != 1 {
+		return res, errs.New(errs.Internal, "internal_error", "a plugin answered for a different number of rows").With("feature", f.Name)
+	}
+	if len(results[0].Errors) > 0 {
+		rowTable, _ := s.Catalog.Table(u.RowTable)
+		for _, fe := range results[0].Errors {
+			if rowTable != nil && fe.Label == "" {
+				if fld, ok := rowTable.Field(fe.Field); ok {
+					fe.Label = fld.Label
+				}
+			}
+			if child {
+				fe.Table = u.RowTable
+			}
+			res.Errors = append(res.Errors, fe)
+		}
+		return res, nil
+	}
+	// Only what differs from the stored row is written: an accepted row
+	// the plugin leaves as it is gets no new version.
+	diff := map[string]any{}
+	for k, v := range results[0].Values {
+		if k == schema.ColID || k == schema.ColIDLink {
+			continue
+		}
+		if !child && !slices.Contains(f.Columns, k) && !slices.Contains(f.Computed, k) {
+			continue
+		}
+		if cur, ok := stored[k]; !ok || !sameJSON(cur, v) {
+			diff[k] = v
+		}
+	}
+	if len(diff) > 0 {
+		in := SaveInput{ID: u.RecordID}
+		if child {
+			r := PluginRowInput{ID: u.RowID, Fields: withoutKeys(diff, f.Computed)}
+			r.forced = mergeForced(nil, diff, f.Computed)
+			in.Plugins = map[string][]PluginRowInput{u.RowTable: {r}}
+		} else {
+			in.Core = withoutKeys(diff, f.Computed)
+			in.forced = mergeForced(nil, diff, f.Computed)
+		}
+		if _, err := saveAsPlugin(ctx, s, f.Plugin, in); err != nil {
+			return res, err
+		}
+		res.Written = true
+	}
+	return res, ClearUnchecked(ctx, s.DB, u.ID, u.At)
 }
