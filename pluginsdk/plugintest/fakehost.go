@@ -44,6 +44,8 @@ type FakeHost struct {
 	jobReports    []JobReport
 	cancelledJobs map[string]bool
 	geodata       []Geodata // AddGeodata calls (fakegeodata.go)
+
+	updates []RecordUpdate // UpdateRecords calls (fakeupdate.go)
 }
 
 type systemTable struct {
