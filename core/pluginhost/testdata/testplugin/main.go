@@ -18,6 +18,10 @@
 //	hang       never answers Describe
 //	exit       exits before the handshake
 //	zz_dupname another plugin called testplug
+//	testmarks  a plugin with one non-required BeforeSave feature (marks:
+//	           mark lower-cased, mark_len computed, "bad" refused, "slow"
+//	           past the hook timeout) and POST /testmarks/sys (Host calls,
+//	           op "update": Host.UpdateRecords)
 package main
 
 import (
@@ -97,6 +101,12 @@ func manifest() *pluginv1.Manifest {
 	case "collide":
 		return &pluginv1.Manifest{Name: "collide", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			Routes: []*pluginv1.Route{{Method: "GET", Path: "/records/:tb", Access: "read"}}}
+	case "testmarks":
+		return &pluginv1.Manifest{Name: "testmarks", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
+			Features: []*pluginv1.TableFeature{{Name: "marks", Label: "Marks",
+				Columns:  []*pluginv1.Column{text("mark", "text", "text"), text("mark_len", "text", "int")},
+				Computed: []string{"mark_len"}, BeforeSave: true}},
+			Routes: []*pluginv1.Route{{Method: "POST", Path: "/testmarks/sys", Access: "edit"}}}
 	case "badfeature":
 		return &pluginv1.Manifest{Name: "badfeature", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			Features: []*pluginv1.TableFeature{{Name: "fields", Columns: []*pluginv1.Column{text("f1", "text", "text")}}}}
@@ -195,7 +205,7 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 		return jsonResponse(200, map[string]any{"status": "success", "pid": os.Getpid()}), nil
 	case "/testplug/stats":
 		return jsonResponse(200, map[string]any{"status": "success", "after_save": s.after.Load()}), nil
-	case "/testplug/sys", "/testplug2/sys":
+	case "/testplug/sys", "/testplug2/sys", "/testmarks/sys":
 		return s.sys(ctx, req)
 	}
 	return jsonResponse(404, map[string]any{"status": "error", "code": "route_not_found"}), nil
@@ -284,6 +294,20 @@ func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.
 			return fail(err)
 		}
 		return jsonResponse(200, map[string]any{"status": "success", "id": resp.GetId()}), nil
+	case "update":
+		rows, _ := json.Marshal(call.Rows)
+		resp, err := h.UpdateRecords(ctx, &pluginv1.UpdateRecordsRequest{App: call.App, Table: call.Table, Rows: rows})
+		if err != nil {
+			st, _ := status.FromError(err)
+			reason := ""
+			for _, d := range st.Details() {
+				if info, ok := d.(*errdetails.ErrorInfo); ok {
+					reason = info.GetReason()
+				}
+			}
+			return jsonResponse(400, map[string]any{"status": "error", "code": "host_error", "reason": reason, "message": st.Message()}), nil
+		}
+		return jsonResponse(200, map[string]any{"status": "success", "versions": resp.GetVersions()}), nil
 	case "log":
 		if _, err := h.Log(ctx, &pluginv1.LogRequest{Level: "warn", Message: "hello from testplug", Fields: map[string]string{"k": "v"}}); err != nil {
 			return fail(err)
@@ -317,6 +341,17 @@ func (s *server) BeforeSave(_ context.Context, req *pluginv1.SaveRequest) (*plug
 				}
 				vals["label"] = strings.ToUpper(label)
 				vals["year"] = len(label)
+			}
+		case "marks":
+			if mark, ok := vals["mark"].(string); ok {
+				switch mark {
+				case "bad":
+					res.Errors = append(res.Errors, &pluginv1.FieldError{Field: "mark", Rule: "format", Message: "not a mark"})
+				case "slow":
+					time.Sleep(3 * time.Second)
+				}
+				vals["mark"] = strings.ToLower(mark)
+				vals["mark_len"] = len(mark)
 			}
 		case "samples":
 			if w, ok := vals["weight"].(float64); ok {
