@@ -256,3 +256,77 @@ func TestHostUpdateRecords(t *testing.T) {
 		}
 	})
 }
+
+// A child-table feature's rows saved while its plugin is down are marked
+// one by one (row_table and row_id the child row, a new one's with the id
+// it got), and the revalidation computes their columns.
+func TestUncheckedChildRows(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newFixtureWith(t, e, pluginDir(t, "testplug"), func(o *pluginhost.Options) { o.MinBackoff, o.MaxBackoff = 4*time.Second, 4*time.Second }, true)
+		f.activate("finds", "labels")
+		f.activate("finds", "samples")
+		m := f.json(http.MethodPost, "/digs/api/record/finds", `{"core":{"code":"F1","label":"ab"},
+			"plugins":{"finds_samples":[{"fields":{"code":"s0","weight":1}}]}}`, f.writer, http.StatusOK)
+		id := int64(m["id"].(float64))
+		var first int64
+		if err := f.app.DB.QueryRow(context.Background(), `SELECT id FROM `+f.app.DB.Qualify("finds_samples")+` WHERE id_link = ?`, id).Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+		pid := f.mgr.PID("testplug")
+		if err := killPID(pid); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, f.mgr, "testplug", pid)
+		// An update sending child rows only (the required labels feature
+		// is not needed): one changed, two new.
+		f.json(http.MethodPost, fmt.Sprintf("/digs/api/record/finds/%d", id), fmt.Sprintf(`{"core":{},"plugins":{"finds_samples":[
+			{"id":%d,"fields":{"weight":5}},{"fields":{"code":"s1","weight":2}},{"fields":{"code":"s2","weight":3}}]}}`, first), f.writer, http.StatusOK)
+		if st := f.mgr.State("testplug"); st == pluginhost.StateRunning {
+			t.Fatalf("the plugin came back too soon (%s)", st)
+		}
+		rows := map[string]int64{}
+		dbRows, err := f.app.DB.Query(context.Background(), `SELECT code, id FROM `+f.app.DB.Qualify("finds_samples")+` WHERE id_link = ?`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dbRows.Next() {
+			var code string
+			var rid int64
+			if err := dbRows.Scan(&code, &rid); err != nil {
+				t.Fatal(err)
+			}
+			rows[code] = rid
+		}
+		dbRows.Close()
+		m = f.json(http.MethodGet, "/digs/api/plugins/testplug/unchecked", "", f.super, http.StatusOK)
+		got := map[int64]bool{}
+		for _, it := range m["data"].([]any) {
+			item := it.(map[string]any)
+			if item["row_table"] != "finds_samples" || item["record_id"] != float64(id) || item["feature"] != "samples" {
+				t.Errorf("marker %v", item)
+			}
+			got[int64(item["row_id"].(float64))] = true
+		}
+		if m["total"] != 3.0 || !got[rows["s0"]] || !got[rows["s1"]] || !got[rows["s2"]] {
+			t.Fatalf("markers %v, want the child rows %v", m["data"], rows)
+		}
+		waitState(t, f.mgr, "testplug", pluginhost.StateRunning)
+		m = f.json(http.MethodPost, "/digs/api/plugins/testplug/revalidate", "", f.super, http.StatusOK)
+		if res := m["result"].(map[string]any); res["fixed"] != 3.0 || res["refused_count"] != 0.0 {
+			t.Fatalf("revalidation: %v", m)
+		}
+		for code, want := range map[string]float64{"s0": 10, "s1": 4, "s2": 6} {
+			var dw *float64
+			if err := f.app.DB.QueryRow(context.Background(), `SELECT double_weight FROM `+f.app.DB.Qualify("finds_samples")+` WHERE id = ?`, rows[code]).Scan(&dw); err != nil {
+				t.Fatal(err)
+			}
+			if dw == nil || *dw != want {
+				t.Errorf("%s: double_weight %v, want %v", code, dw, want)
+			}
+		}
+		if m := f.json(http.MethodGet, "/digs/api/plugins/testplug/unchecked", "", f.super, http.StatusOK); m["total"] != 0.0 {
+			t.Errorf("markers after revalidation: %v", m["data"])
+		}
+	})
+}
