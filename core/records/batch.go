@@ -24,6 +24,9 @@ import (
 // of the first input the failing call covered.
 func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]FieldError, failed int, err error) {
 	fes = make([][]FieldError, len(ins))
+	for _, in := range ins {
+		in.skipped = nil // a save run again notes only this run's skips
+	}
 	for _, f := range s.Features {
 		if !f.Before && !f.Required {
 			continue
