@@ -165,6 +165,11 @@ func TestUncheckedSavesRevalidated(t *testing.T) {
 		if res := m["result"].(map[string]any); res["total"] != 1.0 || res["refused_count"] != 1.0 || res["fixed"] != 0.0 {
 			t.Errorf("second revalidation: %v", res)
 		}
+		// Deleting the refused record takes its marker with it.
+		f.json(http.MethodDelete, fmt.Sprintf("/digs/api/record/finds/%d", b), "", f.super, http.StatusOK)
+		if total, ids, _ := f.markers(""); total != 0 {
+			t.Errorf("markers after deleting the refused record: %v", ids)
+		}
 		if status, code := f.code(http.MethodPost, "/digs/api/plugins/nosuch/revalidate", "", f.super); status != http.StatusNotFound || code != "plugin_not_found" {
 			t.Errorf("revalidate an unknown plugin: %d %s", status, code)
 		}

@@ -265,6 +265,9 @@ func (b *Batch) Delete(ctx context.Context, s *Scope, id int64) error {
 	if _, err := b.tx.Exec(ctx, `DELETE FROM `+b.tx.Qualify(s.Table.Name)+` WHERE "id" = ?`, id); err != nil {
 		return mapForeignKeyViolation(err)
 	}
+	if err := clearUncheckedOf(ctx, b.tx, s.Table.Name, id); err != nil {
+		return err
+	}
 	clear(b.found) // a lookup target may be gone
 	return nil
 }

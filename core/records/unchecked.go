@@ -247,6 +247,15 @@ func ClearUnchecked(ctx context.Context, db *store.DB, id int64, at time.Time) e
 	return err
 }
 
+// clearUncheckedOf deletes a deleted record's markers, in its delete's
+// transaction: nothing of it is left to check.
+func clearUncheckedOf(ctx context.Context, tx *store.DB, table string, id int64) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("plugin_unchecked")+` WHERE tb = ? AND record_id = ?`, table, id); err != nil {
+		return fmt.Errorf("clear unchecked rows of %s %d: %w", table, id, err)
+	}
+	return nil
+}
+
 // ErrNotPluginField refuses a system save of a column that is not one of
 // the plugin's active features' on the table.
 var ErrNotPluginField = errs.New(errs.Invalid, "not_plugin_field",
