@@ -49,6 +49,10 @@ type Host interface {
 	// AddGeodata adds a geometry to a record's geodata as in.Actor (see
 	// GeodataInput) and returns the new feature's id.
 	AddGeodata(ctx context.Context, in GeodataInput) (int64, error)
+	// UpdateRecords updates records' columns of the plugin's own features
+	// as the system actor "plugin:<name>" (see UpdateRecordsInput) and
+	// returns each record's version after its save.
+	UpdateRecords(ctx context.Context, in UpdateRecordsInput) ([]int64, error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.

@@ -22,6 +22,7 @@ import (
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/server"
@@ -139,6 +140,12 @@ type fixture struct {
 
 func newFixture(t testing.TB, e store.Engine, dir string, tune func(*pluginhost.Options)) *fixture {
 	t.Helper()
+	return newFixtureWith(t, e, dir, tune, false)
+}
+
+// newFixtureWith is newFixture, with a running job system when withJobs.
+func newFixtureWith(t testing.TB, e store.Engine, dir string, tune func(*pluginhost.Options), withJobs bool) *fixture {
+	t.Helper()
 	ctx, now := context.Background(), time.Now().UTC()
 	reg := testenv.NewRegistry(t, e)
 	a := testenv.NewApp(t, reg, "digs")
@@ -168,9 +175,28 @@ func newFixture(t testing.TB, e store.Engine, dir string, tune func(*pluginhost.
 	mgr := startManager(t, opts)
 	cfg := config.Default()
 	cfg.PasswordCost = 4
-	srv, err := server.New(server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: mgr})
+	deps := server.Deps{Config: cfg, Apps: reg, Logger: log, Plugins: mgr}
+	if withJobs {
+		sys, err := jobs.Open(ctx, reg.Backend(), jobs.Options{Dir: t.TempDir(), Logger: log,
+			PollInterval: 10 * time.Millisecond, ProgressInterval: 20 * time.Millisecond, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = sys.Stop(ctx)
+		})
+		deps.Jobs = sys
+	}
+	srv, err := server.New(deps)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if deps.Jobs != nil {
+		if err := deps.Jobs.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f := &fixture{t: t, reg: reg, mgr: mgr, srv: srv, app: a, logs: logs}
 	f.super = testenv.Login(t, srv, "digs", "admin@example.org", testenv.Password)

@@ -54,10 +54,12 @@ type jobCall struct {
 	ctx    context.Context
 }
 
-// RegisterJobs makes sys run the calls of job routes (before sys.Start,
-// on every node).
+// RegisterJobs makes sys run the calls of job routes and the
+// revalidations of unchecked rows (unchecked.go), before sys.Start, on
+// every node.
 func (m *Manager) RegisterJobs(sys *jobs.System) {
 	sys.Register(JobKind, m.runJobRoute)
+	sys.Register(RevalidateKind, m.runRevalidate)
 }
 
 // StartJob enqueues req, a call of a job route, as a job of the caller's

@@ -559,7 +559,7 @@ func (p *plugin) client() (pluginv1.PluginClient, error) {
 // callError turns a failed call into the error callers answer with: the
 // plugin's own client error (a 400 with its code), a timeout, the plugin
 // being down, or a failure inside it (logged).
-func (p *plugin) callError(call string, err error) error {
+func (p *plugin) callError(call string, err error, attrs ...any) error {
 	if errors.Is(err, errHung) {
 		return ErrUnresponsive.With("plugin", p.name)
 	}
@@ -568,11 +568,11 @@ func (p *plugin) callError(call string, err error) error {
 	}
 	switch status.Code(err) {
 	case codes.DeadlineExceeded:
-		p.m.log.Warn("plugin call timed out", "plugin", p.name, "call", call)
+		p.m.log.Warn("plugin call timed out", append([]any{"plugin", p.name, "call", call}, attrs...)...)
 		return ErrTimeout.With("plugin", p.name).Wrap(err)
 	case codes.Unavailable, codes.Canceled:
 		return ErrUnavailable.With("plugin", p.name).Wrap(err)
 	}
-	p.m.log.Error("plugin call failed", "plugin", p.name, "call", call, "err", err)
+	p.m.log.Error("plugin call failed", append([]any{"plugin", p.name, "call", call, "err", err}, attrs...)...)
 	return ErrFailed.With("plugin", p.name).Wrap(err)
 }

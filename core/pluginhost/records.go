@@ -107,7 +107,7 @@ func (m *Manager) ForTable(t *schema.Table) Extras {
 			m.mu.RUnlock()
 		}
 		if f == nil || f.spec.GetName() != name {
-			af := records.ActiveFeature{Name: name, ChildTable: st.ChildTable, Required: true}
+			af := records.ActiveFeature{Name: name, Plugin: st.Plugin, ChildTable: st.ChildTable, Required: true}
 			for _, fld := range t.Fields {
 				if fld.Feature == name {
 					af.Columns = append(af.Columns, fld.Name)
@@ -116,7 +116,7 @@ func (m *Manager) ForTable(t *schema.Table) Extras {
 			ex.Features = append(ex.Features, af)
 			continue
 		}
-		af := records.ActiveFeature{Name: name, ChildTable: st.ChildTable, Computed: f.spec.GetComputed(),
+		af := records.ActiveFeature{Name: name, Plugin: f.plugin.name, ChildTable: st.ChildTable, Computed: f.spec.GetComputed(),
 			Before: f.spec.GetBeforeSave(), After: f.spec.GetAfterSave(), Required: f.spec.GetRequired(),
 			DependsOn: f.spec.GetDependsOn()}
 		for _, c := range f.spec.GetColumns() {
@@ -253,6 +253,25 @@ func (h hook) saveRequest(call records.HookCall) (*pluginv1.SaveRequest, error) 
 	return req, nil
 }
 
+// callAttrs name a hook call's rows in a log line: app, table, row table
+// and ids (the parent records' for child rows), so a timeout can be traced
+// to the records it left unchecked.
+func callAttrs(call records.HookCall) []any {
+	ids := make([]int64, 0, len(call.Rows))
+	for _, r := range call.Rows {
+		id := r.ID
+		if r.ParentID != 0 {
+			id = r.ParentID
+		}
+		ids = append(ids, id)
+	}
+	app := ""
+	if call.Actor != nil {
+		app = call.Actor.App
+	}
+	return []any{"app", app, "table", call.Table, "row_table", call.RowTable, "record_ids", ids}
+}
+
 // BeforeSave asks the plugin to check and complete the rows, within
 // HookTimeout.
 func (h hook) BeforeSave(ctx context.Context, call records.HookCall) ([]records.HookResult, error) {
@@ -268,7 +287,7 @@ func (h hook) BeforeSave(ctx context.Context, call records.HookCall) ([]records.
 	defer cancel()
 	resp, err := c.BeforeSave(ctx, req)
 	if err != nil {
-		return nil, h.p.callError("BeforeSave "+call.Feature, err)
+		return nil, h.p.callError("BeforeSave "+call.Feature, err, callAttrs(call)...)
 	}
 	out := make([]records.HookResult, len(resp.GetRows()))
 	for i, r := range resp.GetRows() {
@@ -302,7 +321,7 @@ func (h hook) AfterSave(ctx context.Context, call records.HookCall) error {
 	ctx, cancel := context.WithTimeout(ctx, h.p.m.opts.HookTimeout)
 	defer cancel()
 	if _, err := c.AfterSave(ctx, req); err != nil {
-		return h.p.callError("AfterSave "+call.Feature, err)
+		return h.p.callError("AfterSave "+call.Feature, err, callAttrs(call)...)
 	}
 	return nil
 }

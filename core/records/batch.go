@@ -36,6 +36,9 @@ import (
 // SaveInput.Clone). A hooked input remembers the version it was read at.
 func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]FieldError, failed int, err error) {
 	fes = make([][]FieldError, len(ins))
+	for _, in := range ins {
+		in.skipped = nil // a save run again notes only this run's skips
+	}
 	bases, err := s.readHookBases(ctx, ins)
 	if err != nil {
 		return nil, 0, err
@@ -81,6 +84,9 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 			if f.Required {
 				return nil, first, errSaveNeedsPlugin.With("feature", f.Name)
 			}
+			for _, t := range targets {
+				ins[t.in].noteSkip(f, call.RowTable, t.row != nil, t.idx, ReasonNotRunning)
+			}
 			continue
 		}
 		if !f.Before {
@@ -98,6 +104,9 @@ func BeforeSaveMany(ctx context.Context, s *Scope, ins []*SaveInput) (fes [][]Fi
 		if err != nil {
 			if f.Required {
 				return nil, first, errSaveNeedsPlugin.With("feature", f.Name).Wrap(err)
+			}
+			for _, t := range targets {
+				ins[t.in].noteSkip(f, call.RowTable, t.row != nil, t.idx, skipReason(err))
 			}
 			continue
 		}
@@ -423,8 +432,12 @@ func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []Fi
 			return 0, nil, mapUniqueViolation(err)
 		}
 	}
-	if _, err := ts.applyPlugins(ctx, id, children); err != nil {
+	created, err := ts.applyPlugins(ctx, id, children)
+	if err != nil {
 		return 0, nil, mapUniqueViolation(err)
+	}
+	if err := ts.writeUnchecked(ctx, id, in, created); err != nil {
+		return 0, nil, err
 	}
 	b.touch(ts, id, action)
 	b.written[lookupKey{table: s.Table.Name, id: fmt.Sprint(id)}] = true
@@ -455,6 +468,9 @@ func (b *Batch) Delete(ctx context.Context, s *Scope, id int64) error {
 	}
 	if _, err := b.tx.Exec(ctx, `DELETE FROM `+b.tx.Qualify(s.Table.Name)+` WHERE "id" = ?`, id); err != nil {
 		return mapForeignKeyViolation(err)
+	}
+	if err := clearUncheckedOf(ctx, b.tx, s.Table.Name, id); err != nil {
+		return err
 	}
 	clear(b.found) // a lookup target may be gone
 	b.written[lookupKey{table: s.Table.Name, id: fmt.Sprint(id)}] = true
@@ -518,6 +534,9 @@ func (s *Scope) checkRefs(ctx context.Context, t *schema.Table, f *schema.Field,
 // one call per feature for all of them: ids[i] is the id of ins[i].
 // Failures go to the scope's HookLog; the save already happened.
 func AfterSaveMany(ctx context.Context, s *Scope, ids []int64, ins []*SaveInput) {
+	for _, in := range ins {
+		s.logUnchecked(in)
+	}
 	for _, f := range s.Features {
 		if !f.After || f.Hook == nil {
 			continue

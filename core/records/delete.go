@@ -55,6 +55,9 @@ func Delete(ctx context.Context, s *Scope, ids []int64) (*DeleteResult, error) {
 			if err := ts.deleteGeodata(ctx, id); err != nil {
 				return err
 			}
+			if err := clearUncheckedOf(ctx, tx, s.Table.Name, id); err != nil {
+				return err
+			}
 			res.Deleted = append(res.Deleted, id)
 		}
 		return nil

@@ -59,6 +59,7 @@ type HookResult struct {
 // ActiveFeature is a plugin feature active on the scope's table.
 type ActiveFeature struct {
 	Name       string
+	Plugin     string   // the plugin offering it ("" when not loaded)
 	Columns    []string // on the table
 	ChildTable string   // "" when none
 	Computed   []string // written only by the plugin

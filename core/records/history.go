@@ -134,6 +134,9 @@ type EditEntry struct {
 	Content    string    `json:"content"`
 	EditSQL    string    `json:"editsql"`
 	EditValues string    `json:"editvalues"`
+	// Actor names who made a change no user made: "plugin:<name>" for a
+	// plugin's system save (user then says so too; userid is null).
+	Actor string `json:"actor,omitempty"`
 }
 
 // TableReader decides for the edit history whether the caller may read a
@@ -219,7 +222,7 @@ func EditHistory(ctx context.Context, db *store.DB, cat *schema.Catalog, q EditQ
 	if total == 0 || int64(page-1)*int64(per) >= total {
 		return out, total, nil
 	}
-	rows, err := db.Query(ctx, `SELECT v.id, v.tb, v.record_id, v.userid, v.time, v.operation, v.content, u.name, u.email`+from+
+	rows, err := db.Query(ctx, `SELECT v.id, v.tb, v.record_id, v.userid, v.time, v.operation, v.content, u.name, u.email, v.actor`+from+
 		` ORDER BY v.id DESC LIMIT ? OFFSET ?`, append(args, per, (page-1)*per)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read history: %w", err)
@@ -227,11 +230,13 @@ func EditHistory(ctx context.Context, db *store.DB, cat *schema.Catalog, q EditQ
 	defer rows.Close()
 	for rows.Next() {
 		var e EditEntry
-		var name, email *string
-		if err := rows.Scan(&e.ID, &e.Table, &e.RowID, &e.UserID, &e.Time, &e.Operation, &e.Content, &name, &email); err != nil {
+		var name, email, actor *string
+		if err := rows.Scan(&e.ID, &e.Table, &e.RowID, &e.UserID, &e.Time, &e.Operation, &e.Content, &name, &email, &actor); err != nil {
 			return nil, 0, err
 		}
 		switch {
+		case actor != nil && *actor != "":
+			e.Actor, e.User = *actor, *actor
 		case name != nil && *name != "":
 			e.User = *name
 		case email != nil:

@@ -27,7 +27,8 @@ type SaveInput struct {
 	// condition.
 	IfVersion []int64
 
-	forced map[string]any // computed columns set by a plugin hook
+	forced  map[string]any // computed columns set by a plugin hook
+	skipped []skip         // hooks the save goes without (unchecked.go)
 	// hooked: BeforeSave hooks were given the record as stored at
 	// hookVersion, and the save may write their answer only while the
 	// record is still at it (ErrHooksRaced).
@@ -234,6 +235,7 @@ func SaveVersioned(ctx context.Context, s *Scope, in SaveInput) (SaveResult, err
 		res, err := s.saveOnce(ctx, &in)
 		if !errors.Is(err, ErrHooksRaced) {
 			if err == nil && s.dry == nil {
+				s.logUnchecked(&in)
 				s.runAfterHooks(ctx, res.ID, in, s.HookLog)
 			}
 			return res, err
@@ -328,6 +330,9 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 			}
 		}
 		if res.ChildIDs, err = ts.applyPlugins(ctx, id, children); err != nil {
+			return err
+		}
+		if err := ts.writeUnchecked(ctx, id, in, res.ChildIDs); err != nil {
 			return err
 		}
 		action := "update"

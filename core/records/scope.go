@@ -54,6 +54,13 @@ type Scope struct {
 	// HookLog reports an AfterSave failure (the save itself succeeded).
 	HookLog func(feature string, err error)
 
+	// SystemActor, when set, names the system actor a save is made by
+	// (SaveAsPlugin: "plugin:<name>"); its versions store it.
+	SystemActor string
+	// UncheckedLog reports, once the save committed, a row saved without
+	// a non-required feature's BeforeSave (unchecked.go).
+	UncheckedLog func(u Unchecked)
+
 	batch *Batch  // set while a Batch writes (batch.go)
 	dry   *dryIDs // set for a dry run (dryrun.go)
 }

@@ -266,8 +266,12 @@ func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, s
 	if s.Actor.UserID != 0 {
 		user = s.Actor.UserID
 	}
-	cols, marks := `tb, record_id, userid, time, operation, content`, `?, ?, ?, ?, ?, ?`
-	args := []any{s.Table.Name, id, user, s.now().Truncate(time.Microsecond), operation, string(content)}
+	var by any
+	if s.SystemActor != "" {
+		by = s.SystemActor
+	}
+	cols, marks := `tb, record_id, userid, time, operation, content, actor`, `?, ?, ?, ?, ?, ?, ?`
+	args := []any{s.Table.Name, id, user, s.now().Truncate(time.Microsecond), operation, string(content), by}
 	if vid := s.explicitID(); vid != 0 { // a dry run's (dryrun.go)
 		cols, marks, args = cols+`, id`, marks+`, ?`, append(args, vid)
 	}

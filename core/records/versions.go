@@ -22,7 +22,10 @@ type Version struct {
 	UserID    *int64    `json:"userid"`
 	Time      time.Time `json:"time"`
 	Operation string    `json:"operation"`
-	Content   *State    `json:"content,omitempty"`
+	// Actor names who made the change when no user did: "plugin:<name>"
+	// for a plugin's system save (Host.UpdateRecords, a revalidation).
+	Actor   string `json:"actor,omitempty"`
+	Content *State `json:"content,omitempty"`
 }
 
 var (
@@ -82,7 +85,7 @@ func Versions(ctx context.Context, s *Scope, id int64, page, perPage int) ([]Ver
 		s.Table.Name, id).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
 	}
-	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation FROM `+s.DB.Sys("versions")+
+	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation, COALESCE(actor, '') FROM `+s.DB.Sys("versions")+
 		` WHERE tb = ? AND record_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`, s.Table.Name, id, pg.Limit, pg.Offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
@@ -91,7 +94,7 @@ func Versions(ctx context.Context, s *Scope, id int64, page, perPage int) ([]Ver
 	out := []Version{}
 	for rows.Next() {
 		var v Version
-		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation); err != nil {
+		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation, &v.Actor); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, v)

@@ -31,6 +31,8 @@ var tableNameColumns = []struct{ sys, col string }{
 	{"file_links", "tb"}, // files linked to its records (the files stay)
 	{"geodata", "tb"},    // its records' features
 	{"table_features", "table_name"},
+	{"plugin_unchecked", "tb"}, // rows saved without a plugin's check
+	{"plugin_unchecked", "row_table"},
 }
 
 // RenameTable renames a table (ALTER TABLE ... RENAME, so data, ids and

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/server"
@@ -140,6 +142,16 @@ func TestEveryTableRouteIsGated(t *testing.T) {
 		// An id no answer shows by chance (ids are small in a test app).
 		if _, err := f.app.DB.Exec(t.Context(), `UPDATE `+f.app.DB.Qualify("finds")+` SET id = `+gateOutsideID+` WHERE id = ?`, outside); err != nil {
 			t.Fatal(err)
+		}
+		// Rows of finds saved without a plugin's check (GET /plugins/x/unchecked
+		// lists them): the outside record's must not show to the subset admin.
+		outsideID, _ := strconv.ParseInt(gateOutsideID, 10, 64)
+		for _, id := range []int64{inside, outsideID} {
+			if _, err := f.app.DB.Exec(t.Context(), `INSERT INTO `+f.app.DB.Sys("plugin_unchecked")+
+				` (plugin, feature, tb, record_id, row_table, row_id, reason, at) VALUES ('x', 'f', 'finds', ?, 'finds', ?, 'plugin_not_running', ?)`,
+				id, id, time.Now().UTC()); err != nil {
+				t.Fatal(err)
+			}
 		}
 		account := func(email, override string) string {
 			u := testenv.NewUser(t, f.app, email, email, auth.Admin)

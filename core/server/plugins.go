@@ -25,6 +25,11 @@ func (s *Server) addPluginScope(sc *records.Scope, app string) {
 		s.log.Warn("a plugin call failed; the record operation went on without it", "app", app,
 			"table", sc.Table.Name, "feature_or_section", name, "err", err)
 	}
+	sc.UncheckedLog = func(u records.Unchecked) {
+		s.log.Warn("saved without a plugin's check: the row is marked unchecked until the plugin revalidates it",
+			"app", app, "plugin", u.Plugin, "feature", u.Feature, "table", u.Table, "record_id", u.RecordID,
+			"row_table", u.RowTable, "row_id", u.RowID, "reason", u.Reason)
+	}
 }
 
 // pluginActor is the caller as plugin filter operators see it.

@@ -252,7 +252,7 @@ func New(d Deps) (*Server, error) {
 	routes = append(routes, schemaapi.Routes(s.now)...)
 	routes = append(routes, s.signupRoutes()...)
 	routes = append(routes, s.oauthRoutes()...)
-	pluginDeps := pluginapi.Deps{Plugins: s.plugins, Catalogs: s.catalogs, Jobs: s.jobs, Now: s.now}
+	pluginDeps := pluginapi.Deps{Plugins: s.plugins, Catalogs: s.catalogs, Jobs: s.jobs, Now: s.now, Scopes: s.recordScope}
 	routes = append(routes, pluginapi.AdminRoutes(pluginDeps)...)
 	routes = append(routes, d.ExtraRoutes...)
 	// Plugin routes come last, once checked against everything above.

@@ -49,6 +49,8 @@ type FakeHost struct {
 
 	rights   map[string]map[string]Rights   // actor → table → rights (fakerights.go)
 	features map[string]map[string][]string // app → table → active features
+
+	updates []RecordUpdate // UpdateRecords calls (fakeupdate.go)
 }
 
 type systemTable struct {

@@ -41,6 +41,8 @@ func AdminRoutes(s Deps) []api.Route {
 		{Scope: api.App, Method: http.MethodGet, Path: "/plugins", Access: auth.SuperAdminOnly, Handler: s.handleListPlugins},
 		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/enable", Access: auth.SuperAdminOnly, Handler: s.handleEnablePlugin},
 		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/reload", Access: auth.SuperAdminOnly, Handler: s.handleReloadPlugin},
+		{Scope: api.App, Method: http.MethodGet, Path: "/plugins/:name/unchecked", Access: auth.AdminOnly, Handler: s.handleUnchecked, ReadOnly: true},
+		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/revalidate", Access: auth.AdminOnly, Handler: s.handleRevalidate},
 	}
 }
 
@@ -376,4 +378,8 @@ type Deps struct {
 	Catalogs *schema.Cache
 	Jobs     *jobs.System // nil: job routes are called like any other
 	Now      func() time.Time
+
+	// Scopes is the caller's records scope on a table (the records gate),
+	// for the routes that read rows of user tables (unchecked.go).
+	Scopes func(c *gin.Context, table string) (*records.Scope, error)
 }

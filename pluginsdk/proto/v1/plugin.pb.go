@@ -2886,6 +2886,110 @@ func (x *AddGeodataResponse) GetId() int64 {
 	return 0
 }
 
+type UpdateRecordsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Table         string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	Rows          []byte                 `protobuf:"bytes,3,opt,name=rows,proto3" json:"rows,omitempty"` // JSON array of objects: "id" and the values to write
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateRecordsRequest) Reset() {
+	*x = UpdateRecordsRequest{}
+	mi := &file_plugin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateRecordsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateRecordsRequest) ProtoMessage() {}
+
+func (x *UpdateRecordsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateRecordsRequest.ProtoReflect.Descriptor instead.
+func (*UpdateRecordsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *UpdateRecordsRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *UpdateRecordsRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *UpdateRecordsRequest) GetRows() []byte {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+type UpdateRecordsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Versions      []int64                `protobuf:"varint,1,rep,packed,name=versions,proto3" json:"versions,omitempty"` // each record's version after its save, in order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateRecordsResponse) Reset() {
+	*x = UpdateRecordsResponse{}
+	mi := &file_plugin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateRecordsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateRecordsResponse) ProtoMessage() {}
+
+func (x *UpdateRecordsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateRecordsResponse.ProtoReflect.Descriptor instead.
+func (*UpdateRecordsResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *UpdateRecordsResponse) GetVersions() []int64 {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -3117,7 +3221,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\bgeometry\x18\x04 \x01(\fR\bgeometry\x12-\n" +
 	"\x05actor\x18\x05 \x01(\v2\x17.strata.plugin.v1.ActorR\x05actor\"$\n" +
 	"\x12AddGeodataResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id2\xbe\x04\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"R\n" +
+	"\x14UpdateRecordsRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\tR\x05table\x12\x12\n" +
+	"\x04rows\x18\x03 \x01(\fR\x04rows\"3\n" +
+	"\x15UpdateRecordsResponse\x12\x1a\n" +
+	"\bversions\x18\x01 \x03(\x03R\bversions2\xbe\x04\n" +
 	"\x06Plugin\x12I\n" +
 	"\bDescribe\x12!.strata.plugin.v1.DescribeRequest\x1a\x1a.strata.plugin.v1.Manifest\x12T\n" +
 	"\tConfigure\x12\".strata.plugin.v1.ConfigureRequest\x1a#.strata.plugin.v1.ConfigureResponse\x12N\n" +
@@ -3126,7 +3236,7 @@ const file_plugin_proto_rawDesc = "" +
 	"BeforeSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a\x1e.strata.plugin.v1.SaveResponse\x12O\n" +
 	"\tAfterSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a#.strata.plugin.v1.AfterSaveResponse\x12R\n" +
 	"\rResolveFilter\x12\x1f.strata.plugin.v1.FilterRequest\x1a .strata.plugin.v1.FilterResponse\x12Q\n" +
-	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xbf\x06\n" +
+	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xa1\a\n" +
 	"\x04Host\x12O\n" +
 	"\fQueryRecords\x12\x1e.strata.plugin.v1.QueryRequest\x1a\x1f.strata.plugin.v1.QueryResponse\x12S\n" +
 	"\x0eReadSystemRows\x12#.strata.plugin.v1.SystemReadRequest\x1a\x1c.strata.plugin.v1.SystemRows\x12^\n" +
@@ -3138,7 +3248,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04Open\x12\x1d.strata.plugin.v1.OpenRequest\x1a\x1e.strata.plugin.v1.OpenResponse\x12Z\n" +
 	"\vJobProgress\x12$.strata.plugin.v1.JobProgressRequest\x1a%.strata.plugin.v1.JobProgressResponse\x12W\n" +
 	"\n" +
-	"AddGeodata\x12#.strata.plugin.v1.AddGeodataRequest\x1a$.strata.plugin.v1.AddGeodataResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
+	"AddGeodata\x12#.strata.plugin.v1.AddGeodataRequest\x1a$.strata.plugin.v1.AddGeodataResponse\x12`\n" +
+	"\rUpdateRecords\x12&.strata.plugin.v1.UpdateRecordsRequest\x1a'.strata.plugin.v1.UpdateRecordsResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -3152,60 +3263,62 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_plugin_proto_goTypes = []any{
-	(*DescribeRequest)(nil),     // 0: strata.plugin.v1.DescribeRequest
-	(*Manifest)(nil),            // 1: strata.plugin.v1.Manifest
-	(*TableFeature)(nil),        // 2: strata.plugin.v1.TableFeature
-	(*Column)(nil),              // 3: strata.plugin.v1.Column
-	(*ChildTable)(nil),          // 4: strata.plugin.v1.ChildTable
-	(*Route)(nil),               // 5: strata.plugin.v1.Route
-	(*FilterOperator)(nil),      // 6: strata.plugin.v1.FilterOperator
-	(*RecordSection)(nil),       // 7: strata.plugin.v1.RecordSection
-	(*SectionRows)(nil),         // 8: strata.plugin.v1.SectionRows
-	(*SystemTable)(nil),         // 9: strata.plugin.v1.SystemTable
-	(*SystemIndex)(nil),         // 10: strata.plugin.v1.SystemIndex
-	(*ConfigureRequest)(nil),    // 11: strata.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),   // 12: strata.plugin.v1.ConfigureResponse
-	(*Actor)(nil),               // 13: strata.plugin.v1.Actor
-	(*HTTPRequest)(nil),         // 14: strata.plugin.v1.HTTPRequest
-	(*HTTPResponse)(nil),        // 15: strata.plugin.v1.HTTPResponse
-	(*Row)(nil),                 // 16: strata.plugin.v1.Row
-	(*SaveRequest)(nil),         // 17: strata.plugin.v1.SaveRequest
-	(*FieldError)(nil),          // 18: strata.plugin.v1.FieldError
-	(*RowResult)(nil),           // 19: strata.plugin.v1.RowResult
-	(*SaveResponse)(nil),        // 20: strata.plugin.v1.SaveResponse
-	(*AfterSaveResponse)(nil),   // 21: strata.plugin.v1.AfterSaveResponse
-	(*FilterRequest)(nil),       // 22: strata.plugin.v1.FilterRequest
-	(*FilterResponse)(nil),      // 23: strata.plugin.v1.FilterResponse
-	(*EnrichRequest)(nil),       // 24: strata.plugin.v1.EnrichRequest
-	(*EnrichResponse)(nil),      // 25: strata.plugin.v1.EnrichResponse
-	(*QueryRequest)(nil),        // 26: strata.plugin.v1.QueryRequest
-	(*QueryResponse)(nil),       // 27: strata.plugin.v1.QueryResponse
-	(*SystemReadRequest)(nil),   // 28: strata.plugin.v1.SystemReadRequest
-	(*SystemRows)(nil),          // 29: strata.plugin.v1.SystemRows
-	(*SystemWriteRequest)(nil),  // 30: strata.plugin.v1.SystemWriteRequest
-	(*SystemWriteResponse)(nil), // 31: strata.plugin.v1.SystemWriteResponse
-	(*AppSettingsRequest)(nil),  // 32: strata.plugin.v1.AppSettingsRequest
-	(*AppSettingsResponse)(nil), // 33: strata.plugin.v1.AppSettingsResponse
-	(*LogRequest)(nil),          // 34: strata.plugin.v1.LogRequest
-	(*LogResponse)(nil),         // 35: strata.plugin.v1.LogResponse
-	(*CatalogRequest)(nil),      // 36: strata.plugin.v1.CatalogRequest
-	(*CatalogResponse)(nil),     // 37: strata.plugin.v1.CatalogResponse
-	(*SealRequest)(nil),         // 38: strata.plugin.v1.SealRequest
-	(*SealResponse)(nil),        // 39: strata.plugin.v1.SealResponse
-	(*OpenRequest)(nil),         // 40: strata.plugin.v1.OpenRequest
-	(*OpenResponse)(nil),        // 41: strata.plugin.v1.OpenResponse
-	(*JobProgressRequest)(nil),  // 42: strata.plugin.v1.JobProgressRequest
-	(*JobProgressResponse)(nil), // 43: strata.plugin.v1.JobProgressResponse
-	(*AddGeodataRequest)(nil),   // 44: strata.plugin.v1.AddGeodataRequest
-	(*AddGeodataResponse)(nil),  // 45: strata.plugin.v1.AddGeodataResponse
-	nil,                         // 46: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                         // 47: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                         // 48: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                         // 49: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                         // 50: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                         // 51: strata.plugin.v1.LogRequest.FieldsEntry
+	(*DescribeRequest)(nil),       // 0: strata.plugin.v1.DescribeRequest
+	(*Manifest)(nil),              // 1: strata.plugin.v1.Manifest
+	(*TableFeature)(nil),          // 2: strata.plugin.v1.TableFeature
+	(*Column)(nil),                // 3: strata.plugin.v1.Column
+	(*ChildTable)(nil),            // 4: strata.plugin.v1.ChildTable
+	(*Route)(nil),                 // 5: strata.plugin.v1.Route
+	(*FilterOperator)(nil),        // 6: strata.plugin.v1.FilterOperator
+	(*RecordSection)(nil),         // 7: strata.plugin.v1.RecordSection
+	(*SectionRows)(nil),           // 8: strata.plugin.v1.SectionRows
+	(*SystemTable)(nil),           // 9: strata.plugin.v1.SystemTable
+	(*SystemIndex)(nil),           // 10: strata.plugin.v1.SystemIndex
+	(*ConfigureRequest)(nil),      // 11: strata.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),     // 12: strata.plugin.v1.ConfigureResponse
+	(*Actor)(nil),                 // 13: strata.plugin.v1.Actor
+	(*HTTPRequest)(nil),           // 14: strata.plugin.v1.HTTPRequest
+	(*HTTPResponse)(nil),          // 15: strata.plugin.v1.HTTPResponse
+	(*Row)(nil),                   // 16: strata.plugin.v1.Row
+	(*SaveRequest)(nil),           // 17: strata.plugin.v1.SaveRequest
+	(*FieldError)(nil),            // 18: strata.plugin.v1.FieldError
+	(*RowResult)(nil),             // 19: strata.plugin.v1.RowResult
+	(*SaveResponse)(nil),          // 20: strata.plugin.v1.SaveResponse
+	(*AfterSaveResponse)(nil),     // 21: strata.plugin.v1.AfterSaveResponse
+	(*FilterRequest)(nil),         // 22: strata.plugin.v1.FilterRequest
+	(*FilterResponse)(nil),        // 23: strata.plugin.v1.FilterResponse
+	(*EnrichRequest)(nil),         // 24: strata.plugin.v1.EnrichRequest
+	(*EnrichResponse)(nil),        // 25: strata.plugin.v1.EnrichResponse
+	(*QueryRequest)(nil),          // 26: strata.plugin.v1.QueryRequest
+	(*QueryResponse)(nil),         // 27: strata.plugin.v1.QueryResponse
+	(*SystemReadRequest)(nil),     // 28: strata.plugin.v1.SystemReadRequest
+	(*SystemRows)(nil),            // 29: strata.plugin.v1.SystemRows
+	(*SystemWriteRequest)(nil),    // 30: strata.plugin.v1.SystemWriteRequest
+	(*SystemWriteResponse)(nil),   // 31: strata.plugin.v1.SystemWriteResponse
+	(*AppSettingsRequest)(nil),    // 32: strata.plugin.v1.AppSettingsRequest
+	(*AppSettingsResponse)(nil),   // 33: strata.plugin.v1.AppSettingsResponse
+	(*LogRequest)(nil),            // 34: strata.plugin.v1.LogRequest
+	(*LogResponse)(nil),           // 35: strata.plugin.v1.LogResponse
+	(*CatalogRequest)(nil),        // 36: strata.plugin.v1.CatalogRequest
+	(*CatalogResponse)(nil),       // 37: strata.plugin.v1.CatalogResponse
+	(*SealRequest)(nil),           // 38: strata.plugin.v1.SealRequest
+	(*SealResponse)(nil),          // 39: strata.plugin.v1.SealResponse
+	(*OpenRequest)(nil),           // 40: strata.plugin.v1.OpenRequest
+	(*OpenResponse)(nil),          // 41: strata.plugin.v1.OpenResponse
+	(*JobProgressRequest)(nil),    // 42: strata.plugin.v1.JobProgressRequest
+	(*JobProgressResponse)(nil),   // 43: strata.plugin.v1.JobProgressResponse
+	(*AddGeodataRequest)(nil),     // 44: strata.plugin.v1.AddGeodataRequest
+	(*AddGeodataResponse)(nil),    // 45: strata.plugin.v1.AddGeodataResponse
+	(*UpdateRecordsRequest)(nil),  // 46: strata.plugin.v1.UpdateRecordsRequest
+	(*UpdateRecordsResponse)(nil), // 47: strata.plugin.v1.UpdateRecordsResponse
+	nil,                           // 48: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                           // 49: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                           // 50: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                           // 51: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                           // 52: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                           // 53: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
@@ -3219,20 +3332,20 @@ var file_plugin_proto_depIdxs = []int32{
 	8,  // 8: strata.plugin.v1.RecordSection.rows:type_name -> strata.plugin.v1.SectionRows
 	3,  // 9: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
 	10, // 10: strata.plugin.v1.SystemTable.indexes:type_name -> strata.plugin.v1.SystemIndex
-	46, // 11: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	47, // 12: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	48, // 11: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	49, // 12: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
 	13, // 13: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	48, // 14: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	50, // 14: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
 	16, // 15: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
 	13, // 16: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
 	18, // 17: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
 	19, // 18: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
 	13, // 19: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
 	13, // 20: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	49, // 21: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	51, // 21: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
 	13, // 22: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	50, // 23: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	51, // 24: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	52, // 23: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	53, // 24: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
 	13, // 25: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
 	0,  // 26: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
 	11, // 27: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
@@ -3251,25 +3364,27 @@ var file_plugin_proto_depIdxs = []int32{
 	40, // 40: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
 	42, // 41: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
 	44, // 42: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
-	1,  // 43: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	12, // 44: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	15, // 45: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	20, // 46: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	21, // 47: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	23, // 48: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	25, // 49: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	27, // 50: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	29, // 51: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	31, // 52: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	33, // 53: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	35, // 54: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	37, // 55: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
-	39, // 56: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
-	41, // 57: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
-	43, // 58: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
-	45, // 59: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
-	43, // [43:60] is the sub-list for method output_type
-	26, // [26:43] is the sub-list for method input_type
+	46, // 43: strata.plugin.v1.Host.UpdateRecords:input_type -> strata.plugin.v1.UpdateRecordsRequest
+	1,  // 44: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	12, // 45: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	15, // 46: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	20, // 47: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	21, // 48: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	23, // 49: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	25, // 50: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	27, // 51: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	29, // 52: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	31, // 53: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	33, // 54: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	35, // 55: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	37, // 56: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	39, // 57: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
+	41, // 58: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
+	43, // 59: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
+	45, // 60: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
+	47, // 61: strata.plugin.v1.Host.UpdateRecords:output_type -> strata.plugin.v1.UpdateRecordsResponse
+	44, // [44:62] is the sub-list for method output_type
+	26, // [26:44] is the sub-list for method input_type
 	26, // [26:26] is the sub-list for extension type_name
 	26, // [26:26] is the sub-list for extension extendee
 	0,  // [0:26] is the sub-list for field type_name
@@ -3286,7 +3401,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -395,6 +395,7 @@ const (
 	Host_Open_FullMethodName            = "/strata.plugin.v1.Host/Open"
 	Host_JobProgress_FullMethodName     = "/strata.plugin.v1.Host/JobProgress"
 	Host_AddGeodata_FullMethodName      = "/strata.plugin.v1.Host/AddGeodata"
+	Host_UpdateRecords_FullMethodName   = "/strata.plugin.v1.Host/UpdateRecords"
 )
 
 // HostClient is the client API for Host service.
@@ -435,6 +436,12 @@ type HostClient interface {
 	// actor (required), who must be able to edit the record; the table must
 	// keep geodata. The record gets a version, as with POST /geoface/feature.
 	AddGeodata(ctx context.Context, in *AddGeodataRequest, opts ...grpc.CallOption) (*AddGeodataResponse, error)
+	// UpdateRecords updates records' columns of the calling plugin's own
+	// features active on the table (computed ones included) as the system
+	// actor "plugin:<name>", through the server's save path (validation, a
+	// version per record naming that actor), one save per row. Any other
+	// column refuses the whole call (not_plugin_field) before a write.
+	UpdateRecords(ctx context.Context, in *UpdateRecordsRequest, opts ...grpc.CallOption) (*UpdateRecordsResponse, error)
 }
 
 type hostClient struct {
@@ -545,6 +552,16 @@ func (c *hostClient) AddGeodata(ctx context.Context, in *AddGeodataRequest, opts
 	return out, nil
 }
 
+func (c *hostClient) UpdateRecords(ctx context.Context, in *UpdateRecordsRequest, opts ...grpc.CallOption) (*UpdateRecordsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateRecordsResponse)
+	err := c.cc.Invoke(ctx, Host_UpdateRecords_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -583,6 +600,12 @@ type HostServer interface {
 	// actor (required), who must be able to edit the record; the table must
 	// keep geodata. The record gets a version, as with POST /geoface/feature.
 	AddGeodata(context.Context, *AddGeodataRequest) (*AddGeodataResponse, error)
+	// UpdateRecords updates records' columns of the calling plugin's own
+	// features active on the table (computed ones included) as the system
+	// actor "plugin:<name>", through the server's save path (validation, a
+	// version per record naming that actor), one save per row. Any other
+	// column refuses the whole call (not_plugin_field) before a write.
+	UpdateRecords(context.Context, *UpdateRecordsRequest) (*UpdateRecordsResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -622,6 +645,9 @@ func (UnimplementedHostServer) JobProgress(context.Context, *JobProgressRequest)
 }
 func (UnimplementedHostServer) AddGeodata(context.Context, *AddGeodataRequest) (*AddGeodataResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AddGeodata not implemented")
+}
+func (UnimplementedHostServer) UpdateRecords(context.Context, *UpdateRecordsRequest) (*UpdateRecordsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateRecords not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -824,6 +850,24 @@ func _Host_AddGeodata_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_UpdateRecords_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateRecordsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).UpdateRecords(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_UpdateRecords_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).UpdateRecords(ctx, req.(*UpdateRecordsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -870,6 +914,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AddGeodata",
 			Handler:    _Host_AddGeodata_Handler,
+		},
+		{
+			MethodName: "UpdateRecords",
+			Handler:    _Host_UpdateRecords_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

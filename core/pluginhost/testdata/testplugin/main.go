@@ -24,6 +24,10 @@
 //	           a plain stderr line before serving, a plain stderr line and
 //	           a stdout line once configured (the server's log must hold
 //	           them all)
+//	testmarks  a plugin with one non-required BeforeSave feature (marks:
+//	           mark lower-cased, mark_len computed, "bad" refused, "slow"
+//	           past the hook timeout) and POST /testmarks/sys (Host calls,
+//	           op "update": Host.UpdateRecords)
 //
 // Variants built with -ldflags -X (a new version of a plugin is another
 // binary, and the test cannot pass it an environment):
@@ -132,6 +136,12 @@ func manifest() *pluginv1.Manifest {
 	case "needsnew":
 		return &pluginv1.Manifest{Name: "needsnew", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			MinServerProtocol: pluginsdk.ProtocolVersion + 1}
+	case "testmarks":
+		return &pluginv1.Manifest{Name: "testmarks", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
+			Features: []*pluginv1.TableFeature{{Name: "marks", Label: "Marks",
+				Columns:  []*pluginv1.Column{text("mark", "text", "text"), text("mark_len", "text", "int")},
+				Computed: []string{"mark_len"}, BeforeSave: true}},
+			Routes: []*pluginv1.Route{{Method: "POST", Path: "/testmarks/sys", Access: "edit"}}}
 	case "badfeature":
 		return &pluginv1.Manifest{Name: "badfeature", Version: "1.0.0", ProtocolVersion: pluginsdk.ProtocolVersion,
 			Features: []*pluginv1.TableFeature{{Name: "fields", Columns: []*pluginv1.Column{text("f1", "text", "text")}}}}
@@ -275,7 +285,7 @@ func (s *server) HandleRequest(ctx context.Context, req *pluginv1.HTTPRequest) (
 		return jsonResponse(200, map[string]any{"status": "success", "pid": os.Getpid()}), nil
 	case "/testplug/stats":
 		return jsonResponse(200, map[string]any{"status": "success", "after_save": s.after.Load(), "rings_calls": ringsCalls.Load()}), nil
-	case "/testplug/sys", "/testplug2/sys":
+	case "/testplug/sys", "/testplug2/sys", "/testmarks/sys":
 		return s.sys(ctx, req)
 	case "/testplug/rows/:tb", "/testplug/rows", "/testplug/named":
 		return s.rows(ctx, req)
@@ -366,6 +376,20 @@ func (s *server) sys(ctx context.Context, req *pluginv1.HTTPRequest) (*pluginv1.
 			return fail(err)
 		}
 		return jsonResponse(200, map[string]any{"status": "success", "id": resp.GetId()}), nil
+	case "update":
+		rows, _ := json.Marshal(call.Rows)
+		resp, err := h.UpdateRecords(ctx, &pluginv1.UpdateRecordsRequest{App: call.App, Table: call.Table, Rows: rows})
+		if err != nil {
+			st, _ := status.FromError(err)
+			reason := ""
+			for _, d := range st.Details() {
+				if info, ok := d.(*errdetails.ErrorInfo); ok {
+					reason = info.GetReason()
+				}
+			}
+			return jsonResponse(400, map[string]any{"status": "error", "code": "host_error", "reason": reason, "message": st.Message()}), nil
+		}
+		return jsonResponse(200, map[string]any{"status": "success", "versions": resp.GetVersions()}), nil
 	case "log":
 		if _, err := h.Log(ctx, &pluginv1.LogRequest{Level: "warn", Message: "hello from testplug", Fields: map[string]string{"k": "v"}}); err != nil {
 			return fail(err)
@@ -402,6 +426,17 @@ func (s *server) BeforeSave(_ context.Context, req *pluginv1.SaveRequest) (*plug
 			}
 		case "rings":
 			rings(r, vals, res)
+		case "marks":
+			if mark, ok := vals["mark"].(string); ok {
+				switch mark {
+				case "bad":
+					res.Errors = append(res.Errors, &pluginv1.FieldError{Field: "mark", Rule: "format", Message: "not a mark"})
+				case "slow":
+					time.Sleep(3 * time.Second)
+				}
+				vals["mark"] = strings.ToLower(mark)
+				vals["mark_len"] = len(mark)
+			}
 		case "samples":
 			if p, sent := vals["pieces"]; sent && p != nil {
 				if n, ok := p.(float64); !ok || n != float64(int64(n)) {
