@@ -100,9 +100,10 @@ func TestDendroScenario(t *testing.T) {
 			// Time to save while the killed plugin waits to restart.
 			o.MinBackoff, o.MaxBackoff = 1500*time.Millisecond, 1500*time.Millisecond
 		})
-		t.Run("concurrent partial saves", func(t *testing.T) { dendroConcurrentSaves(t, f) })
-		t.Run("killed during saves", func(t *testing.T) { dendroKilled(t, f) })
-		t.Run("upgrade while saving", func(t *testing.T) { dendroUpgrade(t, f, pluginDir, cli, v101) })
+		t.Run("concurrent partial saves", func(t *testing.T) { dendroConcurrentSaves(t, f.on(t)) })
+		t.Run("killed during saves", func(t *testing.T) { dendroKilled(t, f.on(t)) })
+		t.Run("filter, summary, recomputation", func(t *testing.T) { dendroQueries(t, f.on(t)) })
+		t.Run("upgrade while saving", func(t *testing.T) { dendroUpgrade(t, f.on(t), pluginDir, cli, v101) })
 	})
 }
 
@@ -386,4 +387,72 @@ func dendroUpgrade(t *testing.T, f *fixture, pluginDir, cli, v101 string) {
 	if num(val(rec, "felling_from")) != from || num(val(rec, "felling_to")) != to {
 		t.Errorf("after the upgrade: %v", obj(rec, "core"))
 	}
+}
+
+// dendroQueries: the operator by the plugin's name over HTTP, checked
+// against the overlap worked out here from the stored ranges; the summary
+// route as a reader; a recomputation job rewriting a stale range as the
+// plugin (its version says so).
+func dendroQueries(t *testing.T, f *fixture) {
+	all := f.json("POST", "/records/samples", `{"fields":["id","felling_from","felling_to"],"per_page":500}`, f.reader, 200)
+	want := map[int64]bool{}
+	for _, r := range all["data"].([]any) {
+		row := r.(map[string]any)
+		from, ok := num(row["felling_from"]).(int64)
+		to, closed := num(row["felling_to"]).(int64)
+		if ok && from <= 1500 && (!closed || to >= 1495) {
+			want[num(row["id"]).(int64)] = true
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no sample overlaps 1495–1500: the test proves nothing")
+	}
+	for _, q := range []string{
+		`/records/samples?filter[dendro][_felled_between]=[1495,1500]&fields=id&per_page=500`,
+		`/records/samples?filter[felling_from][_felled_between]=[1495,1500]&fields=id&per_page=500`,
+	} {
+		got := map[int64]bool{}
+		for _, r := range f.json("GET", q, "", f.reader, 200)["data"].([]any) {
+			got[num(r.(map[string]any)["id"]).(int64)] = true
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
+	if status, code, body := f.code("GET", `/records/samples?filter[code][_felled_between]=[1495,1500]`, "", f.reader); status != 400 || code != "invalid_filter" {
+		t.Errorf("the operator under a field it does not serve: %d %s %v", status, code, body)
+	}
+
+	sum := f.json("GET", "/dendro/summary/samples", "", f.reader, 200)
+	if int(sum["samples"].(float64)) != len(all["data"].([]any)) || sum["dated"].(float64) < 3 {
+		t.Errorf("summary %v", sum)
+	}
+
+	// A stale range (as a changed sapwood model leaves them), rewritten by
+	// the recomputation job as the plugin.
+	id := f.create("samples", `{"core":{"code":"R","first_ring":1350,"last_ring":1450,"sapwood":30}}`)
+	f.sql(fmt.Sprintf(`UPDATE %s SET felling_from = 1, felling_to = 2 WHERE id = %d`, f.app.DB.Qualify("samples"), id))
+	j := runJob(t, f, "POST", "/dendro/recompute/samples")
+	if j["state"] != "done" || obj(j, "result", "body")["updated"] != 1.0 {
+		t.Fatalf("recompute: %v", j)
+	}
+	rec := f.record("samples", id)
+	if num(val(rec, "felling_from")) != int64(1450) || num(val(rec, "felling_to")) != int64(1470) {
+		t.Errorf("recomputed %v–%v, want 1450–1470", val(rec, "felling_from"), val(rec, "felling_to"))
+	}
+	vs := f.json("GET", fmt.Sprintf("/record/samples/%d/versions", id), "", f.reader, 200)["versions"].([]any)
+	if len(vs) == 0 || vs[0].(map[string]any)["actor"] != "plugin:dendro" {
+		t.Errorf("the recomputation's version: %v", vs)
+	}
+	if status, _, _ := f.code("POST", "/dendro/recompute/samples", "", f.writer); status != 403 {
+		t.Errorf("a writer starts the recomputation: %d", status)
+	}
+}
+
+// on is the fixture with its requests failing t, a subtest, rather than
+// the test that made it.
+func (f *fixture) on(t *testing.T) *fixture {
+	c := *f
+	c.t = t
+	return &c
 }

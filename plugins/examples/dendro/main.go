@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/strata-archaeo/strata/pluginsdk"
@@ -164,6 +166,34 @@ func (d *dendro) BeforeSave(_ context.Context, call pluginsdk.SaveCall) ([]plugi
 	return out, nil
 }
 
+// parseYears reads an operand of two years: a JSON array [1480, 1500], or
+// the same as text ("[1480,1500]" or "1480,1500"), as a query-string
+// filter (filter[dendro][_felled_between]=1480,1500) sends it.
+func parseYears(raw json.RawMessage) ([2]int64, bool) {
+	var years []int64
+	if json.Unmarshal(raw, &years) == nil {
+		if len(years) != 2 {
+			return [2]int64{}, false
+		}
+		return [2]int64{years[0], years[1]}, true
+	}
+	var text string
+	if json.Unmarshal(raw, &text) != nil {
+		return [2]int64{}, false
+	}
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, "[") {
+		if json.Unmarshal([]byte(text), &years) != nil || len(years) != 2 {
+			return [2]int64{}, false
+		}
+		return [2]int64{years[0], years[1]}, true
+	}
+	from, to, found := strings.Cut(text, ",")
+	a, errA := strconv.ParseInt(strings.TrimSpace(from), 10, 64)
+	b, errB := strconv.ParseInt(strings.TrimSpace(to), 10, 64)
+	return [2]int64{a, b}, found && errA == nil && errB == nil
+}
+
 func yearOrNil(y *int64) any {
 	if y == nil {
 		return nil
@@ -176,8 +206,8 @@ func yearOrNil(y *int64) any {
 // range with those years; an open range ("after 1490") overlaps every
 // later year.
 func (d *dendro) ResolveFilter(_ context.Context, call pluginsdk.FilterCall) (pluginsdk.FilterResult, error) {
-	var years []int64
-	if err := json.Unmarshal(call.Value, &years); err != nil || len(years) != 2 {
+	years, ok := parseYears(call.Value)
+	if !ok {
 		return pluginsdk.FilterResult{}, pluginsdk.Errorf("invalid_filter", "%s takes two years, e.g. [1480, 1500]", call.Operator)
 	}
 	a, b := years[0], years[1]

@@ -77,7 +77,7 @@ func sameAny(raw any, n int64, want any) bool {
 
 func TestFelledBetween(t *testing.T) {
 	h := plugintest.New(t, &dendro{model: DefaultModel})
-	for _, bad := range []string{`"1490"`, `[1490]`, `[1500, 1490]`, `{"from":1}`} {
+	for _, bad := range []string{`"1490"`, `[1490]`, `[1490, 1500, 1510]`, `[1500, 1490]`, `"1500,1490"`, `"a,b"`, `"[1490]"`, `{"from":1}`} {
 		_, err := h.ResolveFilter(pluginsdk.FilterCall{Operator: "_felled_between", Table: "samples", Field: colFrom,
 			Value: json.RawMessage(bad), Actor: plugintest.Reader})
 		var pe *pluginsdk.Error
@@ -85,14 +85,15 @@ func TestFelledBetween(t *testing.T) {
 			t.Errorf("%s: %v, want invalid_filter", bad, err)
 		}
 	}
-	res, err := h.ResolveFilter(pluginsdk.FilterCall{Operator: "_felled_between", Table: "samples", Field: "dendro",
-		Value: json.RawMessage(`[1480, 1500]`), Actor: plugintest.Reader})
-	if err != nil || res.UseIDs {
-		t.Fatalf("%+v %v", res, err)
-	}
-	b, _ := json.Marshal(res.Filter)
 	want := `{"_and":[{"felling_from":{"_lte":1500}},{"_or":[{"felling_to":{"_gte":1480}},{"felling_to":{"_null":true}}]}]}`
-	if string(b) != want {
-		t.Errorf("filter %s, want %s", b, want)
+	for _, operand := range []string{`[1480, 1500]`, `"[1480,1500]"`, `" 1480 , 1500 "`} {
+		res, err := h.ResolveFilter(pluginsdk.FilterCall{Operator: "_felled_between", Table: "samples", Field: "dendro",
+			Value: json.RawMessage(operand), Actor: plugintest.Reader})
+		if err != nil || res.UseIDs {
+			t.Fatalf("%s: %+v %v", operand, res, err)
+		}
+		if b, _ := json.Marshal(res.Filter); string(b) != want {
+			t.Errorf("%s: filter %s, want %s", operand, b, want)
+		}
 	}
 }
