@@ -62,21 +62,41 @@ func (h handlers) collection(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	col, err := ReadCollection(c.Request.Context(), sc, q)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
 	layers, err := mapLayers(c)
 	if err != nil {
 		api.Fail(c, err)
 		return
 	}
-	api.Success(c, http.StatusOK, gin.H{"geojson": col.GeoJSON(), "truncated": col.Truncated, "meta": gin.H{
+	meta := gin.H{
 		"tb_id": sc.Table.Name, "tb_label": sc.Table.Label, "id_field": records.IDFieldOf(sc.Table),
-		"canUserEdit": auth.Edit.Allows(sc.Level), "preview_fields": col.Preview,
+		"canUserEdit": auth.Edit.Allows(sc.Level), "preview_fields": []string{},
 		"has_fuzzy_date": sc.SchemaFlags["has_chronology"], "layers": layers,
-	}})
+	}
+	if !sc.Table.Geodata {
+		// BraDypUS's client offers "View on map" for every table and
+		// BraDypUS answers a table without geodata with an empty
+		// collection, so this shared route does too (CONTRACT §9/§10: the
+		// client wins); reason and message say why, for clients that
+		// explain it. Drawing is not offered: every feature would be
+		// refused with geodata_not_enabled.
+		meta["canUserEdit"] = false
+		for _, f := range previewFields(sc.Table) {
+			meta["preview_fields"] = append(meta["preview_fields"].([]string), f.Label)
+		}
+		api.Success(c, http.StatusOK, gin.H{
+			"geojson":   gin.H{"type": "FeatureCollection", "features": []any{}},
+			"truncated": false, "meta": meta,
+			"reason": ErrNotGeoTable.Code, "message": ErrNotGeoTable.Message,
+		})
+		return
+	}
+	col, err := ReadCollection(c.Request.Context(), sc, q)
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	meta["preview_fields"] = col.Preview
+	api.Success(c, http.StatusOK, gin.H{"geojson": col.GeoJSON(), "truncated": col.Truncated, "meta": meta})
 }
 
 type insertBody struct {

@@ -324,7 +324,6 @@ func TestGeofaceQueries(t *testing.T) {
 		}{
 			{"no table", api + "/geoface", 400, "parameter_missing"},
 			{"unknown table", api + "/geoface?tb=nowhere", 404, "table_not_found"},
-			{"not geo-enabled", api + "/geoface?tb=sites", 400, "geodata_not_enabled"},
 			{"bad bbox", api + "/geoface?tb=finds&bbox=1,2,3", 400, "invalid_parameter"},
 			{"inverted bbox", api + "/geoface?tb=finds&bbox=5,5,1,1", 400, "invalid_parameter"},
 			{"bad _intersects", api + "/records/finds?filter[geodata][_intersects]=east", 400, "invalid_filter"},
@@ -337,6 +336,75 @@ func TestGeofaceQueries(t *testing.T) {
 			}
 		}
 		_ = strings.TrimSpace
+	})
+}
+
+// TestGeofaceWithoutGeodata: BraDypUS's client offers "View on map" for
+// every table, and BraDypUS answers a table without geodata with an empty
+// collection; so does GET /geoface (CONTRACT §9/§10), with reason and
+// message saying why and no drawing offered. A table with geodata answers
+// as before (no reason); bad input is still refused.
+func TestGeofaceWithoutGeodata(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := geoDig(t, e)
+		const api = "/dig/api"
+		id := f.create(t, f.writer, "finds", `{"label":"a"}`)
+		f.addFeature(t, f.writer, "finds", id, `{"type":"Point","coordinates":[12.48,41.89]}`)
+		f.create(t, f.writer, "sites", `{"name":"Veii"}`)
+		for _, tc := range []struct {
+			name, who, tb string
+			features      int
+			reason        any // nil: no reason key
+			canEdit       bool
+		}{
+			{"without geodata, reader", f.reader, "sites", 0, "geodata_not_enabled", false},
+			{"without geodata, super admin", f.super, "sites", 0, "geodata_not_enabled", false},
+			{"with geodata, reader", f.reader, "finds", 1, nil, false},
+			{"with geodata, writer", f.writer, "finds", 1, nil, true},
+		} {
+			code, m := f.do(t, tc.who, "GET", api+"/geoface?tb="+tc.tb, "")
+			if code != 200 || m["status"] != "success" {
+				t.Fatalf("%s: %d %v", tc.name, code, m)
+			}
+			gj, _ := m["geojson"].(map[string]any)
+			features, ok := gj["features"].([]any)
+			if gj["type"] != "FeatureCollection" || !ok || len(features) != tc.features {
+				t.Fatalf("%s: geojson %v, want %d features", tc.name, m["geojson"], tc.features)
+			}
+			reason, has := m["reason"]
+			if reason != tc.reason || has != (tc.reason != nil) {
+				t.Fatalf("%s: reason %v (present %v), want %v", tc.name, reason, has, tc.reason)
+			}
+			if msg, _ := m["message"].(string); (tc.reason != nil) != (msg != "") {
+				t.Fatalf("%s: message %q", tc.name, msg)
+			}
+			meta, _ := m["meta"].(map[string]any)
+			if meta["tb_id"] != tc.tb || meta["canUserEdit"] != tc.canEdit || m["truncated"] != false {
+				t.Fatalf("%s: meta %v, truncated %v", tc.name, meta, m["truncated"])
+			}
+			for _, k := range []string{"tb_label", "id_field", "preview_fields", "layers", "has_fuzzy_date"} {
+				if _, ok := meta[k]; !ok {
+					t.Fatalf("%s: meta without %s: %v", tc.name, k, meta)
+				}
+			}
+		}
+		// Bad input on a table without geodata is still refused, and the
+		// features themselves still are.
+		for _, tc := range []struct {
+			name, method, url, body string
+			status                  int
+			code                    string
+		}{
+			{"unknown table", "GET", api + "/geoface?tb=nowhere", "", 404, "table_not_found"},
+			{"bad bbox", "GET", api + "/geoface?tb=sites&bbox=1,2,3", "", 400, "invalid_parameter"},
+			{"bad filter", "GET", api + "/geoface?tb=sites&filter[nofield][_eq]=1", "", 400, "invalid_field"},
+			{"a feature", "POST", api + "/geoface/feature", `{"tb":"sites","id":1,"geometry":{"type":"Point","coordinates":[0,0]}}`, 400, "geodata_not_enabled"},
+		} {
+			if code, m := f.do(t, f.super, tc.method, tc.url, tc.body); code != tc.status || m["code"] != tc.code {
+				t.Fatalf("%s: %d %v", tc.name, code, m)
+			}
+		}
 	})
 }
 
