@@ -46,6 +46,7 @@ type timelineEntry struct {
 	To        *int64 `json:"to"`    // null: post quem
 	LabelText any    `json:"label_text"`
 	Certainty any    `json:"certainty"`
+	period    any    // only in the BraDypUS grouping (tables)
 }
 
 // timelineRoute serves GET /chrono/timeline?from=&to=&tb[]=: the records
@@ -89,6 +90,7 @@ func (p *plugin) timelineRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var tables []*pluginsdk.CatalogTable
+	inactive := []string{}
 	for _, name := range names {
 		t, ok := cat.Table(name)
 		switch {
@@ -96,8 +98,14 @@ func (p *plugin) timelineRoute(w http.ResponseWriter, r *http.Request) {
 			pluginsdk.WriteError(w, http.StatusNotFound, "table_not_found", fmt.Sprintf("no table %q", name))
 			return
 		case !t.Features[feature]:
-			pluginsdk.WriteError(w, http.StatusNotFound, "feature_not_active", fmt.Sprintf("chronology is not active on %q", name))
-			return
+			// BraDypUS's client opens the timeline of any table and
+			// BraDypUS skips a table without fuzzy_date, answering
+			// success; so does this route (CONTRACT §9/§10), saying why
+			// in reason, message and inactive (once per table).
+			if !slices.Contains(inactive, name) {
+				inactive = append(inactive, name)
+			}
+			continue
 		}
 		tables = append(tables, t)
 	}
@@ -107,7 +115,7 @@ func (p *plugin) timelineRoute(w http.ResponseWriter, r *http.Request) {
 	var total int64
 	for _, t := range tables {
 		limit := max(maxTimelineRecords-len(records), 1) // 1: only the total is needed
-		cols := []string{colFrom, colTo, colLabel, colCertainty}
+		cols := []string{colFrom, colTo, colLabel, colCertainty, colPeriod}
 		if t.IDField != "" && t.IDField != "id" {
 			cols = append(cols, t.IDField)
 		}
@@ -133,16 +141,56 @@ func (p *plugin) timelineRoute(w http.ResponseWriter, r *http.Request) {
 				Table: t.Name, ID: id, Label: recordLabel(row, t.IDField, id),
 				From: intOrNil(row[colFrom]), To: intOrNil(row[colTo]),
 				LabelText: row[colLabel], Certainty: intOrValue(row[colCertainty]),
+				period: row[colPeriod],
 			})
 		}
 	}
 	slices.SortStableFunc(records, func(a, b timelineEntry) int {
 		return cmp.Or(cmpBound(a.From, b.From), cmpBound(a.To, b.To), cmp.Compare(a.Table, b.Table), cmp.Compare(a.ID, b.ID))
 	})
-	pluginsdk.WriteJSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"status": "success", "from": from, "to": to, "records": records,
 		"total": total, "truncated": total > int64(len(records)),
-	})
+		"tables": byTable(records, tables),
+	}
+	if len(inactive) > 0 {
+		out["reason"] = "feature_not_active"
+		out["message"] = fmt.Sprintf("chronology is not active on %s", strings.Join(inactive, ", "))
+		out["inactive"] = inactive
+	}
+	pluginsdk.WriteJSON(w, http.StatusOK, out)
+}
+
+// bradypusRecord is a timeline record as BraDypUS's client reads it.
+type bradypusRecord struct {
+	ID          int64  `json:"id"`
+	Label       string `json:"label"`
+	From        *int64 `json:"from"`
+	To          *int64 `json:"to"`
+	ChronoLabel any    `json:"chrono_label"`
+	Certainty   any    `json:"certainty"`
+	Period      any    `json:"period"`
+}
+
+// byTable groups the timeline's records as BraDypUS answers its timeline,
+// {tb_id, tb_label, records}, which its client reads (tables with no
+// record in the window are left out, as there), in the tables' order.
+func byTable(records []timelineEntry, tables []*pluginsdk.CatalogTable) []map[string]any {
+	groups := map[string][]bradypusRecord{}
+	for _, r := range records {
+		groups[r.Table] = append(groups[r.Table], bradypusRecord{
+			ID: r.ID, Label: r.Label, From: r.From, To: r.To,
+			ChronoLabel: r.LabelText, Certainty: r.Certainty, Period: r.period,
+		})
+	}
+	out := []map[string]any{}
+	for _, t := range tables {
+		if g := groups[t.Name]; len(g) > 0 {
+			out = append(out, map[string]any{"tb_id": t.Name, "tb_label": cmp.Or(t.Label, t.Name), "records": g})
+			delete(groups, t.Name) // a table named twice is listed once
+		}
+	}
+	return out
 }
 
 // cmpBound orders bounds with null (open downwards) first.

@@ -119,7 +119,54 @@ func TestTimeline(t *testing.T) {
 		}
 	}
 
-	expectError(t, h, "/chrono/timeline?tb[]=samples", plugintest.Reader, 404, "feature_not_active")
+	// The same records grouped as BraDypUS's client reads them: tables in
+	// the catalog's order, each with its records in the timeline's order.
+	grouped := getJSON(t, h, "/chrono/timeline?tb[]=finds&tb[]=layers&tb[]=finds")
+	var groups []string
+	for _, g := range grouped["tables"].([]any) {
+		g := g.(map[string]any)
+		var ids []string
+		for _, r := range g["records"].([]any) {
+			ids = append(ids, fmt.Sprint(r.(map[string]any)["id"]))
+		}
+		groups = append(groups, fmt.Sprintf("%s(%s):%v", g["tb_id"], g["tb_label"], ids))
+	}
+	if want := []string{"finds(Finds):[100 102 101 103]", "layers(Layers):[12 10 11 20]"}; !slices.Equal(groups, want) {
+		t.Errorf("tables %v, want %v", groups, want)
+	}
+	rec := grouped["tables"].([]any)[1].(map[string]any)["records"].([]any)[1].(map[string]any)
+	wantRec := map[string]any{"id": json.Number("10"), "label": "US 10", "from": json.Number("-400"), "to": json.Number("-301"),
+		"chrono_label": "c4 BCE", "certainty": json.Number("1"), "period": nil}
+	if !reflect.DeepEqual(rec, wantRec) {
+		t.Errorf("grouped record %v, want %v", rec, wantRec)
+	}
+	if empty := getJSON(t, h, "/chrono/timeline?from=-1000&to=-900&tb[]=finds"); !reflect.DeepEqual(empty["tables"], []any{}) {
+		t.Errorf("tables of an empty window: %v", empty["tables"])
+	}
+
+	// A table without the feature: skipped, as BraDypUS does, and said why.
+	for target, want := range map[string][]string{
+		"/chrono/timeline?tb[]=samples":                  {},
+		"/chrono/timeline?tb[]=samples&tb[]=finds":       {"finds:100", "finds:102", "finds:101", "finds:103"},
+		"/chrono/timeline?tb[]=samples&tb[]=samples":     {},
+		"/chrono/timeline?tb[]=finds":                    nil, // no reason
+		"/chrono/timeline?from=-1000&to=-900&tb[]=finds": nil,
+	} {
+		body := getJSON(t, h, target)
+		if want == nil {
+			if _, ok := body["reason"]; ok {
+				t.Errorf("%s: reason %v on a table with the feature", target, body["reason"])
+			}
+			continue
+		}
+		if got := keys(body); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", target, got, want)
+		}
+		if body["reason"] != "feature_not_active" || body["message"] != `chronology is not active on samples` ||
+			!reflect.DeepEqual(body["inactive"], []any{"samples"}) {
+			t.Errorf("%s: reason %v message %v inactive %v", target, body["reason"], body["message"], body["inactive"])
+		}
+	}
 	expectError(t, h, "/chrono/timeline?tb[]=nowhere", plugintest.Reader, 404, "table_not_found")
 	expectError(t, h, "/chrono/timeline?from=abc", plugintest.Reader, 400, "invalid_parameter")
 	expectError(t, h, "/chrono/timeline?from=0", plugintest.Reader, 400, "invalid_parameter")

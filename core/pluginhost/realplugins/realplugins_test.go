@@ -331,12 +331,51 @@ func TestRealPluginChronologyTimelineAndRelated(t *testing.T) {
 		if fmt.Sprint(tables) != "[finds finds finds units units]" {
 			t.Errorf("timeline of every table: %v", tables)
 		}
+		// A table without chronology: BraDypUS's client opens the timeline
+		// of any table and BraDypUS skips one without fuzzy_date; so does
+		// Strata, answering 200 with reason feature_not_active. With it,
+		// the answer is unchanged (no reason) and grouped as BraDypUS
+		// groups it (tables).
+		for _, c := range []struct {
+			name, query string
+			records     int
+			inactive    []any // nil: no reason
+		}{
+			{"without the feature", "tb[]=sites", 0, []any{"sites"}},
+			{"one with, one without", "from=-350&to=-320&tb[]=sites&tb[]=finds", 3, []any{"sites"}},
+			{"with the feature", "from=-350&to=-320&tb[]=finds", 3, nil},
+		} {
+			tl := f.json("GET", "/chrono/timeline?"+c.query, "", f.reader, 200)
+			recs, _ := tl["records"].([]any)
+			tables, _ := tl["tables"].([]any)
+			if tl["status"] != "success" || len(recs) != c.records || num(tl["total"]) != int64(c.records) || tables == nil {
+				t.Errorf("%s: %v", c.name, tl)
+				continue
+			}
+			if c.records > 0 {
+				g := tables[0].(map[string]any)
+				if len(tables) != 1 || g["tb_id"] != "finds" || len(g["records"].([]any)) != c.records {
+					t.Errorf("%s: tables %v", c.name, tables)
+				}
+			} else if len(tables) != 0 {
+				t.Errorf("%s: tables %v", c.name, tables)
+			}
+			_, has := tl["reason"]
+			if c.inactive == nil {
+				if has {
+					t.Errorf("%s: reason %v", c.name, tl["reason"])
+				}
+				continue
+			}
+			if tl["reason"] != "feature_not_active" || tl["message"] != "chronology is not active on sites" || !slices.Equal(tl["inactive"].([]any), c.inactive) {
+				t.Errorf("%s: reason %v message %v inactive %v", c.name, tl["reason"], tl["message"], tl["inactive"])
+			}
+		}
 		for _, c := range []struct {
 			url, code string
 			status    int
 		}{
 			{"/chrono/timeline?from=-100&to=-200", "invalid_parameter", 400},
-			{"/chrono/timeline?tb[]=sites", "feature_not_active", 404},
 			{"/chrono/timeline?tb[]=nowhere", "table_not_found", 404},
 			{fmt.Sprintf("/chrono/related/sites/%d", 999999), "record_not_found", 404},
 		} {
@@ -701,8 +740,10 @@ func TestRealPluginsDeactivateReactivate(t *testing.T) {
 			if status, code, _ := f.code("GET", "/records/finds_radiocarbon", "", f.reader); status != 404 || code != "table_not_found" {
 				t.Errorf("the hidden child table: %d %s", status, code)
 			}
-			if status, code, _ := f.code("GET", "/chrono/timeline?tb[]=finds", "", f.reader); status != 404 || code != "feature_not_active" {
-				t.Errorf("timeline of an inactive table: %d %s", status, code)
+			// As BraDypUS answers a table without fuzzy_date: empty, and why.
+			if tl := f.json("GET", "/chrono/timeline?tb[]=finds", "", f.reader, 200); len(tl["records"].([]any)) != 0 ||
+				len(tl["tables"].([]any)) != 0 || tl["reason"] != "feature_not_active" {
+				t.Errorf("timeline of an inactive table: %v", tl)
 			}
 		}
 
