@@ -424,10 +424,16 @@ const scenarios = {
     await page.locator('[data-test=timeline-apply]').click()
     await page.waitForURL(/from=-350/)
     await page.locator('[data-test=timeline-total]').filter({ hasText: /^3 dated records/ }).waitFor()
+    assert.equal(await page.locator('[data-test=timeline-reason]').count(), 0)
     // Keyboard: a bar is a link.
     await bars.nth(2).focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/t\/units\/4$/)
+    // A table without chronology: skipped by the server, and named.
+    await page.goto(`${BASE}/${APP}/timeline?tb=sites,units`)
+    await page.locator('[data-test=timeline-reason]').filter({ hasText: /^Chronology is not on for Sites/ }).waitFor()
+    await page.locator('[data-test=timeline-total]').filter({ hasText: /^3 dated records/ }).waitFor()
+    assert.equal(await page.locator('[data-test=timeline-error]').count(), 0)
   },
 
   async 'osteology inventory by body region'(page) {
@@ -774,8 +780,10 @@ const scenarios = {
     await page.locator('[data-test=map-selected]').waitFor()
     await page.locator('[data-test=map-open]').click()
     await page.waitForURL(/t\/units\/\d+$/)
+    // A table without geodata: an empty map (as BraDypUS answers it), explained.
     await page.goto(`${BASE}/${APP}/map/sites`)
-    await page.locator('[data-test=map-error]').filter({ hasText: 'no geodata' }).waitFor()
+    await page.locator('[data-test=map-reason]').filter({ hasText: 'no geodata' }).waitFor()
+    assert.equal(await page.locator('[data-test=map-error]').count(), 0)
 
     // Drawing the features of US 3: a polygon and a point by mouse, a line
     // typed as WKT; then reshape, retype, delete.
