@@ -94,5 +94,14 @@ func TestExportLink(t *testing.T) {
 		if code, m := f.do(t, f.readerKey, "POST", "/dig/api/records/sites/export-link", ""); code != 400 || m["code"] != "session_required" {
 			t.Fatalf("API key: %d %v", code, m)
 		}
+		// BraDypUS's client opens the bare export and backup download in a
+		// new tab with no credential (its server has a cookie session,
+		// Strata none): refused, the signed link being the way (docs/api.md,
+		// BraDypUS clients).
+		for _, u := range []string{"/dig/api/records/sites/export?format=csv", "/dig/api/backup/dig_20260101_000000_abcdef.tar.gz/download"} {
+			if code, m := f.do(t, "", "GET", u, ""); code != 401 || m["code"] != "unauthenticated" || m["reason"] != "missing" {
+				t.Fatalf("%s without a credential: %d %v", u, code, m)
+			}
+		}
 	})
 }
