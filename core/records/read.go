@@ -487,7 +487,9 @@ func (s *Scope) buildSchemaSection() obj {
 	}
 	sch := obj{"fields": fields, "plugins": plugins, "rs": s.Table.RS, "id_field": IDFieldOf(s.Table),
 		"has_geodata": s.Table.Geodata, "has_refmgr": s.Table.RefMgr, "has_chronology": false,
-		"has_osteology": false, "template": nil}
+		"has_osteology": false, "template": nil,
+		// BraDypUS's record view shows the bibliography when has_zotero.
+		"has_zotero": s.Table.RefMgr}
 	for flag, on := range s.SchemaFlags {
 		sch[flag] = on
 	}

@@ -5,7 +5,8 @@
 // HTML citation and author–year, the `bibliography` section of full
 // records, and a sync that refreshes the cache and marks vanished items
 // detached. It serves BraDypUS's /zotero/* routes as /refmgr/* with
-// refmgr_* keys.
+// refmgr_* keys, and as /zotero/* with BraDypUS's zotero_* keys for its
+// clients (bdus.go).
 //
 // Libraries and links live in the plugin's system tables
 // (sys_refmgr_libs, sys_refmgr_links). A library's API key is sealed by
@@ -79,6 +80,19 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 	route := func(method, path, access string, h http.HandlerFunc, timeout time.Duration) pluginsdk.Route {
 		return pluginsdk.Route{Method: method, Path: path, Access: access, Handler: h, Timeout: timeout}
 	}
+	routes := []pluginsdk.Route{
+		route("GET", "/refmgr/libs", pluginsdk.AccessAdmin, p.listLibs, 0),
+		route("POST", "/refmgr/lib", pluginsdk.AccessAdmin, p.addLib, 0),
+		route("DELETE", "/refmgr/lib/:id", pluginsdk.AccessAdmin, p.deleteLib, 0),
+		route("GET", "/refmgr/search", pluginsdk.AccessEdit, p.search, time.Minute),
+		route("GET", "/refmgr/links/:tb/:id", pluginsdk.AccessRead, p.listLinks, 0),
+		route("POST", "/refmgr/link", pluginsdk.AccessEdit, p.addLink, time.Minute),
+		route("PATCH", "/refmgr/link/:id", pluginsdk.AccessEdit, p.editLink, 0),
+		route("DELETE", "/refmgr/link/:id", pluginsdk.AccessEdit, p.deleteLink, 0),
+		route("POST", "/refmgr/sync/:tb/:id", pluginsdk.AccessEdit, p.syncRecord, 2*time.Minute),
+		{Method: "POST", Path: "/refmgr/sync", Access: pluginsdk.AccessAdmin, Handler: http.HandlerFunc(p.syncAll),
+			Timeout: 10 * time.Minute, Job: true},
+	}
 	return pluginsdk.Manifest{
 		Name:           "refmgr",
 		Version:        "1.0.0",
@@ -100,19 +114,9 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 				textCol("created_at")},
 				Indexes: [][]string{{"tb", "record_id"}, {"lib_id"}}},
 		},
-		Routes: []pluginsdk.Route{
-			route("GET", "/refmgr/libs", pluginsdk.AccessAdmin, p.listLibs, 0),
-			route("POST", "/refmgr/lib", pluginsdk.AccessAdmin, p.addLib, 0),
-			route("DELETE", "/refmgr/lib/:id", pluginsdk.AccessAdmin, p.deleteLib, 0),
-			route("GET", "/refmgr/search", pluginsdk.AccessEdit, p.search, time.Minute),
-			route("GET", "/refmgr/links/:tb/:id", pluginsdk.AccessRead, p.listLinks, 0),
-			route("POST", "/refmgr/link", pluginsdk.AccessEdit, p.addLink, time.Minute),
-			route("PATCH", "/refmgr/link/:id", pluginsdk.AccessEdit, p.editLink, 0),
-			route("DELETE", "/refmgr/link/:id", pluginsdk.AccessEdit, p.deleteLink, 0),
-			route("POST", "/refmgr/sync/:tb/:id", pluginsdk.AccessEdit, p.syncRecord, 2*time.Minute),
-			{Method: "POST", Path: "/refmgr/sync", Access: pluginsdk.AccessAdmin, Handler: http.HandlerFunc(p.syncAll),
-				Timeout: 10 * time.Minute, Job: true},
-		},
+		// BraDypUS's clients call the same routes as /zotero/* with
+		// zotero_* keys (bdus.go).
+		Routes: append(routes, zoteroRoutes(routes)...),
 	}
 }
 

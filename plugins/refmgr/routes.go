@@ -403,7 +403,8 @@ func (p *plugin) listLinks(w http.ResponseWriter, r *http.Request) {
 }
 
 // EnrichRecords gives the bibliography section: per record an object of
-// its links by link id (as BraDypUS), {} for a record without any.
+// its links by link id (as BraDypUS), {} for a record without any; each
+// link carries zotero_key and zotero_url too.
 func (p *plugin) EnrichRecords(ctx context.Context, call pluginsdk.EnrichCall) (map[int64]any, error) {
 	out := make(map[int64]any, len(call.IDs))
 	for _, id := range call.IDs {
@@ -424,7 +425,12 @@ func (p *plugin) EnrichRecords(ctx context.Context, call pluginsdk.EnrichCall) (
 			continue
 		}
 		l, known := all[num(row["lib_id"])]
-		rec[strconv.FormatInt(num(row["id"]), 10)] = linkWire(row, l, known)
+		link := linkWire(row, l, known)
+		// The section is read by Strata's clients and BraDypUS's alike:
+		// BraDypUS's record view reads the item's key and page under
+		// their zotero_* names (Record/Read.php, ZoteroSection.vue).
+		link["zotero_key"], link["zotero_url"] = link["refmgr_key"], link["refmgr_url"]
+		rec[strconv.FormatInt(num(row["id"]), 10)] = link
 	}
 	return out, nil
 }
