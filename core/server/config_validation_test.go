@@ -88,7 +88,7 @@ func (env *configEnv) fieldCfg(t *testing.T, tb, name string) map[string]any {
 }
 
 func TestConfigValidation(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		env := newConfigEnv(t, e)
 		db := env.app.DB
@@ -212,7 +212,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestConfigValidationRefusals(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		env := newConfigEnv(t, e)
 		q := env.app.DB.Qualify
