@@ -69,7 +69,8 @@ func fixOf(items []reportItem, check string, want ...string) (reportItem, bool) 
 	return reportItem{}, false
 }
 
-// postFix sends a fix as the BraDypUS screen does: {action, tb, col ?? ”}.
+// postFix sends a fix as the BraDypUS screen does: {action, tb, col}, col
+// empty for a table-level fix.
 func (env *configEnv) postFix(t *testing.T, fix []string) map[string]any {
 	t.Helper()
 	col := ""
