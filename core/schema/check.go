@@ -210,10 +210,11 @@ func (c *checker) columns(ctx context.Context, t *Table) error {
 				" is missing in the database (POST /config/apply-constraints adds it when the rows allow)")
 		}
 	}
-	todo, err := reindexWork(ctx, c.db, c.st, t)
-	if err != nil {
-		return err
+	set := make(map[string]PhysicalColumn, len(cols))
+	for _, col := range cols {
+		set[col.Name] = col
 	}
+	todo := reindexable(c.st, t, set, diffs)
 	for _, d := range todo {
 		switch {
 		case d.Kind == "index_missing" && d.Column != "":

@@ -376,6 +376,12 @@ func reindexWork(ctx context.Context, db *store.DB, st *state, t *Table) ([]Diff
 	if err != nil {
 		return nil, err
 	}
+	return reindexable(st, t, cols, diffs), nil
+}
+
+// reindexable picks from t's differences those reindex can mend, given
+// t's physical columns.
+func reindexable(st *state, t *Table, cols map[string]PhysicalColumn, diffs []Difference) []Difference {
 	var out []Difference
 	for _, d := range diffs {
 		switch d.Kind {
@@ -397,7 +403,7 @@ func reindexWork(ctx context.Context, db *store.DB, st *state, t *Table) ([]Diff
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	return out
 }
 
 func userIndex(st *state, table, name string) *Index {
