@@ -55,9 +55,8 @@ type checker struct {
 	out    []CheckItem
 }
 
-func (c *checker) add(status, check, text string) *CheckItem {
+func (c *checker) add(status, check, text string) {
 	c.out = append(c.out, CheckItem{Status: status, Text: text, Check: check})
-	return &c.out[len(c.out)-1]
 }
 
 func (c *checker) fix(status, check, text, suggest string, fix ...string) {
@@ -123,7 +122,16 @@ func CheckConfiguration(ctx context.Context, db *store.DB) ([]CheckItem, error) 
 	}
 
 	c.add(CheckHead, "", "Configuration references")
-	before := len(c.out)
+	broken := func() int {
+		n := 0
+		for _, it := range c.out {
+			if it.Status == CheckWarning || it.Status == CheckDanger {
+				n++
+			}
+		}
+		return n
+	}
+	before := broken()
 	for _, t := range st.cat.Tables {
 		c.tableRefs(t)
 		for _, f := range t.Fields {
@@ -136,7 +144,7 @@ func CheckConfiguration(ctx context.Context, db *store.DB) ([]CheckItem, error) 
 				"Remove the relation", FixUnlink, r.FromTb, r.FromCol)
 		}
 	}
-	if len(c.out) == before {
+	if broken() == before {
 		c.add(CheckSuccess, "references", "Every lookup, value list, relation, plugin parent and table setting names an existing table, field or vocabulary")
 	}
 	return c.out, nil
