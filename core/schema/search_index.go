@@ -246,8 +246,26 @@ func syncSearch(ctx context.Context, tx *store.DB) error {
 	for _, t := range cat.Tables {
 		byID[t.ID] = t
 	}
+	cols := map[int64]map[string]bool{}
 	for _, f := range missing {
-		if err := createSearchIndex(ctx, tx, byID[f.TableID], f, opclass); err != nil {
+		// A field whose column is missing from the database (drift the
+		// configuration check reports, GET /config/validation) gets its
+		// index when the column is back; meanwhile other changes proceed.
+		t := byID[f.TableID]
+		if cols[t.ID] == nil {
+			pc, err := physicalColumns(ctx, tx, t.Name)
+			if err != nil {
+				return err
+			}
+			cols[t.ID] = map[string]bool{}
+			for _, c := range pc {
+				cols[t.ID][c.Name] = true
+			}
+		}
+		if !cols[t.ID][f.Name] {
+			continue
+		}
+		if err := createSearchIndex(ctx, tx, t, f, opclass); err != nil {
 			return err
 		}
 	}

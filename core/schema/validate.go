@@ -34,6 +34,12 @@ func ValidateTable(ctx context.Context, db *store.DB, table string) ([]Differenc
 	if !ok {
 		return nil, ErrTableNotFound
 	}
+	return validateTable(ctx, db, st, t)
+}
+
+// validateTable is ValidateTable against a catalog state already read.
+func validateTable(ctx context.Context, db *store.DB, st *state, t *Table) ([]Difference, error) {
+	table := t.Name
 	out := []Difference{}
 	cols, err := physicalColumns(ctx, db, table)
 	if err != nil {

@@ -115,6 +115,8 @@ var configRoutes = []struct{ method, path, body string }{
 	{"DELETE", "/config/table/sites", ""},
 	{"PATCH", "/config/table/sites", `{"new_name":"x"}`},
 	{"GET", "/config/table/sites/validation", ""},
+	{"GET", "/config/validation", ""},
+	{"POST", "/config/validation/fix", `{"action":"create","tb":"sites"}`},
 	{"GET", "/config/table/sites/fields", ""},
 	{"POST", "/config/table/sites/fields/sort", `{"sort":[]}`},
 	{"POST", "/config/table/sites/field", `{"name":"x"}`},
