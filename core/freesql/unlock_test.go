@@ -14,9 +14,10 @@ import (
 // TestUnlocks: the store of session unlocks, on each engine's (memory on
 // SQLite, the service schema's table on PostgreSQL): an unlock answers
 // only the session token, user and token version it was made for, within
-// its idle window and maximum, until ended; ended ones are purged.
+// its idle window and maximum, until ended; ended ones are purged. Also
+// as a PostgreSQL owner that is no superuser.
 func TestUnlocks(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, e store.Engine) {
+	testenv.EachWithOwner(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
 		ctx := context.Background()
 		b := testenv.NewBackend(t, e)
