@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -68,11 +71,11 @@ type Unlocks interface {
 // nodes may share, a table in the instance's service schema
 // <namespace>__freesql, so a verify on one node unlocks the runs another
 // node answers; on SQLite (one node, DESIGN §8) the node's memory.
-func UnlocksFor(ctx context.Context, b store.Backend) (Unlocks, error) {
+func UnlocksFor(b store.Backend) Unlocks {
 	if pg, ok := b.(*store.PostgresBackend); ok {
-		return NewPostgresUnlocks(ctx, pg.Pool(), pg.ServiceSchema("freesql"))
+		return NewPostgresUnlocks(pg.Pool(), pg.ServiceSchema("freesql"))
 	}
-	return NewMemoryUnlocks(), nil
+	return NewMemoryUnlocks()
 }
 
 // deadline is when an unlock verified at verified ends if used at now.
@@ -140,32 +143,68 @@ func (u *memoryUnlocks) End(_ context.Context, app, token string) error {
 
 // postgresUnlocks: the unlocks of the nodes sharing one PostgreSQL.
 type postgresUnlocks struct {
-	db    *sql.DB
-	table string
+	db     *sql.DB
+	schema string
+	table  string
+
+	readyMu sync.Mutex
+	ready   bool
 
 	sweepMu   sync.Mutex
 	nextSweep time.Time
 }
 
-// NewPostgresUnlocks makes (if needed) the unlocks table in schema on db.
+// NewPostgresUnlocks keeps unlocks in a table of schema on db, made by the
+// first verify (so a server that never unlocks leaves no schema behind).
 // schema must be a safe identifier chosen by the server (a service schema
 // of the backend), never client input.
-func NewPostgresUnlocks(ctx context.Context, db *sql.DB, schema string) (Unlocks, error) {
-	q := `"` + schema + `"`
-	table := q + `."unlocks"`
-	for _, stmt := range []string{
-		`CREATE SCHEMA IF NOT EXISTS ` + q,
-		`CREATE TABLE IF NOT EXISTS ` + table + ` (k text PRIMARY KEY, user_id bigint NOT NULL, token_version integer NOT NULL,
- verified_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return nil, fmt.Errorf("free sql unlocks: %w", err)
+func NewPostgresUnlocks(db *sql.DB, schema string) Unlocks {
+	return &postgresUnlocks{db: db, schema: schema, table: `"` + schema + `"."unlocks"`}
+}
+
+// ensure makes the schema and table once per node. Two nodes making them
+// at once can collide on the catalog's unique index: the loser tries
+// again and finds them made.
+func (u *postgresUnlocks) ensure(ctx context.Context) error {
+	u.readyMu.Lock()
+	defer u.readyMu.Unlock()
+	if u.ready {
+		return nil
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = u.create(ctx); err == nil {
+			u.ready = true
+			return nil
 		}
 	}
-	return &postgresUnlocks{db: db, table: table}, nil
+	return fmt.Errorf("free sql unlocks: %w", err)
+}
+
+func (u *postgresUnlocks) create(ctx context.Context) error {
+	for _, stmt := range []string{
+		`CREATE SCHEMA IF NOT EXISTS "` + u.schema + `"`,
+		`CREATE TABLE IF NOT EXISTS ` + u.table + ` (k text PRIMARY KEY, user_id bigint NOT NULL, token_version integer NOT NULL,
+ verified_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)`,
+	} {
+		if _, err := u.db.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missing: the table is not made yet (no verify on any node), so nothing
+// is unlocked.
+func missing(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "42P01" || pg.Code == "3F000") // undefined_table, invalid_schema_name
 }
 
 func (u *postgresUnlocks) Grant(ctx context.Context, s Session, now time.Time) error {
+	if err := u.ensure(ctx); err != nil {
+		return err
+	}
 	u.sweep(ctx, now)
 	_, err := u.db.ExecContext(ctx, `INSERT INTO `+u.table+` (k, user_id, token_version, verified_at, expires_at) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (k) DO UPDATE SET user_id = EXCLUDED.user_id, token_version = EXCLUDED.token_version,
@@ -184,6 +223,9 @@ func (u *postgresUnlocks) Use(ctx context.Context, s Session, now time.Time) (bo
  SET expires_at = least($4::timestamptz + $5 * interval '1 microsecond', verified_at + $6 * interval '1 microsecond')
  WHERE k = $1 AND user_id = $2 AND token_version = $3 AND expires_at > $4::timestamptz`,
 		s.key(), s.UserID, s.TokenVersion, now, UnlockIdle.Microseconds(), UnlockMax.Microseconds())
+	if missing(err) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("free sql unlock: %w", err)
 	}
@@ -193,7 +235,7 @@ func (u *postgresUnlocks) Use(ctx context.Context, s Session, now time.Time) (bo
 
 func (u *postgresUnlocks) End(ctx context.Context, app, token string) error {
 	_, err := u.db.ExecContext(ctx, `DELETE FROM `+u.table+` WHERE k = $1`, Session{App: app, Token: token}.key())
-	if err != nil {
+	if err != nil && !missing(err) {
 		return fmt.Errorf("free sql unlock: %w", err)
 	}
 	return nil

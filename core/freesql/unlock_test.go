@@ -21,9 +21,13 @@ func TestUnlocks(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		b := testenv.NewBackend(t, e)
-		u, err := freesql.UnlocksFor(ctx, b)
-		if err != nil {
-			t.Fatal(err)
+		u := freesql.UnlocksFor(b)
+		// Before any verify (no table yet on PostgreSQL): nothing is unlocked.
+		if ok, err := u.Use(ctx, freesql.Session{App: "dig", Token: "tok-a", UserID: 1, TokenVersion: 3}, time.Now()); ok || err != nil {
+			t.Fatalf("before any grant: %v %v", ok, err)
+		}
+		if err := u.End(ctx, "dig", "tok-a"); err != nil {
+			t.Fatalf("end before any grant: %v", err)
 		}
 		t0 := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
 		mine := freesql.Session{App: "dig", Token: "tok-a", UserID: 1, TokenVersion: 3}

@@ -226,12 +226,7 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	if d.Apps != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		s.unlocks, err = freesql.UnlocksFor(ctx, d.Apps.Backend())
-		cancel()
-		if err != nil {
-			return nil, err
-		}
+		s.unlocks = freesql.UnlocksFor(d.Apps.Backend())
 	}
 	s.catalogs = schema.NewCache()
 	s.access = auth.NewAccessCache()
