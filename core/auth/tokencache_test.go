@@ -53,3 +53,28 @@ func TestTokenCache(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenIDUnique: two tokens of one user signed in the same second are
+// two sessions (free SQL's unlock is kept per token), so each carries its
+// own jti.
+func TestTokenIDUnique(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	u := &User{ID: 7, Name: "Ada", Email: "ada@example.org", Privilege: SuperAdmin, TokenVersion: 1}
+	a, _, err := IssueToken(secret, "dig", u, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := IssueToken(secret, "dig", u, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Fatal("two sign-ins in the same second got the same token")
+	}
+	ca, errA := ParseToken(secret, a, now)
+	cb, errB := ParseToken(secret, b, now)
+	if errA != nil || errB != nil || ca.ID == "" || ca.ID == cb.ID {
+		t.Fatalf("jti: %v %v %+v %+v", errA, errB, ca, cb)
+	}
+}

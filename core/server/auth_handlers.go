@@ -82,8 +82,12 @@ func (s *Server) handleRefresh(c *gin.Context) {
 
 // GET /auth/logout — sessions are stateless tokens held per browser tab;
 // the client forgets its token. Revoking every token of a user is
-// POST /user/{id}/revoke.
-func (s *Server) handleLogout(c *gin.Context) { success(c, http.StatusOK, nil) }
+// POST /user/{id}/revoke. What the server keeps for the session (a free
+// SQL unlock) ends here.
+func (s *Server) handleLogout(c *gin.Context) {
+	s.endFreeSQLUnlock(c)
+	success(c, http.StatusOK, nil)
+}
 
 type checkPasswordRequest struct {
 	Password string `json:"password"`

@@ -143,6 +143,7 @@ type Server struct {
 	files    *files.Service
 	access   *auth.AccessCache // accounts and overrides by auth version
 	tokens   *auth.TokenCache  // verified session tokens
+	unlocks  freesql.Unlocks   // sessions that confirmed their password for free SQL
 	seen     seenVersions      // the apps' versions as last read
 	jobs     *jobs.System      // nil: none
 	health   *ops.Health
@@ -223,6 +224,9 @@ func New(d Deps) (*Server, error) {
 	}
 	if s.limits, err = ratelimit.NewSet(d.Config.RateLimits, d.Config.TrustedProxies, d.Now, shared); err != nil {
 		return nil, err
+	}
+	if d.Apps != nil {
+		s.unlocks = freesql.UnlocksFor(d.Apps.Backend())
 	}
 	s.catalogs = schema.NewCache()
 	s.access = auth.NewAccessCache()
@@ -331,7 +335,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, vocab.Routes(s)...)
 	core = append(core, applog.Routes(s.now)...)
 	core = append(core, searchreplace.Routes(s)...)
-	core = append(core, freesql.Routes(s.checkPassword, s.now)...)
+	core = append(core, freesql.Routes(freesql.Deps{Check: s.checkPassword, Now: s.now, Unlocks: s.unlocks, Session: s.freeSQLSession})...)
 	core = append(core, welcome.Routes()...)
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
