@@ -237,8 +237,8 @@ var commands = []command{
 		env:   join(envStorage, envFiles, []envVar{envSecretKey}),
 	},
 	{
-		name: "plugin", args: "SUBCOMMAND", summary: "install plugins and check their binaries (install, list)",
-		text: "Subcommands:\n  install  check a plugin executable and put it in the plugin folder\n  list     list the plugin folder's executables and their checksums",
+		name: "plugin", args: "SUBCOMMAND", summary: "install plugins and check their binaries (install, trust, list)",
+		text: "Subcommands:\n  install  check a plugin executable and put it in the plugin folder\n  trust    record the checksums of executables built in the plugin folder\n  list     list the plugin folder's executables and their checksums",
 	},
 	{
 		name: "plugin install", args: "FILE", summary: "check a plugin executable and put it in the plugin folder",
@@ -249,6 +249,16 @@ var commands = []command{
 			"A running server sees the new file within seconds and reloads the plugin without a\n" +
 			"restart (or at once: POST /<app>/api/plugins/NAME/reload); a server refuses to start a\n" +
 			"plugin executable whose SHA-256 is not the recorded one.",
+		flags: pluginFlags,
+		env:   []envVar{{"STRATA_PLUGIN_DIR", config.DefaultPluginDir, "plugin binaries folder"}},
+	},
+	{
+		name: "plugin trust", args: "FILE...", summary: "record the checksums of executables built in the plugin folder",
+		text: "For executables already in the plugin folder (make build writes them there): runs each\n" +
+			"as the server would (handshake, Describe), checks its manifest and protocol version, and\n" +
+			"records its SHA-256 in <plugin-dir>/.checksums.json, so the server starts it. Without\n" +
+			"this, a server refuses a rebuilt plugin as changed behind its back. A file outside the\n" +
+			"plugin folder is refused: put it there with strata plugin install.",
 		flags: pluginFlags,
 		env:   []envVar{{"STRATA_PLUGIN_DIR", config.DefaultPluginDir, "plugin binaries folder"}},
 	},
@@ -346,7 +356,7 @@ func (c *command) writeHelp(w io.Writer) {
 	if c.text != "" {
 		fmt.Fprintf(w, "\n%s\n", c.text)
 	}
-	if subs := map[string][]string{"app": {"app create", "app list"}, "secrets": {"secrets rotate"}, "plugin": {"plugin install", "plugin list"}}[c.name]; subs != nil {
+	if subs := map[string][]string{"app": {"app create", "app list"}, "secrets": {"secrets rotate"}, "plugin": {"plugin install", "plugin trust", "plugin list"}}[c.name]; subs != nil {
 		for _, sub := range subs {
 			fmt.Fprintln(w)
 			findCommand(strings.Fields(sub)...).writeHelp(w)

@@ -19,7 +19,7 @@ import (
 // cmdPlugin serves strata plugin SUBCOMMAND.
 func cmdPlugin(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return usageError{"plugin needs a subcommand: install, list, new", "plugin"}
+		return usageError{"plugin needs a subcommand: install, trust, list, new", "plugin"}
 	}
 	switch {
 	case args[0] == "help" && len(args) > 1: // strata plugin help install
@@ -30,6 +30,8 @@ func cmdPlugin(ctx context.Context, args []string, e env) error {
 	switch args[0] {
 	case "install":
 		return cmdPluginInstall(ctx, args[1:], e)
+	case "trust":
+		return cmdPluginTrust(ctx, args[1:], e)
 	case "list":
 		return cmdPluginList(args[1:], e)
 	case "new":
@@ -78,6 +80,46 @@ func cmdPluginInstall(ctx context.Context, args []string, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "installed plugin %s %s as %s\nsha256 %s\n", man.GetName(), man.GetVersion(), path, sum)
 	fmt.Fprintf(e.stdout, "a running server reloads it within seconds (or: POST /<app>/api/plugins/%s/reload)\n", man.GetName())
+	return nil
+}
+
+// cmdPluginTrust records the checksums of plugin executables already in
+// the plugin folder (built there by make build), each checked first.
+func cmdPluginTrust(ctx context.Context, args []string, e env) error {
+	var files []string
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") { // FILEs before the flags
+		files, args = append(files, args[0]), args[1:]
+	}
+	cfg, rest, err := loadConfig("plugin trust", args, e, pluginFlags)
+	if err != nil {
+		return err
+	}
+	if files = append(files, rest...); len(files) == 0 {
+		return usageError{"plugin trust needs at least one FILE", "plugin trust"}
+	}
+	dir, err := filepath.Abs(cfg.PluginDir)
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return err
+		}
+		if filepath.Dir(abs) != dir {
+			return fmt.Errorf("%s: not in the plugin folder %s (use strata plugin install to put it there)", file, cfg.PluginDir)
+		}
+		ctx, cancel := context.WithTimeout(ctx, pluginInstallTimeout)
+		man, sum, err := pluginhost.Trust(ctx, abs)
+		cancel()
+		if err != nil {
+			if ee, ok := errs.As(err); ok {
+				return fmt.Errorf("%s: %s (%s)", file, ee.Message, ee.Code)
+			}
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		fmt.Fprintf(e.stdout, "trusted plugin %s %s in %s\nsha256 %s\n", man.GetName(), man.GetVersion(), file, sum)
+	}
 	return nil
 }
 

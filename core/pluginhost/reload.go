@@ -627,6 +627,22 @@ func Inspect(ctx context.Context, file string) (*pluginv1.Manifest, error) {
 // process; the watcher or a reload picks the new file up), recording its
 // SHA-256 first so that the server trusts the new file as soon as it
 // sees it. The answer is the manifest, the installed path and its digest.
+// Trust records the SHA-256 of a plugin executable already in its plugin
+// folder, after checking it as Install does (handshake, manifest, protocol),
+// without moving it: for binaries built in place (make build), which the
+// server would otherwise refuse as changed behind its back.
+func Trust(ctx context.Context, file string) (*pluginv1.Manifest, string, error) {
+	man, err := Inspect(ctx, file)
+	if err != nil {
+		return man, "", err
+	}
+	sum, err := FileSHA256(file)
+	if err != nil {
+		return man, "", err
+	}
+	return man, sum, recordSum(filepath.Dir(file), filepath.Base(file), sum)
+}
+
 func Install(ctx context.Context, src, dir string) (*pluginv1.Manifest, string, string, error) {
 	man, err := Inspect(ctx, src)
 	if err != nil {
