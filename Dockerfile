@@ -17,6 +17,7 @@ RUN set -eu; mkdir -p /out/plugins; \
       [ -f "$dir/main.go" ] || continue; \
       CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "/out/plugins/$name" "./plugins/$name"; \
     done; \
+    /out/strata plugin trust /out/plugins/* --plugin-dir /out/plugins; \
     mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot

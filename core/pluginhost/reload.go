@@ -223,11 +223,20 @@ func (m *Manager) launchVerified(ctx context.Context, file, label string) (*proc
 	}
 	want, ok := all[filepath.Base(file)]
 	if !ok {
-		if want, err = RecordChecksum(file); err != nil {
-			return nil, nil, fmt.Errorf("record the checksum: %w", err)
+		if want, err = FileSHA256(file); err != nil {
+			return nil, nil, err
 		}
-		m.log.Info("plugin executable seen for the first time: its checksum is recorded (trust on first use)",
-			"file", file, "sha256", want)
+		if err := recordSum(filepath.Dir(file), filepath.Base(file), want); err != nil {
+			// A plugin folder the server may not write (a read-only image):
+			// the file cannot be pinned for later starts, but this start is
+			// still checked against what was just hashed. Record it at
+			// build time with strata plugin trust.
+			m.log.Warn("plugin executable seen for the first time, and its checksum cannot be recorded: started unpinned (record it with strata plugin trust)",
+				"file", file, "sha256", want, "err", err)
+		} else {
+			m.log.Info("plugin executable seen for the first time: its checksum is recorded (trust on first use)",
+				"file", file, "sha256", want)
+		}
 	}
 	sum, err := hex.DecodeString(want)
 	if err != nil || len(sum) != sha256.Size {
