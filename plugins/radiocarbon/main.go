@@ -109,8 +109,10 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 			// saves of radiocarbon rows wait for it.
 			Required: true,
 		}},
-		Routes: []pluginsdk.Route{{Method: "GET", Path: "/radiocarbon/calibrate", Access: pluginsdk.AccessRead,
-			Handler: http.HandlerFunc(p.calibrateRoute)}},
+		Routes: []pluginsdk.Route{
+			{Method: "GET", Path: "/radiocarbon/calibrate", Access: pluginsdk.AccessRead, Handler: http.HandlerFunc(p.calibrateRoute)},
+			{Method: "GET", Path: "/radiocarbon/curves", Access: pluginsdk.AccessRead, Handler: http.HandlerFunc(p.curvesRoute)},
+		},
 	}
 }
 

@@ -26,10 +26,29 @@ func yearsOf(iv calib.Interval) span {
 	return span{from, to}
 }
 
+// hpdInterval is one interval of a highest posterior density region as
+// the route gives it: cal BP, calendar years, and its probability.
+type hpdInterval struct {
+	From  int     `json:"from"`
+	To    int     `json:"to"`
+	Years span    `json:"years"`
+	P     float64 `json:"p"`
+}
+
+func hpdOf(ivs []calib.HPDInterval) []hpdInterval {
+	out := make([]hpdInterval, len(ivs))
+	for i, iv := range ivs {
+		out[i] = hpdInterval{From: iv.From, To: iv.To, Years: yearsOf(iv.Interval), P: iv.P}
+	}
+	return out
+}
+
 // calibrateRoute serves GET /radiocarbon/calibrate?bp=3200&error=40&curve=intcal20
 // (error may also be given as bp_error; curve defaults to intcal20): the
-// 1σ and 2σ ranges in cal BP and in calendar years, the probability
-// distribution for plotting, and the citation of the curve used.
+// 1σ and 2σ ranges in cal BP and in calendar years (the envelopes the
+// row stores), the highest posterior density intervals inside them with
+// their probabilities (hpd1, hpd2), the probability distribution for
+// plotting, and the citation of the curve used.
 func (p *plugin) calibrateRoute(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	bp, ok := numberParam(w, q, "bp")
@@ -72,6 +91,8 @@ func (p *plugin) calibrateRoute(w http.ResponseWriter, r *http.Request) {
 		"sigma2":       res.Sigma2,
 		"sigma1_years": yearsOf(res.Sigma1),
 		"sigma2_years": yearsOf(res.Sigma2),
+		"hpd1":         hpdOf(res.HPD1),
+		"hpd2":         hpdOf(res.HPD2),
 		"levels":       map[string]float64{"sigma1": calib.Level1Sigma, "sigma2": calib.Level2Sigma},
 		"distribution": distribution,
 		"step":         res.Step,
@@ -79,6 +100,30 @@ func (p *plugin) calibrateRoute(w http.ResponseWriter, r *http.Request) {
 		"convention":   convention,
 		"citation":     p.citation(res.Curve),
 	})
+}
+
+// curveInfo describes one curve a row may name.
+type curveInfo struct {
+	Name     string `json:"name"`
+	Default  bool   `json:"default"`
+	Builtin  bool   `json:"builtin"` // shipped in the binary, not read from the curves directory
+	Loaded   bool   `json:"loaded"`  // false: its file in the curves directory is broken
+	Citation string `json:"citation"`
+}
+
+// curvesRoute serves GET /radiocarbon/curves: the curves a radiocarbon
+// row may name, so that a client offers a choice instead of free text.
+// The curves directory is not named (a server path is no business of a
+// reader).
+func (p *plugin) curvesRoute(w http.ResponseWriter, _ *http.Request) {
+	names := p.curveNames()
+	out := make([]curveInfo, len(names))
+	for i, n := range names {
+		c := p.curves[n]
+		out[i] = curveInfo{Name: n, Default: n == calib.DefaultCurve, Loaded: c != nil,
+			Builtin: c != nil && c.Source == calib.BuiltinSource, Citation: p.citation(n)}
+	}
+	pluginsdk.WriteJSON(w, http.StatusOK, map[string]any{"status": "success", "curves": out, "default": calib.DefaultCurve})
 }
 
 // numberParam reads a required finite number; it writes the 400 itself.
