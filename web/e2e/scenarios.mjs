@@ -201,6 +201,114 @@ const scenarios = {
     assert.ok(rec.body.plugins.units_radiocarbon.data[0].cal_2s_from.val > 0, 'calibrated on save')
   },
 
+  // ---- Issue 30, radiocarbon ranges (c14hpd) ----
+  // The record page gives the highest posterior density intervals with
+  // their probabilities (checked against sums over the distribution the
+  // API returns), says the 1σ/2σ envelopes are "ranges within", keeps the
+  // axis labels inside the plot, and offers the server's curves in a
+  // select; at desktop and phone widths, in English and Italian.
+  async 'radiocarbon: HPD intervals with probabilities, range within, curve select (issue 30)'(page) {
+    await signIn(page)
+    const curves = (await api(page, '/radiocarbon/curves')).body
+    assert.deepEqual(curves.curves.map((c) => c.name).slice(0, 3), ['intcal20', 'shcal20', 'marine20'])
+    // The date of the issue, entered through the form with the curve chosen.
+    await page.goto(`${BASE}/${APP}/t/units/14`)
+    await page.locator('[data-test=edit]').click()
+    await page.locator('[data-test=add-row-units_radiocarbon]').click()
+    const row = page.locator('[data-test=plugin-units_radiocarbon] fieldset').last()
+    await row.getByLabel('Lab code').fill('HPD-30')
+    await row.getByLabel('Age (BP)').fill('2450')
+    await row.getByLabel('Error (±)').fill('30')
+    const select = row.locator('.field[data-field=curve] select')
+    await select.waitFor()
+    assert.deepEqual(await select.locator('option').evaluateAll((os) => os.map((o) => o.value)), curves.curves.filter((c) => c.loaded).map((c) => c.name))
+    assert.equal(await select.inputValue(), 'intcal20', 'a new date starts on the default curve')
+    await select.selectOption('shcal20')
+    await select.selectOption('intcal20')
+    await page.locator('[data-test=save]').click()
+    await page.locator('[data-test=notice]').waitFor()
+    const stored = (await api(page, '/record/units/14')).body.plugins.units_radiocarbon.data.find((r) => r.lab_code.val === 'HPD-30')
+    assert.equal(stored.curve.val, 'intcal20')
+    // What the API says, and the distribution to sum over.
+    const cal = (await api(page, '/radiocarbon/calibrate?bp=2450&error=30&curve=intcal20')).body
+    assert.equal(cal.step, 1)
+    const density = new Map(cal.distribution.map((d) => [d.cal_bp, d.p]))
+    const mass = (from, to) => { let s = 0; for (let y = from; y <= to; y++) s += density.get(y) ?? NaN; return s }
+    const bce = (bp) => 1950 - bp - 1 // these years are all BCE
+    const sizes = [['desktop', 1280, 900], ['phone', 390, 844]]
+    try {
+      for (const [size, width, height] of sizes) {
+        for (const lang of ['en', 'it']) {
+          const where = `${size} ${lang}`
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/t/units/14`)
+          const fig = page.locator('[data-test=c14-curve]').filter({ hasText: 'HPD-30' })
+          await fig.locator('[data-test=c14-density]').waitFor()
+          await fig.scrollIntoViewIfNeeded()
+          // The envelope is a "range within", not a 68.3% range.
+          const env = (await fig.locator('[data-test=sigma1] [data-test=envelope]').textContent()).replace(/\s+/g, ' ')
+          const within = lang === 'en' ? '68.3% range within 746 BCE – 421 BCE' : 'intervallo al 68,3% compreso in 746 BCE – 421 BCE'
+          assert.ok(env.includes(within), `${where}: envelope "${env}"`)
+          assert.ok(!(await fig.locator('.c14-ranges').textContent()).includes('1σ (68.3%)'), `${where}: no bare "1σ (68.3%)" range`)
+          for (const [level, lv, ivs] of [[1, cal.levels.sigma1, cal.hpd1], [2, cal.levels.sigma2, cal.hpd2]]) {
+            const items = fig.locator(`[data-test=hpd${level}] li`)
+            assert.equal(await items.count(), ivs.length, `${where}: ${level}σ intervals`)
+            let union = 0
+            for (let i = 0; i < ivs.length; i++) {
+              const li = items.nth(i)
+              const from = Number(await li.getAttribute('data-from')), to = Number(await li.getAttribute('data-to'))
+              const text = (await li.textContent()).replace(/\s+/g, ' ')
+              // The years shown are those of the cal BP bounds.
+              assert.ok(text.includes(`${-bce(to)} BCE – ${-bce(from)} BCE`), `${where}: "${text}" for ${from}–${to} cal BP`)
+              const shown = Number((await li.locator('[data-test=hpd-p]').textContent()).replace('%', '').replace(',', '.')) / 100
+              const sum = mass(from, to)
+              assert.ok(Math.abs(shown - sum) <= 0.0005 + 1e-9, `${where}: ${from}–${to} cal BP shows ${shown}, the distribution sums to ${sum}`)
+              union += sum
+            }
+            assert.ok(union >= lv, `${where}: the ${level}σ intervals hold ${union} < ${lv}`)
+          }
+          // The issue's figures: four intervals at 68.3 %.
+          const got = (await fig.locator('[data-test=hpd1] li').evaluateAll((ls) => ls.map((l) => [Number(l.dataset.from), Number(l.dataset.to)])))
+          assert.deepEqual(got.map(([a]) => a), got.map(([a]) => a).sort((x, y) => y - x), `${where}: oldest first`)
+          got.reverse()
+          const published = [[2370, 2385], [2412, 2510], [2594, 2613], [2639, 2695]]
+          assert.equal(got.length, 4, `${where}: ${JSON.stringify(got)}`)
+          got.forEach(([a, b], i) => assert.ok(Math.abs(a - published[i][0]) <= 5 && Math.abs(b - published[i][1]) <= 5, `${where}: ${a}–${b} vs ${published[i]}`))
+          // Shaded under the curve and drawn as bars, one per interval.
+          assert.equal(await fig.locator('[data-test=c14-hpd1-area]').count(), cal.hpd1.length)
+          assert.equal(await fig.locator('[data-test=c14-hpd1-bar]').count(), cal.hpd1.length)
+          assert.equal(await fig.locator('[data-test=c14-hpd2-bar]').count(), cal.hpd2.length)
+          // The axis labels lie inside the plot.
+          const box = await fig.locator('[data-test=c14-plot]').boundingBox()
+          for (const [label, want] of [['c14-ylabel', lang === 'en' ? 'Probability' : 'Probabilità'], ['c14-xlabel', lang === 'en' ? 'Calendar years' : 'Anni di calendario']]) {
+            const l = fig.locator(`[data-test=${label}]`)
+            assert.equal(await l.textContent(), want)
+            const b = await l.boundingBox()
+            assert.ok(b.x >= box.x - 0.5 && b.y >= box.y - 0.5 && b.x + b.width <= box.x + box.width + 0.5 && b.y + b.height <= box.y + box.height + 0.5,
+              `${where}: ${label} ${JSON.stringify(b)} outside the plot ${JSON.stringify(box)}`)
+          }
+          for (const b of await fig.locator('[data-test=c14-tick]').evaluateAll((ts) => ts.map((t) => { const r = t.getBoundingClientRect(); return [r.left, r.right] }))) {
+            assert.ok(b[0] >= box.x - 0.5 && b[1] <= box.x + box.width + 0.5, `${where}: a tick label ${b} leaves the plot`)
+          }
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+          assert.ok(overflow <= 0, `${where}: sideways scrolling (${overflow}px)`)
+          await shot(page, `c14-hpd-${size}-${lang}`)
+          // The curve of a stored date is chosen too.
+          await page.locator('[data-test=edit]').click()
+          const sel = page.locator('[data-test=plugin-units_radiocarbon] fieldset').last().locator('.field[data-field=curve] select')
+          await sel.waitFor()
+          assert.equal(await sel.inputValue(), 'intcal20', where)
+          const def = await sel.locator('option[value=intcal20]').textContent()
+          assert.equal(def, lang === 'en' ? 'intcal20 (default)' : 'intcal20 (predefinita)')
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+    }
+  },
+  // ---- end of issue 30, radiocarbon ranges ----
+
   async 'field editors: select, number bounds, date, boolean, markdown preview'(page) {
     await signIn(page)
     await page.goto(`${BASE}/${APP}/t/finds/20`)
