@@ -658,6 +658,15 @@ func TestRealPluginRadiocarbon(t *testing.T) {
 		if sh := f.json("GET", "/radiocarbon/calibrate?bp=3200&bp_error=40&curve=shcal20", "", f.reader, 200); sh["curve"] != "shcal20" {
 			t.Errorf("SHCal20: %v", sh["curve"])
 		}
+		// Issue 30: the HPD intervals beside the envelopes (their science
+		// is checked in the plugin's TestHPDIntervalsAgainstDistribution)
+		// and the curves a client offers, through the server's router.
+		if h1, _ := cal["hpd1"].([]any); len(h1) != 1 || num(h1[0].(map[string]any)["from"]) != int64(3386) {
+			t.Errorf("hpd1 of 3200 ± 40 BP: %v", cal["hpd1"])
+		}
+		if cv, _ := f.json("GET", "/radiocarbon/curves", "", f.reader, 200)["curves"].([]any); len(cv) != 3 || cv[0].(map[string]any)["name"] != "intcal20" {
+			t.Errorf("curves: %v", cv)
+		}
 		for _, c := range []struct {
 			url, code string
 			status    int
