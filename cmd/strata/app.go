@@ -3,8 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/strata-archaeo/strata/config"
@@ -133,6 +136,9 @@ func cmdAppList(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "app list"}
 	}
+	if err := needDataDir(cfg); err != nil {
+		return err
+	}
 	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
@@ -165,6 +171,9 @@ func cmdMigrate(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "migrate"}
 	}
+	if err := needDataDir(cfg); err != nil {
+		return err
+	}
 	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
@@ -185,5 +194,20 @@ func cmdVersion(args []string, e env) error {
 		return usageError{fmt.Sprintf("version takes no arguments, got %q", args), "version"}
 	}
 	fmt.Fprintf(e.stdout, "strata %s (%s)\n", version.Version, version.GoVersion())
+	return nil
+}
+
+// needDataDir refuses, on SQLite, a data folder that does not exist: a
+// command that reads applications would otherwise make it and an instance
+// key there, and report an empty instance where a mistyped --data-dir is
+// the likelier cause. serve and app create make the folder.
+func needDataDir(cfg config.Config) error {
+	if cfg.DatabaseURL != "" {
+		return nil
+	}
+	if _, err := os.Stat(cfg.DataDir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no data folder at %s: no application was made there (strata serve or strata app create makes it); "+
+			"choose another with --data-dir DIR or STRATA_DATA_DIR", cfg.DataDir)
+	}
 	return nil
 }

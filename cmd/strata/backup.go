@@ -35,6 +35,9 @@ func cmdAppExport(ctx context.Context, args []string, e env) error {
 	if err := apps.ValidateName(name); err != nil {
 		return cliError(err)
 	}
+	if err := needDataDir(cfg); err != nil {
+		return err
+	}
 	st, reg, err := openStorage(ctx, cfg, e)
 	if err != nil {
 		return err

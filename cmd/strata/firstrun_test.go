@@ -91,6 +91,7 @@ func TestAdminCommandsRefuseBeforeMakingAnything(t *testing.T) {
 			args   []string
 			code   int
 			stderr []string
+			sqlite bool // a missing data folder: PostgreSQL keeps the applications elsewhere
 		}{
 			{name: "create with a bad name", args: []string{"app", "create", "Bad-Name", "--email", "a@b.org", "--password", "longenough"},
 				code: 1, stderr: []string{"invalid_app_name", "reason: pattern"}},
@@ -112,7 +113,22 @@ func TestAdminCommandsRefuseBeforeMakingAnything(t *testing.T) {
 				code: 1, stderr: []string{"invalid_app_name"}},
 			{name: "import of a missing archive", args: []string{"app", "import", "/nonexistent/archive.zip", "--as", "dig"},
 				code: 1, stderr: []string{"/nonexistent/archive.zip"}},
+			// Commands that read applications do not make a folder a
+			// mistyped --data-dir names.
+			{name: "list without a data folder", args: []string{"app", "list"}, sqlite: true,
+				code: 1, stderr: []string{"no data folder at ", "--data-dir", "STRATA_DATA_DIR"}},
+			{name: "migrate without a data folder", args: []string{"migrate"}, sqlite: true,
+				code: 1, stderr: []string{"no data folder at "}},
+			{name: "export without a data folder", args: []string{"app", "export", "dig"}, sqlite: true,
+				code: 1, stderr: []string{"no data folder at "}},
+			{name: "secrets rotate without a data folder", args: []string{"secrets", "rotate"}, sqlite: true,
+				code: 1, stderr: []string{"no data folder at "}},
+			{name: "files check without a data folder", args: []string{"files", "check"}, sqlite: true,
+				code: 1, stderr: []string{"no data folder at "}},
 		} {
+			if tc.sqlite && e != store.SQLite {
+				continue
+			}
 			t.Run(tc.name, func(t *testing.T) {
 				c := newCLI(t, e)
 				dir := freshDataDir(t, c)
