@@ -13,10 +13,14 @@ FUZZTIME ?=
 
 .PHONY: build run web test test-short fuzz bench bench-load lint clean proto
 
+# A cold build fetches and compiles every dependency first (minutes on two
+# cores, silent otherwise): say so, then name each binary as it is built.
 build:
+	@if [ ! -x $(BIN)/strata ]; then echo "first build: Go downloads and compiles the dependencies once (a few minutes on 2 cores; later builds take seconds)"; fi
+	@echo "building $(BIN)/strata (the server and its web application)"
 	$(GO) build -o $(BIN)/strata ./cmd/strata
 	@mkdir -p $(BIN)/plugins
-	@for p in $(PLUGINS); do echo "plugin $$p"; $(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
+	@for p in $(PLUGINS); do echo "building plugin $$p"; $(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 	@# The server refuses a plugin whose SHA-256 is not the recorded one; these
 	@# were just built from this tree: check them and record theirs.
 	@./$(BIN)/strata plugin trust $(addprefix $(BIN)/plugins/,$(PLUGINS)) --plugin-dir $(BIN)/plugins >/dev/null

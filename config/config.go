@@ -361,7 +361,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data folder: SQLite apps and files (env STRATA_DATA_DIR)")
 	fs.StringVar(&c.PluginDir, "plugin-dir", c.PluginDir, "plugin binaries folder (env STRATA_PLUGIN_DIR)")
-	fs.BoolVar(&c.Demo, "demo", c.Demo, "when no application exists, create a demo application with generated data (env STRATA_DEMO=1)")
+	fs.BoolVar(&c.Demo, "demo", c.Demo, "when no application exists, create a demo application with generated data; print its sign-in at every start (env STRATA_DEMO=1)")
 	for _, r := range c.RateLimits.settings() {
 		fs.IntVar(r.dst, r.flag, *r.dst, r.usage+", 0: no limit (env "+r.env+")")
 	}

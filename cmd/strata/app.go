@@ -3,14 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/bradypus"
-	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/version"
 )
 
@@ -61,10 +63,7 @@ func cmdAppAdopt(args []string, e env) error {
 	}
 	f, err := bradypus.Adopt(cfg.DataDir, path, name)
 	if err != nil {
-		if de, ok := errs.As(err); ok {
-			return fmt.Errorf("%s: %s", de.Code, de.Message)
-		}
-		return err
+		return cliError(err)
 	}
 	major := f.Version
 	if major == "" {
@@ -94,8 +93,12 @@ func cmdAppCreate(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "app create"}
 	}
-	if p.Name == "" || p.Email == "" {
-		return usageError{"usage: " + findCommand("app", "create").synopsis(), "app create"}
+	// Each missing parameter is named, with where it may come from.
+	switch {
+	case p.Name == "":
+		return usageError{"app create needs the application's NAME: " + findCommand("app", "create").synopsis(), "app create"}
+	case p.Email == "":
+		return usageError{"app create needs --email: the first super-admin's e-mail address", "app create"}
 	}
 	if p.Password == "" {
 		p.Password = e.getenv("STRATA_ADMIN_PASSWORD")
@@ -104,16 +107,22 @@ func cmdAppCreate(ctx context.Context, args []string, e env) error {
 		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 		p.Password = strings.TrimRight(line, "\r\n")
 	}
+	if p.Password == "" {
+		return usageError{"app create needs the first super-admin's password: --password, " +
+			"the STRATA_ADMIN_PASSWORD environment variable, or a line on standard input", "app create"}
+	}
+	// Everything Create would refuse is refused here, before the registry
+	// is opened: opening it makes the data folder and the instance key.
+	if err := p.Validate(); err != nil {
+		return cliError(err)
+	}
 	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
 	}
 	defer reg.Close()
 	if _, err := reg.Create(ctx, p); err != nil {
-		if de, ok := errs.As(err); ok {
-			return fmt.Errorf("%s: %s", de.Code, de.Message)
-		}
-		return err
+		return cliError(err)
 	}
 	fmt.Fprintf(e.stdout, "created application %s with super_admin %s\n", p.Name, strings.ToLower(strings.TrimSpace(p.Email)))
 	return nil
@@ -126,6 +135,9 @@ func cmdAppList(ctx context.Context, args []string, e env) error {
 	}
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "app list"}
+	}
+	if err := needDataDir(cfg); err != nil {
+		return err
 	}
 	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
@@ -159,6 +171,9 @@ func cmdMigrate(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "migrate"}
 	}
+	if err := needDataDir(cfg); err != nil {
+		return err
+	}
 	reg, err := openRegistry(ctx, cfg, e, newLogger(cfg, e.stderr))
 	if err != nil {
 		return err
@@ -179,5 +194,20 @@ func cmdVersion(args []string, e env) error {
 		return usageError{fmt.Sprintf("version takes no arguments, got %q", args), "version"}
 	}
 	fmt.Fprintf(e.stdout, "strata %s (%s)\n", version.Version, version.GoVersion())
+	return nil
+}
+
+// needDataDir refuses, on SQLite, a data folder that does not exist: a
+// command that reads applications would otherwise make it and an instance
+// key there, and report an empty instance where a mistyped --data-dir is
+// the likelier cause. serve and app create make the folder.
+func needDataDir(cfg config.Config) error {
+	if cfg.DatabaseURL != "" {
+		return nil
+	}
+	if _, err := os.Stat(cfg.DataDir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no data folder at %s: no application was made there (strata serve or strata app create makes it); "+
+			"choose another with --data-dir DIR or STRATA_DATA_DIR", cfg.DataDir)
+	}
 	return nil
 }

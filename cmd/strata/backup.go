@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/files"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/strata-archaeo/strata/config"
@@ -25,6 +28,14 @@ func cmdAppExport(ctx context.Context, args []string, e env) error {
 		fs.StringVar(&out, "out", "", "write the archive to this file instead of standard output")
 	})
 	if err != nil {
+		return err
+	}
+	// No application has an invalid name: refuse before opening the
+	// storage, which makes the data folder and the instance key.
+	if err := apps.ValidateName(name); err != nil {
+		return cliError(err)
+	}
+	if err := needDataDir(cfg); err != nil {
 		return err
 	}
 	st, reg, err := openStorage(ctx, cfg, e)
@@ -102,16 +113,22 @@ func cmdAppImport(ctx context.Context, args []string, e env) error {
 		}
 		as = m.App
 	}
-	st, reg, err := openStorage(ctx, cfg, e)
-	if err != nil {
-		return err
+	// The name and the archive are checked before the storage is opened
+	// (which makes the data folder and the instance key): a refusal
+	// leaves nothing behind.
+	if err := apps.ValidateName(as); err != nil {
+		return cliError(err)
 	}
-	defer reg.Close()
 	r, err := open()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	st, reg, err := openStorage(ctx, cfg, e)
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
 	tmp, err := scratch.Open(cfg.DataDir)
 	if err != nil {
 		return err
@@ -178,10 +195,24 @@ func leadingName(args []string) (string, []string) {
 	return "", args
 }
 
-// cliError shows a domain error by its code and message.
+// cliError shows a domain error by its code and message, and the details
+// the API would send with them (which parameter is missing, why a name is
+// refused): a message alone may not say what to fix.
 func cliError(err error) error {
 	if de, ok := errs.As(err); ok {
-		return fmt.Errorf("%s: %s", de.Code, de.Message)
+		msg := de.Code + ": " + de.Message
+		keys := slices.Sorted(maps.Keys(de.Extra))
+		for i, k := range keys {
+			sep := ", "
+			if i == 0 {
+				sep = " ("
+			}
+			msg += fmt.Sprintf("%s%s: %v", sep, k, de.Extra[k])
+		}
+		if len(keys) > 0 {
+			msg += ")"
+		}
+		return errors.New(msg)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
@@ -19,26 +20,24 @@ const (
 
 // ensureDemo creates and fills the demo application when the instance has
 // no application at all, and returns the banner to print (with %s for the
-// base URL), or "" when nothing was created.
+// base URL): at every start while the demo application exists, so the way
+// in is on screen each time make run starts, not only the first (issue 30);
+// "" when the instance has other applications and no demo.
 func ensureDemo(ctx context.Context, reg *apps.Registry, log *slog.Logger) (string, error) {
 	names, err := reg.List(ctx)
 	if err != nil {
 		return "", err
 	}
-	if len(names) > 0 {
+	switch {
+	case slices.Contains(names, demoApp):
+		// Made by an earlier start: only the banner again.
+	case len(names) > 0:
 		return "", nil
+	default:
+		if err := createDemo(ctx, reg, log); err != nil {
+			return "", err
+		}
 	}
-	app, err := reg.Create(ctx, apps.CreateParams{Name: demoApp, Definition: "Demo excavation", Email: demoEmail,
-		Password: demoPassword, AdminName: "Demo Admin"})
-	if err != nil {
-		return "", fmt.Errorf("create demo app: %w", err)
-	}
-	if err := demo.Seed(ctx, app, demo.Small, 1, time.Now().UTC()); err != nil {
-		// Leave no half-filled demo behind: the next start tries again.
-		_ = reg.Drop(ctx, demoApp)
-		return "", fmt.Errorf("fill demo app: %w", err)
-	}
-	log.Info("demo application created", "app", demoApp)
 	return `
 Strata is running at %[1]s with a demo application "demo"
 (3 sites, 6 trenches, 48 stratigraphic units, 288 finds).
@@ -50,4 +49,21 @@ Strata is running at %[1]s with a demo application "demo"
   curl -sg -H "Authorization: Bearer $TOKEN" '%[1]s/demo/api/records/finds?filter[material][_eq]=bronze&sort_field=weight&sort_dir=desc&per_page=5'
 
 `, nil
+}
+
+// createDemo creates and fills the demo application, leaving nothing
+// behind when it fails.
+func createDemo(ctx context.Context, reg *apps.Registry, log *slog.Logger) error {
+	app, err := reg.Create(ctx, apps.CreateParams{Name: demoApp, Definition: "Demo excavation", Email: demoEmail,
+		Password: demoPassword, AdminName: "Demo Admin"})
+	if err != nil {
+		return fmt.Errorf("create demo app: %w", err)
+	}
+	if err := demo.Seed(ctx, app, demo.Small, 1, time.Now().UTC()); err != nil {
+		// Leave no half-filled demo behind: the next start tries again.
+		_ = reg.Drop(ctx, demoApp)
+		return fmt.Errorf("fill demo app: %w", err)
+	}
+	log.Info("demo application created", "app", demoApp)
+	return nil
 }

@@ -57,6 +57,9 @@ func cmdFilesCheck(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "files check"}
 	}
+	if err := needDataDir(cfg); err != nil {
+		return err
+	}
 	st, reg, err := openStorage(ctx, cfg, e)
 	if err != nil {
 		return err

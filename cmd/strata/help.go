@@ -49,7 +49,7 @@ var (
 		{"STRATA_PLUGIN_PING_INTERVAL", "5s", "how often each plugin process's health is checked"},
 		{"STRATA_PLUGIN_PING_TIMEOUT", "20s", "a plugin process answering no health check for this long is killed and restarted like a crashed one (0: no check)"},
 		{"STRATA_PLUGIN_REATTACH", "none", "plugins to attach to instead of starting them: the line a plugin run with STRATA_PLUGIN_DEBUG=1 prints (debugging; PLUGINS.md)"},
-		{"STRATA_DEMO", "off", "1: create a demo application when none exists (as --demo)"},
+		{"STRATA_DEMO", "off", "1: create a demo application when none exists, print its sign-in at every start (as --demo)"},
 		{"SERVICE_ALLOW_NEW_APP", "off", "1: permit POST /api/new-app (anyone may create an application)"},
 		{"SERVICE_PUBLIC_URL", "", "external base URL (http:// or https://): links in mails, OAuth redirects"},
 		{"STRATA_MAX_BODY_BYTES", fmt.Sprint(config.DefaultMaxBodyBytes), "request body cap in bytes; larger bodies get 413 too_large"},
@@ -127,7 +127,8 @@ var commands = []command{
 		name: "serve", summary: "run the HTTP server and the plugins",
 		text: "Serves every application under /<app>/api until SIGINT or SIGTERM, then stops accepting,\n" +
 			"lets running requests finish (up to 15 s) and stops the plugins. Pending migrations are\n" +
-			"applied at start. Plugins are the executables of the plugin folder.",
+			"applied at start. Plugins are the executables of the plugin folder. The listen address\n" +
+			"is taken first: when it is in use, serve stops before it makes anything.",
 		flags: (*config.Config).RegisterFlags,
 		env:   join(envServer, envRate, envStorage, envFiles, []envVar{envSecretKey, envBcrypt}, envMail, envOAuth),
 	},

@@ -41,6 +41,9 @@ func cmdSecretsRotate(ctx context.Context, args []string, e env) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", rest), "secrets rotate"}
 	}
+	if err := needDataDir(cfg); err != nil {
+		return err
+	}
 	log := newLogger(cfg, e.stderr)
 	keys, src, err := secrets.Load(cfg.DataDir, e.getenv)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/strata-archaeo/strata/config"
@@ -37,10 +39,27 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	// The addresses are taken before anything is made: a port in use
+	// stops the server in one line, before the data folder, the instance
+	// key and the plugins exist. The listener is kept (not probed and
+	// closed, which another program could take meanwhile); connections
+	// made before the server is ready wait in its backlog.
+	ln, err := listen(cfg.Addr, "STRATA_ADDR", "--addr")
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // srv.Serve closes it too; this covers the returns before
+	var mln net.Listener
+	if cfg.MetricsAddr != "" {
+		if mln, err = listen(cfg.MetricsAddr, "STRATA_METRICS_ADDR", ""); err != nil {
+			return err
+		}
+		defer mln.Close()
+	}
 	if cfg.DatabaseURL == "" {
 		// SQLite serves one node: a second server on this folder stops
 		// here, before it opens anything (core/nodelock says why).
-		lock, err := nodelock.Acquire(cfg.DataDir, "listening on "+cfg.Addr)
+		lock, err := nodelock.Acquire(cfg.DataDir, "listening on "+ln.Addr().String())
 		if err != nil {
 			return err
 		}
@@ -118,10 +137,6 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	srv.RegisterOnShutdown(jobSys.EndStreams) // job event streams do not hold the shutdown
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	engine := "sqlite (" + cfg.DataDir + ")"
 	if cfg.DatabaseURL != "" {
 		engine = "postgres"
@@ -139,13 +154,9 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		e.ready(ln.Addr().String())
 	}
 
-	if cfg.MetricsAddr != "" {
+	if mln != nil {
 		// The metrics on their own listener (a port the load balancer does
 		// not expose), closed with the process.
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
-		}
 		msrv := &http.Server{Handler: handler.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = msrv.Serve(mln) }()
 		defer msrv.Close()
@@ -171,6 +182,33 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	stopJobs(shutdownCtx)
 	log.Info("stopped")
 	return nil
+}
+
+// listen takes addr, or says in one line which address could not be had
+// and how to choose another (the variable and the flag, when there is
+// one, that set it).
+func listen(addr, envVar, flagName string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	why := err.Error()
+	var se *os.SyscallError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		why = "the address is already in use (another Strata, or another program, listens there)"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		why = "no network interface of this machine has that address"
+	case errors.Is(err, syscall.EACCES):
+		why = "permission denied (ports below 1024 need privileges)"
+	case errors.As(err, &se):
+		why = se.Err.Error()
+	}
+	how := envVar + "=HOST:PORT"
+	if flagName != "" {
+		how += " or " + flagName + " HOST:PORT"
+	}
+	return nil, fmt.Errorf("cannot listen on %s: %s; choose another address with %s", addr, why, how)
 }
 
 // storageFlags binds the flags of the admin commands.

@@ -107,37 +107,53 @@ var (
 	ErrDefinitionTooLong = errs.New(errs.Invalid, "definition_too_long", "the definition must have at most 500 characters")
 )
 
-// Create makes a new application: its database or schema, the system
-// tables, the settings (including a fresh JWT secret) and the first user at
-// super_admin level. Everything is validated before anything is written, and
-// a failure at any step leaves nothing behind.
-func (r *Registry) Create(ctx context.Context, p CreateParams) (*App, error) {
+// Validate reports what Create would refuse in p before touching storage,
+// so that a command can refuse before it opens (and so makes) anything.
+func (p CreateParams) Validate() error {
+	_, err := p.checked()
+	return err
+}
+
+// checked is p validated, normalized and with its defaults.
+func (p CreateParams) checked() (CreateParams, error) {
 	if err := ValidateName(p.Name); err != nil {
-		return nil, err
+		return p, err
 	}
 	p.Email = auth.NormalizeEmail(p.Email)
 	p.AdminName = strings.TrimSpace(p.AdminName)
 	p.Definition = strings.TrimSpace(p.Definition)
 	switch {
 	case p.Email == "":
-		return nil, ErrParameterMissing.With("parameter", "email")
+		return p, ErrParameterMissing.With("parameter", "email")
 	case p.Password == "":
-		return nil, ErrParameterMissing.With("parameter", "password")
+		return p, ErrParameterMissing.With("parameter", "password")
 	}
 	if err := auth.ValidateEmail(p.Email); err != nil {
-		return nil, err
+		return p, err
 	}
 	if err := auth.CheckPasswordRules(p.Password); err != nil {
-		return nil, err
+		return p, err
 	}
 	if len([]rune(p.Definition)) > 500 {
-		return nil, ErrDefinitionTooLong
+		return p, ErrDefinitionTooLong
 	}
 	if p.AdminName == "" {
 		p.AdminName = "Administrator"
 	}
 	if p.Definition == "" {
 		p.Definition = p.Name
+	}
+	return p, nil
+}
+
+// Create makes a new application: its database or schema, the system
+// tables, the settings (including a fresh JWT secret) and the first user at
+// super_admin level. Everything is validated before anything is written, and
+// a failure at any step leaves nothing behind.
+func (r *Registry) Create(ctx context.Context, p CreateParams) (*App, error) {
+	p, err := p.checked()
+	if err != nil {
+		return nil, err
 	}
 	if ok, err := r.backend.Exists(ctx, p.Name); err != nil {
 		return nil, err
