@@ -82,6 +82,78 @@ describe('FieldEditor', () => {
     expect(input.element.value).toBe('US 12')
   })
 
+  // ---- Issue 30: lookups act only on the text in the box ----
+  describe('lookup (issue 30)', () => {
+    const lookup = (value = null, label = null) =>
+      mk({ name: 'unit', label: 'Unit', type: 'select', db_type: 'int', id_from_tb: 'units', options_source: { type: 'id_from_tb' } }, value, { valLabel: label })
+    // slow(q → ms): the stand-in answers those texts late.
+    const slow = (delays) => {
+      const inner = globalThis.fetch
+      globalThis.fetch = vi.fn(async (url) => {
+        const q = new URL(String(url), 'http://x').searchParams.get('q') || ''
+        await new Promise((r) => setTimeout(r, delays[q] ?? 10))
+        return inner(url)
+      })
+    }
+
+    it('ArrowDown and Enter typed before the answer pick from the list of the text, not the one shown', async () => {
+      vi.useFakeTimers()
+      const w = lookup()
+      const input = w.find('input[role=combobox]')
+      await input.trigger('focus')
+      await vi.advanceTimersByTimeAsync(50)
+      expect(w.findAll('[role=option]').map((o) => o.text())).toEqual(['US 1', 'US 2', 'US 12'])
+      await input.setValue('US 12') // faster than the 200 ms pause
+      await input.trigger('keydown', { key: 'ArrowDown' })
+      await input.trigger('keydown', { key: 'Enter' })
+      expect(last(w)).toBeUndefined() // nothing picked from the stale list
+      await vi.advanceTimersByTimeAsync(50)
+      expect(last(w)).toBe(12)
+      expect(input.element.value).toBe('US 12')
+    })
+
+    it('a late answer for an older text is dropped', async () => {
+      vi.useFakeTimers()
+      slow({ 'US 1': 1000 })
+      const w = lookup()
+      const input = w.find('input[role=combobox]')
+      await input.setValue('US 1')
+      await vi.advanceTimersByTimeAsync(250) // the search for "US 1" is on its way
+      await input.setValue('US 2')
+      await vi.advanceTimersByTimeAsync(250)
+      expect(w.findAll('[role=option]').map((o) => o.text())).toEqual(['US 2'])
+      await vi.advanceTimersByTimeAsync(1000) // "US 1" answers now
+      expect(w.findAll('[role=option]').map((o) => o.text())).toEqual(['US 2'])
+      await input.trigger('keydown', { key: 'Enter' })
+      expect(last(w)).toBe(2)
+    })
+
+    it('text that names no record is marked at once and holds no id', async () => {
+      const w = lookup(1, 'US 1')
+      const input = w.find('input[role=combobox]')
+      await input.setValue('US 44')
+      expect(last(w)).toBe('') // the previous record's id is gone
+      await input.trigger('blur')
+      await flushPromises()
+      const err = w.find('.field-error')
+      expect(err.text()).toBe('No record of units matches “US 44”: choose one from the list.')
+      expect(input.attributes('aria-invalid')).toBe('true')
+      expect(input.attributes('aria-describedby')).toBe(err.attributes('id'))
+      expect(last(w)).toBe('')
+    })
+
+    it('the exact label, in any case and with spaces around it, resolves on blur', async () => {
+      const w = lookup()
+      const input = w.find('input[role=combobox]')
+      await input.setValue('  us 12 ')
+      await input.trigger('blur')
+      await flushPromises()
+      expect(last(w)).toBe(12)
+      expect(input.element.value).toBe('US 12')
+      expect(w.find('.field-error').exists()).toBe(false)
+    })
+  })
+
   it('markdown has a sanitised preview', async () => {
     const w = mk({ name: 'description', type: 'md' }, 'A **bold** [link](javascript:alert(1)) <img src=x onerror=alert(1)>')
     await w.find('[data-test=md-preview]').trigger('click')
