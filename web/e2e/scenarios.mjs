@@ -68,6 +68,41 @@ function zipOf(entries) {
 
 const totalOf = async (page) => Number((await page.locator('[data-test=total]').textContent()).match(/\d+/)[0])
 
+// ---- Issue 30, lookup fields (lookupfix): helpers ----
+const unitIdOf = async (page, code) => (await api(page, `/records/units?filter[code][_eq]=${encodeURIComponent(code)}`)).body.data[0].id
+
+// lookupEach signs in and runs step in the edit form of find 1, whose unit
+// is a lookup, at desktop and phone widths in English and Italian; slow(d)
+// makes the unit search answer the texts of d that many ms late.
+async function lookupEach(page, step) {
+  await signIn(page)
+  let delays = {}
+  const pattern = '**/api/record/finds/field-options**'
+  await page.route(pattern, async (route) => {
+    const ms = delays[new URL(route.request().url()).searchParams.get('q') ?? '']
+    if (ms) await new Promise((r) => setTimeout(r, ms))
+    await route.continue().catch(() => {})
+  })
+  try {
+    for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      for (const lang of ['en', 'it']) {
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.goto(`${BASE}/${APP}/t/finds/1`)
+        await page.locator('[data-test=edit]').click()
+        const box = page.locator('.field[data-field=unit] input[role=combobox]')
+        await box.waitFor()
+        await step({ where: `${size} ${lang}`, size, lang, box, list: page.locator('.field[data-field=unit] [role=listbox]'), slow: (d) => { delays = d } })
+      }
+    }
+  } finally {
+    await page.unroute(pattern)
+    await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+    await page.setViewportSize({ width: 1280, height: 860 })
+  }
+}
+// ---- end of issue 30, lookup fields: helpers ----
+
 const scenarios = {
   async 'sign in, wrong password, sign out'(page) {
     await page.goto(BASE + '/')
@@ -1260,99 +1295,67 @@ const scenarios = {
 
   // ---- Issue 30, lookup fields (lookupfix) ----
   // A lookup acts only on the answer for the text in its box: "US 4" typed
-  // fast, ArrowDown and Enter pick US 4 while the answers for an older text
-  // ("US", US 1x first) come late; text that names no unit is marked at
-  // once and the save sends nothing; the exact label (any case, spaces
-  // around) resolves on leaving the box. Desktop and phone, English and
-  // Italian.
-  async 'lookup: stale lists, unmatched text, exact text (issue 30)'(page) {
-    await signIn(page)
-    const unitId = async (code) => (await api(page, `/records/units?filter[code][_eq]=${encodeURIComponent(code)}`)).body.data[0].id
-    const [us4, us5] = [await unitId('US 4'), await unitId('US 5')]
-    // The field-options answers for the texts in delays come that late.
-    let delays = {}
-    await page.route('**/api/record/finds/field-options**', async (route) => {
-      const ms = delays[new URL(route.request().url()).searchParams.get('q') ?? '']
-      if (ms) await new Promise((r) => setTimeout(r, ms))
-      await route.continue().catch(() => {})
+  // fast, ArrowDown and Enter pick US 4 while the answer for an older text
+  // ("US": US 1, US 10, ...) comes late; text that names no unit is marked
+  // at once and the save sends nothing; the exact label (any case, spaces
+  // around) resolves on leaving the box. Each at desktop and phone widths,
+  // in English and Italian (lookupEach).
+  async 'lookup: fast typing never picks from a stale list (issue 30)'(page) {
+    await lookupEach(page, async ({ where, box, list, slow }) => {
+      await box.click()
+      await list.locator('[role=option]').first().waitFor()
+      assert.equal(await box.getAttribute('aria-expanded'), 'true', `${where}: the list is open`)
+      const act = await box.getAttribute('aria-activedescendant')
+      assert.ok(act && (await page.locator(`[id="${act}"][role=option]`).count()) === 1, `${where}: the active option is an option of the list`)
+      slow({ US: 1500, 'US 4': 500 })
+      await box.press('ControlOrMeta+a')
+      await page.keyboard.type('US')
+      await page.waitForTimeout(300) // the search for "US" leaves, answered in 1.5 s
+      await page.keyboard.type(' 4')
+      await page.keyboard.press('ArrowDown')
+      await page.keyboard.press('Enter')
+      await page.waitForTimeout(1700) // both answers are in
+      slow({})
+      assert.equal(await box.inputValue(), 'US 4', `${where}: picked from the answer for "US 4"`)
+      assert.equal(await box.getAttribute('aria-expanded'), 'false', `${where}: the list closed on the pick`)
+      await page.locator('[data-test=save]').click()
+      await page.locator('[data-test=notice]').waitFor()
+      assert.equal((await api(page, '/record/finds/1')).body.core.unit.val, await unitIdOf(page, 'US 4'), `${where}: US 4 saved`)
     })
+  },
+
+  async 'lookup: text that names no record is marked at once and not sent (issue 30)'(page) {
     const posts = []
     page.on('request', (r) => { if (r.method() === 'POST' && /\/api\/record\/finds\/\d+$/.test(r.url())) posts.push(r.url()) })
     const msg = { en: 'No record of units matches “US 99”: choose one from the list.', it: 'Nessuna scheda di units corrisponde a “US 99”: scegline una dall’elenco.' }
-    const sizes = [['desktop', 1280, 900], ['phone', 390, 844]]
-    try {
-      for (const [size, width, height] of sizes) {
-        for (const lang of ['en', 'it']) {
-          const where = `${size} ${lang}`
-          await page.setViewportSize({ width, height })
-          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
-          await page.goto(`${BASE}/${APP}/t/finds/1`)
-          await page.locator('[data-test=edit]').click()
-          const box = page.locator('.field[data-field=unit] input[role=combobox]')
-          const list = page.locator('.field[data-field=unit] [role=listbox]')
-          // 1. A stale list open, an older text answered late, "US 4" typed fast.
-          delays = {}
-          await box.click()
-          await list.locator('[role=option]').first().waitFor()
-          assert.equal(await box.getAttribute('aria-expanded'), 'true', `${where}: the list is open`)
-          const act = await box.getAttribute('aria-activedescendant')
-          assert.ok(act && (await page.locator(`[id="${act}"][role=option]`).count()) === 1, `${where}: the active option is an option of the list`)
-          delays = { US: 1500, 'US 4': 500 }
-          await box.press('ControlOrMeta+a')
-          await page.keyboard.type('US')
-          await page.waitForTimeout(300) // the search for "US" leaves, answered in 1.5 s
-          await page.keyboard.type(' 4')
-          await page.keyboard.press('ArrowDown')
-          await page.keyboard.press('Enter')
-          await page.waitForTimeout(1700) // both answers are in
-          assert.equal(await box.inputValue(), 'US 4', `${where}: picked from the answer for "US 4"`)
-          assert.equal(await box.getAttribute('aria-expanded'), 'false', `${where}: the list closed on the pick`)
-          delays = {}
-          // 2. Text that names no unit: marked on leaving the box, not sent.
-          await box.fill('US 99')
-          await box.press('Tab')
-          const problem = page.locator('.field[data-field=unit] [data-test=lookup-problem]')
-          await problem.filter({ hasText: msg[lang] }).waitFor()
-          assert.equal(await box.getAttribute('aria-invalid'), 'true', `${where}: aria-invalid`)
-          assert.equal(await box.getAttribute('aria-describedby'), await problem.getAttribute('id'), `${where}: the message describes the box`)
-          await shot(page, `lookup-nomatch-${size}-${lang}`)
-          const before = posts.length
-          await page.locator('[data-test=save]').click()
-          await page.locator('[data-test=record-error]').waitFor()
-          await page.waitForTimeout(300)
-          assert.equal(posts.length, before, `${where}: the save sent nothing`)
-          assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('role')), 'combobox', `${where}: the box has the focus back`)
-          // 3. The exact label, other case and spaces around it: resolved on blur.
-          await box.fill('  us 5 ')
-          await box.press('Tab')
-          await page.waitForFunction(() => document.querySelector('.field[data-field=unit] input[role=combobox]').value === 'US 5')
-          assert.equal(await problem.count(), 0, `${where}: no message for an exact label`)
-          await page.locator('[data-test=save]').click()
-          await page.locator('[data-test=notice]').waitFor()
-          assert.equal((await api(page, '/record/finds/1')).body.core.unit.val, us5, `${where}: US 5 saved`)
-          // And the US 4 of step 1 went through a save too.
-          await page.locator('[data-test=edit]').click()
-          await box.click()
-          await list.locator('[role=option]').first().waitFor()
-          delays = { US: 1500, 'US 4': 500 }
-          await box.press('ControlOrMeta+a')
-          await page.keyboard.type('US')
-          await page.waitForTimeout(300)
-          await page.keyboard.type(' 4')
-          await page.keyboard.press('ArrowDown')
-          await page.keyboard.press('Enter')
-          await page.waitForTimeout(1700)
-          delays = {}
-          await page.locator('[data-test=save]').click()
-          await page.locator('[data-test=notice]').waitFor()
-          assert.equal((await api(page, '/record/finds/1')).body.core.unit.val, us4, `${where}: US 4 saved`)
-        }
-      }
-    } finally {
-      await page.unroute('**/api/record/finds/field-options**')
-      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
-      await page.setViewportSize({ width: 1280, height: 860 })
-    }
+    await lookupEach(page, async ({ where, lang, size, box }) => {
+      await box.fill('US 99')
+      await box.press('Tab')
+      const problem = page.locator('.field[data-field=unit] [data-test=lookup-problem]')
+      await problem.filter({ hasText: msg[lang] }).waitFor()
+      assert.equal(await box.getAttribute('aria-invalid'), 'true', `${where}: aria-invalid`)
+      assert.equal(await box.getAttribute('aria-describedby'), await problem.getAttribute('id'), `${where}: the message describes the box`)
+      await shot(page, `lookup-nomatch-${size}-${lang}`)
+      const before = posts.length
+      await page.locator('[data-test=save]').click()
+      await page.locator('[data-test=record-error]').waitFor()
+      await page.waitForTimeout(300)
+      assert.equal(posts.length, before, `${where}: the save sent nothing`)
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('role')), 'combobox', `${where}: the box has the focus back`)
+    })
+  },
+
+  async 'lookup: the exact label resolves on leaving the box (issue 30)'(page) {
+    await lookupEach(page, async ({ where, box }) => {
+      await box.fill('  us 5 ')
+      await box.press('Tab')
+      await page.waitForFunction(() => document.querySelector('.field[data-field=unit] input[role=combobox]').value === 'US 5', null, { timeout: 5000 })
+        .catch(() => assert.fail(`${where}: "  us 5 " did not become US 5`))
+      assert.equal(await page.locator('.field[data-field=unit] .field-error').count(), 0, `${where}: no message for an exact label`)
+      await page.locator('[data-test=save]').click()
+      await page.locator('[data-test=notice]').waitFor()
+      assert.equal((await api(page, '/record/finds/1')).body.core.unit.val, await unitIdOf(page, 'US 5'), `${where}: US 5 saved`)
+    })
   },
   // ---- end of issue 30, lookup fields ----
 }
