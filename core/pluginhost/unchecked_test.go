@@ -237,7 +237,7 @@ func TestHostUpdateRecords(t *testing.T) {
 			t.Errorf("record two: %v %v", core(rec, "mark"), core(rec, "mark_len"))
 		}
 		vs := f.json(http.MethodGet, fmt.Sprintf("/digs/api/record/finds/%d/versions", one), "", f.super, http.StatusOK)
-		if latest := vs["versions"].([]any)[0].(map[string]any); latest["actor"] != "plugin:testmarks" || latest["userid"] != nil {
+		if latest := vs["versions"].([]any)[0].(map[string]any); latest["actor"] != "plugin:testmarks" || latest["userid"] != nil || latest["user"] != "plugin:testmarks" {
 			t.Errorf("version of the update: %v", latest)
 		}
 		for _, c := range []struct{ rows, reason string }{

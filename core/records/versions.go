@@ -24,7 +24,12 @@ type Version struct {
 	Operation string    `json:"operation"`
 	// Actor names who made the change when no user did: "plugin:<name>"
 	// for a plugin's system save (Host.UpdateRecords, a revalidation).
-	Actor   string `json:"actor,omitempty"`
+	Actor string `json:"actor,omitempty"`
+	// User names the author in the versions list, so a reader (who may
+	// not list the accounts) sees who made each version: the account's
+	// name, its email when it has none, or Actor for a plugin's save.
+	// Empty (left out) for an account since deleted.
+	User    string `json:"user,omitempty"`
 	Content *State `json:"content,omitempty"`
 }
 
@@ -85,8 +90,9 @@ func Versions(ctx context.Context, s *Scope, id int64, page, perPage int) ([]Ver
 		s.Table.Name, id).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
 	}
-	rows, err := s.DB.Query(ctx, `SELECT id, tb, record_id, userid, time, operation, COALESCE(actor, '') FROM `+s.DB.Sys("versions")+
-		` WHERE tb = ? AND record_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`, s.Table.Name, id, pg.Limit, pg.Offset)
+	rows, err := s.DB.Query(ctx, `SELECT v.id, v.tb, v.record_id, v.userid, v.time, v.operation, COALESCE(v.actor, ''), COALESCE(u.name, ''), COALESCE(u.email, '') FROM `+
+		s.DB.Sys("versions")+` v LEFT JOIN `+s.DB.Sys("users")+` u ON u.id = v.userid`+
+		` WHERE v.tb = ? AND v.record_id = ? ORDER BY v.id DESC LIMIT ? OFFSET ?`, s.Table.Name, id, pg.Limit, pg.Offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("versions of %s %d: %w", s.Table.Name, id, err)
 	}
@@ -94,8 +100,17 @@ func Versions(ctx context.Context, s *Scope, id int64, page, perPage int) ([]Ver
 	out := []Version{}
 	for rows.Next() {
 		var v Version
-		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation, &v.Actor); err != nil {
+		var name, email string
+		if err := rows.Scan(&v.ID, &v.Table, &v.RecordID, &v.UserID, &v.Time, &v.Operation, &v.Actor, &name, &email); err != nil {
 			return nil, 0, err
+		}
+		switch {
+		case v.Actor != "":
+			v.User = v.Actor
+		case name != "":
+			v.User = name
+		default:
+			v.User = email
 		}
 		out = append(out, v)
 	}

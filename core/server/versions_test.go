@@ -35,6 +35,13 @@ func TestVersionsRestoreAndHistory(t *testing.T) {
 		if len(vs) != 2 || vs[0].(map[string]any)["operation"] != "update" {
 			t.Fatalf("versions: %v", vs)
 		}
+		// Each version names its author, for a reader too (who may not
+		// list the accounts): the account's name (here its email).
+		for _, v := range vs {
+			if u := v.(map[string]any)["user"]; u != "writer@example.org" {
+				t.Fatalf("version's user %v, want the writer's name: %v", u, v)
+			}
+		}
 		newest, oldest := vs[0].(map[string]any)["id"].(float64), vs[1].(map[string]any)["id"].(float64)
 		if newest < oldest {
 			t.Fatal("versions must be newest first")
@@ -69,6 +76,11 @@ func TestVersionsRestoreAndHistory(t *testing.T) {
 		// Restore one field only.
 		if code, m = f.do(t, f.super, "POST", restore, `{"fields":["weight"]}`); code != 200 || m["created"] != false {
 			t.Fatalf("restore field: %d %v", code, m)
+		}
+		// The admin's restore names the admin's account name ("Admin").
+		_, m = f.do(t, f.reader, "GET", rec+"/versions", "")
+		if u := m["versions"].([]any)[0].(map[string]any)["user"]; u != "Admin" {
+			t.Fatalf("the restore's version names %v, want Admin: %v", u, m["versions"])
 		}
 		_, r := f.do(t, f.reader, "GET", rec, "")
 		core := r["core"].(map[string]any)

@@ -452,7 +452,8 @@ const scenarios = {
     const toggle = page.locator('[data-test=toggle-chronology-finds]')
     await toggle.waitFor()
     assert.equal(await toggle.isChecked(), false)
-    await toggle.check()
+    await toggle.click()
+    await page.locator('[data-test=feature-confirm-ok]').click() // the page asks first (issue 30)
     await page.locator('[data-test=plugin-notice]').filter({ hasText: 'now on for finds' }).waitFor()
     assert.equal(await page.locator('[data-test=toggle-chronology-finds]').isChecked(), true)
     await shot(page, 'plugins')
@@ -1358,6 +1359,130 @@ const scenarios = {
     })
   },
   // ---- end of issue 30, lookup fields ----
+  // ---- Issue 30: versions, the log, plugin features (adminui) ----
+  // Each at desktop and phone widths, in English and Italian.
+  async 'versions name their author (issue 30)'(page) {
+    await signIn(page)
+    const saved = await api(page, '/record/finds/31', { method: 'POST', body: JSON.stringify({ core: { description: 'edited for the author test' } }) })
+    assert.equal(saved.status, 200, JSON.stringify(saved.body))
+    const vs = (await api(page, '/record/finds/31/versions')).body.versions
+    assert.equal(vs[0].user, 'Demo Admin', 'the API names the author')
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/t/finds/31`)
+          await page.locator('[data-test=versions]').click()
+          const first = page.locator('[data-test=versions-panel] li').first()
+          await first.waitFor()
+          const text = (await first.textContent()).replace(/\s+/g, ' ')
+          const want = lang === 'en' ? /^\s*Edited on .+ by Demo Admin/ : /^\s*Modificato il .+ da Demo Admin/
+          assert.match(text, want, `${size} ${lang}: the version names its author`)
+          await shot(page, `versions-author-${size}-${lang}`)
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 900 })
+    }
+  },
+
+  async 'log: local dates, table and record, INFO level (issue 30)'(page) {
+    await signIn(page)
+    const made = await api(page, '/record/sites', { method: 'POST', body: JSON.stringify({ core: { name: 'Log test site 30' } }) })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const id = made.body.id
+    assert.equal((await api(page, `/record/sites/${id}`, { method: 'DELETE' })).status, 200)
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          const where = `${size} ${lang}`
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/admin/logs`)
+          const level = page.locator('[data-test=log-filter] select').first()
+          await level.waitFor()
+          assert.deepEqual(await level.locator('option').evaluateAll((os) => os.map((o) => o.value)), ['', 'INFO', 'WARNING', 'ERROR'], `${where}: INFO in the level filter`)
+          await level.selectOption('INFO')
+          await page.locator('[data-test=log-search]').fill('DELETE /record')
+          await page.locator('[data-test=log-apply]').click()
+          const row = page.locator('[data-test=logs] tbody tr').first()
+          const action = row.locator('[data-test=log-action]')
+          await action.filter({ hasText: `#${id}` }).waitFor()
+          const said = (await action.textContent()).replace(/\s+/g, ' ').trim()
+          assert.equal(said, lang === 'en' ? `Deleted Sites #${id}` : `Eliminato Sites #${id}`, `${where}: the table and record, not the route`)
+          // The time in the user's language: what Intl says for the entry's time.
+          const time = row.locator('[data-test=log-time]')
+          const iso = await time.getAttribute('datetime')
+          const want = await page.evaluate(([iso, lang]) => new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(iso)), [iso, lang])
+          assert.equal((await time.textContent()).trim(), want, `${where}: a local date`)
+          assert.doesNotMatch(want, /\d{4}-\d\d-\d\dT/)
+          await shot(page, `log-local-${size}-${lang}`)
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 900 })
+    }
+  },
+
+  async 'plugin features: the columns each adds, confirm before a toggle (issue 30)'(page) {
+    await signIn(page)
+    const pl = (await api(page, '/plugins')).body.plugins
+    const chrono = pl.flatMap((p) => p.features || []).find((f) => f.name === 'chronology')
+    assert.ok(chrono && chrono.columns.length, 'the API lists the chronology columns')
+    const isOn = async () => !!(await api(page, '/config/table/sites')).body.table.features?.chronology
+    assert.equal(await isOn(), false, 'chronology starts off for sites')
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          const where = `${size} ${lang}`
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/admin/plugins`)
+          const section = page.locator('[data-test=feature-chronology]')
+          const adds = section.locator('[data-test=feature-adds]')
+          await adds.waitFor()
+          const text = (await adds.textContent()).trim()
+          assert.equal(text, (lang === 'en' ? 'Adds: ' : 'Aggiunge: ') + chrono.columns.join(', '), `${where}: the columns the feature adds`)
+          for (const f of pl.flatMap((p) => p.features || [])) {
+            const t = (await page.locator(`[data-test=feature-${f.name}] [data-test=feature-adds]`).textContent()).trim()
+            assert.doesNotMatch(t, /: ?$|, ?,|: ,/, `${where}: ${f.name} lists what it adds`)
+          }
+          // Turning it on asks first and says what appears; Cancel changes nothing.
+          const toggle = page.locator('[data-test=toggle-chronology-sites]')
+          await toggle.click()
+          const dialog = page.getByRole('alertdialog')
+          await dialog.waitFor()
+          const asked = (await dialog.textContent()).replace(/\s+/g, ' ')
+          assert.match(asked, lang === 'en' ? /Turn on .+ for Sites\?/ : /Attivare .+ per Sites\?/, where)
+          assert.ok(asked.includes(chrono.columns[0]), `${where}: the dialog names the columns: ${asked}`)
+          assert.equal(await toggle.isChecked(), false, `${where}: unchanged until confirmed`)
+          await shot(page, `plugin-confirm-on-${size}-${lang}`)
+          await page.locator('[data-test=feature-confirm-cancel]').click()
+          await dialog.waitFor({ state: 'detached' })
+          assert.equal(await isOn(), false, `${where}: Cancel leaves the schema alone`)
+          // Confirmed, it turns on; turning it off says the data is kept.
+          await toggle.click()
+          await page.locator('[data-test=feature-confirm-ok]').click()
+          await page.locator('[data-test=plugin-notice]').filter({ hasText: lang === 'en' ? 'now on for sites' : 'ora è attiva per sites' }).waitFor()
+          assert.equal(await isOn(), true, `${where}: on once confirmed`)
+          await page.locator('[data-test=toggle-chronology-sites]').click()
+          const off = (await page.getByRole('alertdialog').textContent()).replace(/\s+/g, ' ')
+          assert.match(off, lang === 'en' ? /Turn off .+ for Sites\?.*The data is kept/ : /Spegnere .+ per Sites\?.*I dati restano conservati/, `${where}: ${off}`)
+          await shot(page, `plugin-confirm-off-${size}-${lang}`)
+          await page.locator('[data-test=feature-confirm-ok]').click()
+          await page.locator('[data-test=plugin-notice]').filter({ hasText: lang === 'en' ? 'now off for sites' : 'ora è spenta per sites' }).waitFor()
+          assert.equal(await isOn(), false, `${where}: off once confirmed`)
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 900 })
+    }
+  },
+  // ---- end of issue 30: versions, the log, plugin features (adminui) ----
 }
 
 const { ctx, close } = await launch()
