@@ -66,6 +66,15 @@ function zipOf(entries) {
   return Buffer.concat([...locals, dir, end])
 }
 
+// answerDialog accepts the app's own dialog (issue 30: no window.confirm or
+// window.prompt), keeping a prompt's proposed value.
+async function answerDialog(page, value) {
+  const dlg = page.locator('[data-test=app-dialog]')
+  if (!await dlg.waitFor({ timeout: 2000 }).then(() => true, () => false)) return
+  if (value !== undefined) await dlg.locator('input').fill(value)
+  await dlg.locator('[data-test=dialog-ok]').click()
+}
+
 const totalOf = async (page) => Number((await page.locator('[data-test=total]').textContent()).match(/\d+/)[0])
 
 const scenarios = {
@@ -1257,6 +1266,46 @@ const scenarios = {
     const find = (await api(page, '/records/finds?filter[label][_eq]=INV-000011')).body.data[0].id
     assert.deepEqual((await api(page, `/record/finds/${find}`)).body.files.map((f) => `${f.filename}.${f.ext}`), ['INV-000011.png'])
   },
+  // ---- Issue 30, web fixes (webfix): banners, dialogs, labels, plurals ----
+  // An error banner belongs to what the user was doing: it goes when they
+  // cancel, move to "Forgot password", or start editing after a failed
+  // Duplicate.
+  async 'webfix: error banners go when the user moves on (issue 30)'(page) {
+    await page.goto(`${BASE}/?app=${APP}`)
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill('not-the-password')
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor()
+    await page.locator('[data-test=forgot]').click()
+    await page.locator('[data-test=reset-request]').waitFor()
+    assert.equal(await page.getByRole('alert').count(), 0, 'no sign-in error on "Forgot password"')
+    await page.goBack()
+    await page.locator('[data-test=signin]').waitFor()
+    assert.equal(await page.getByRole('alert').count(), 0, 'nor back on the sign-in form')
+
+    await signIn(page)
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0].id
+    await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Name').fill('')
+    await page.locator('[data-test=save]').click()
+    await page.locator('[data-test=record-error]').waitFor()
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.locator('[data-test=record]').waitFor()
+    assert.equal(await page.locator('[data-test=record-error]').count(), 0, 'no banner after Cancel')
+
+    // A copy named as another site is refused: the banner shows, and goes
+    // once the user turns to editing the record.
+    const other = (await api(page, '/records/sites?per_page=2')).body.data[1]
+    await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+    await page.locator('[data-test=duplicate]').click()
+    await answerDialog(page, other.name?.val ?? other.name)
+    await page.locator('[data-test=record-error]').waitFor()
+    await page.locator('[data-test=edit]').click()
+    await page.locator('[data-test=record-form]').waitFor()
+    assert.equal(await page.locator('[data-test=record-error]').count(), 0, 'no Duplicate banner while editing')
+  },
+  // ---- end of issue 30 web fixes (webfix) ----
 }
 
 const { ctx, close } = await launch()
