@@ -952,6 +952,7 @@ const scenarios = {
     await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature saved' }).waitFor()
     assert.deepEqual((await api(page, '/record/units/3')).body.geodata[point.id].geojson.coordinates, [12.4923, 41.8904])
     await rec.getByRole('button', { name: `Delete Point ${point.id}` }).click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature deleted' }).waitFor()
     mine = Object.values((await api(page, '/record/units/3')).body.geodata)
     assert.deepEqual(mine.map((g) => g.geojson.type).sort(), ['LineString', 'Polygon'])
@@ -989,6 +990,7 @@ const scenarios = {
     assert.deepEqual(tiles, [], 'no tile server contacted')
     await page.goto(`${BASE}/${APP}/admin/map-layers`)
     await page.getByRole('button', { name: 'Delete the file excavation-area.geojson' }).click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=layers-notice]').filter({ hasText: 'deleted' }).waitFor()
     assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'the layer went with its file')
   },
@@ -1050,6 +1052,7 @@ const scenarios = {
     await bib.scrollIntoViewIfNeeded()
     await shot(page, 'gazetteer-bibliography')
     await bib.getByRole('button', { name: /^Remove the citation of Coarelli/ }).click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citation removed' }).waitFor()
     assert.deepEqual((await api(page, `/refmgr/links/units/${unit}`)).body.links, [])
   },
@@ -1145,8 +1148,10 @@ const scenarios = {
     assert.equal(await page.locator('[data-test=backup-download]').count(), 2)
     await shot(page, 'backups')
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
 
     await page.getByRole('link', { name: 'Log' }).click()
@@ -1304,6 +1309,68 @@ const scenarios = {
     await page.locator('[data-test=edit]').click()
     await page.locator('[data-test=record-form]').waitFor()
     assert.equal(await page.locator('[data-test=record-error]').count(), 0, 'no Duplicate banner while editing')
+  },
+  // Delete and Duplicate ask through the app's own dialog, not
+  // window.confirm/prompt: a modal <dialog> with a title, named buttons,
+  // focus kept inside, Escape to cancel and focus back on the button; at
+  // desktop and phone widths, in English and Italian.
+  async 'webfix: the app\'s own confirm and prompt dialogs (issue 30)'(page) {
+    await signIn(page)
+    page.removeAllListeners('dialog')
+    const native = []
+    page.on('dialog', (d) => { native.push(d.type()); d.dismiss() })
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0].id
+    const words = { en: { title: 'Are you sure?', ok: 'Delete', cancel: 'Cancel', dup: 'Duplicate', need: 'The copy needs its own Name.', ask: 'A value is needed' },
+      it: { title: 'Confermi?', ok: 'Elimina', cancel: 'Annulla', dup: 'Duplica', need: 'La copia ha bisogno di un proprio valore di Name.', ask: 'Serve un valore' } }
+    for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      for (const lang of ['en', 'it']) {
+        const where = `${size} ${lang}`
+        const w = words[lang]
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+        // Duplicate: a prompt with the proposed value; Escape cancels it.
+        await page.locator('[data-test=duplicate]').click()
+        const dlg = page.getByRole('dialog', { name: w.ask })
+        await dlg.waitFor()
+        assert.equal(await dlg.locator('#app-dialog-message').textContent(), w.need, where)
+        const input = dlg.getByLabel('Name')
+        assert.match(await input.inputValue(), /-copy$/, `${where}: the proposed value`)
+        assert.ok(await input.evaluate((e) => e === document.activeElement), `${where}: focus in the field`)
+        await page.keyboard.press('Escape')
+        await dlg.waitFor({ state: 'hidden' })
+        assert.ok(page.url().endsWith(`/t/sites/${site}`), `${where}: Escape made no copy`)
+        assert.ok(await page.locator('[data-test=duplicate]').evaluate((e) => e === document.activeElement), `${where}: focus back on Duplicate`)
+        // Duplicate again, with a name of our own: the copy opens.
+        await page.locator('[data-test=duplicate]').click()
+        await dlg.getByLabel('Name').fill(`Copy ${where}`)
+        await shot(page, `webfix-prompt-${size}-${lang}`)
+        await dlg.getByRole('button', { name: w.dup, exact: true }).click()
+        await page.waitForURL((u) => !u.pathname.endsWith(`/t/sites/${site}`))
+        const copy = page.url().split('/').pop()
+        // Delete: a confirmation titled and with named buttons; Tab stays
+        // inside; Escape keeps the record; the named button deletes it.
+        await page.locator('[data-test=delete]').click()
+        const confirm = page.getByRole('dialog', { name: w.title })
+        await confirm.waitFor()
+        await confirm.getByRole('button', { name: w.ok, exact: true }).waitFor()
+        await confirm.getByRole('button', { name: w.cancel, exact: true }).waitFor()
+        for (let i = 0; i < 3; i++) {
+          await page.keyboard.press('Tab')
+          assert.ok(await confirm.evaluate((d) => d.contains(document.activeElement)), `${where}: Tab ${i + 1} stays in the dialog`)
+        }
+        await shot(page, `webfix-confirm-${size}-${lang}`)
+        await page.keyboard.press('Escape')
+        await confirm.waitFor({ state: 'hidden' })
+        assert.equal((await api(page, `/record/sites/${copy}`)).status, 200, `${where}: Escape deleted nothing`)
+        await page.locator('[data-test=delete]').click()
+        await confirm.getByRole('button', { name: w.ok, exact: true }).click()
+        await page.waitForURL((u) => u.pathname.endsWith('/t/sites'))
+        assert.equal((await api(page, `/record/sites/${copy}`)).status, 404, `${where}: deleted`)
+      }
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+    assert.deepEqual(native, [], 'no browser confirm() or prompt()')
   },
   // ---- end of issue 30 web fixes (webfix) ----
 }

@@ -9,6 +9,8 @@ const en = {
   'app.none': 'No databases on this server yet.',
   'app.not_found': 'There is no database called “{app}”.',
   'lang.label': 'Language',
+  'dialog.confirm_title': 'Are you sure?', 'dialog.prompt_title': 'A value is needed', 'dialog.ok': 'OK', 'dialog.cancel': 'Cancel',
+  'rec.duplicate_prompt': 'The copy needs its own {field}.',
   'signin.title': 'Sign in to {app}',
   'signin.email': 'Email',
   'signin.password': 'Password',
@@ -460,6 +462,8 @@ const en = {
 const it = {
   'app.choose': 'Scegli una banca dati', 'app.none': 'Nessuna banca dati su questo server.',
   'app.not_found': 'Non esiste una banca dati “{app}”.', 'lang.label': 'Lingua',
+  'dialog.confirm_title': 'Confermi?', 'dialog.prompt_title': 'Serve un valore', 'dialog.ok': 'OK', 'dialog.cancel': 'Annulla',
+  'rec.duplicate_prompt': 'La copia ha bisogno di un proprio valore di {field}.',
   'signin.title': 'Accedi a {app}', 'signin.email': 'Email', 'signin.password': 'Password', 'signin.submit': 'Accedi',
   'signin.with': 'Accedi con {provider}', 'signin.forgot': 'Password dimenticata?', 'signin.back': 'Torna alle banche dati',
   'signout': 'Esci', 'reset.request_title': 'Reimposta la password', 'reset.request_help': 'Ti invieremo un link per scegliere una nuova password.',
