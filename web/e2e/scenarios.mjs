@@ -1372,6 +1372,42 @@ const scenarios = {
     await page.evaluate(() => localStorage.removeItem('strata.lang'))
     assert.deepEqual(native, [], 'no browser confirm() or prompt()')
   },
+  // The API key's copy button has a name ("Copy", "Copia"; not a bare
+  // glyph), and a file chooser drawn as its label shows the focus ring
+  // when reached with the keyboard; desktop and phone, English and Italian.
+  async 'webfix: copy button named, file chooser focus ring (issue 30)'(page) {
+    await signIn(page)
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0].id
+    const words = { en: { copy: 'Copy', label: 'Copy the key', keys: 'API keys', create: 'Create a key' },
+      it: { copy: 'Copia', label: 'Copia la chiave', keys: 'Chiavi API', create: 'Crea una chiave' } }
+    for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      for (const lang of ['en', 'it']) {
+        const where = `${size} ${lang}`
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.goto(`${BASE}/${APP}/admin/keys`)
+        const form = page.locator('[data-test=create-key]')
+        await form.locator('input').first().fill(`copy ${where}`)
+        await form.locator('button[type=submit]').click()
+        await page.locator('[data-test=key-value]').waitFor()
+        const copy = page.locator('[data-test=new-key]').getByRole('button', { name: words[lang].label, exact: true })
+        await copy.waitFor()
+        assert.equal((await copy.textContent()).trim(), words[lang].copy, `${where}: visible text`)
+        await shot(page, `webfix-copy-${size}-${lang}`)
+        // "Choose files…": reached with Tab, its label shows the ring.
+        await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+        const input = page.locator('[data-test=file-input]')
+        await input.focus()
+        await page.keyboard.press('Shift+Tab')
+        await page.keyboard.press('Tab')
+        assert.ok(await input.evaluate((e) => e === document.activeElement), `${where}: Tab reaches the file input`)
+        const ring = await page.locator('[data-test=dropzone] label.button').evaluate((l) => getComputedStyle(l).outlineStyle + ' ' + getComputedStyle(l).outlineWidth)
+        assert.equal(ring, 'solid 3px', `${where}: the focus ring on "Choose files…"`)
+        await shot(page, `webfix-choose-files-${size}-${lang}`)
+      }
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+  },
   // ---- end of issue 30 web fixes (webfix) ----
 }
 
