@@ -826,7 +826,7 @@ const scenarios = {
       dt.items.add(new File(['%PDF-1.4\n% a drawing\n'], 'section drawing.pdf', { type: 'application/pdf' }))
       document.querySelector('[data-test=dropzone]').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }))
     })
-    await panel.locator('[data-test=files-notice]').filter({ hasText: '2 file(s) uploaded' }).waitFor()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: '2 files uploaded' }).waitFor()
     await panel.locator('[data-test=file]').nth(1).waitFor()
     const thumb = panel.locator('[data-test=thumb]')
     assert.equal(await thumb.count(), 1, 'a thumbnail for the image only')
@@ -1405,6 +1405,42 @@ const scenarios = {
         assert.equal(ring, 'solid 3px', `${where}: the focus ring on "Choose files…"`)
         await shot(page, `webfix-choose-files-${size}-${lang}`)
       }
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+  },
+  // Counts take the plural form of the language ("1 file uploaded.", not
+  // "1 file(s) uploaded."; "1 record") and a bound says what is expected
+  // ("Must be at least 0.", not "Too small. at least 0"); English and
+  // Italian.
+  async 'webfix: plurals and the bound messages (issue 30)'(page) {
+    await signIn(page)
+    const words = {
+      en: { uploaded: '1 file uploaded.', total: '1 record', min: 'Must be at least 0.', weight: 'Weight (g)' },
+      it: { uploaded: '1 file caricato.', total: '1 scheda', min: 'Deve essere almeno 0.', weight: 'Weight (g)' },
+    }
+    const trench = (await api(page, '/records/trenches?per_page=1')).body.data[0].id
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0]
+    const siteName = site.name?.val ?? site.name
+    for (const lang of ['en', 'it']) {
+      const w = words[lang]
+      await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+      await page.goto(`${BASE}/${APP}/t/trenches/${trench}`)
+      await page.locator('[data-test=file-input]').setInputFiles({ name: `plan ${lang}.pdf`, mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n% a plan\n') })
+      const notice = page.locator('[data-test=files-notice]')
+      await notice.waitFor()
+      assert.equal((await notice.textContent()).trim(), w.uploaded, lang)
+      await page.goto(`${BASE}/${APP}/t/sites?q=${encodeURIComponent(siteName)}`)
+      const total = page.locator('[data-test=total]')
+      await total.filter({ hasText: /^\s*1\s/ }).waitFor()
+      assert.equal((await total.textContent()).trim(), w.total, lang)
+      await page.goto(`${BASE}/${APP}/t/finds/21`)
+      await page.locator('[data-test=edit]').click()
+      await page.getByLabel(w.weight).fill('-5')
+      await page.locator('[data-test=save]').click()
+      const err = page.locator('.field[data-field=weight] .field-error')
+      await err.waitFor()
+      assert.equal((await err.textContent()).trim(), w.min, lang)
+      await shot(page, `webfix-bound-${lang}`)
     }
     await page.evaluate(() => localStorage.removeItem('strata.lang'))
   },
