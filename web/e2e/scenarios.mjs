@@ -66,6 +66,15 @@ function zipOf(entries) {
   return Buffer.concat([...locals, dir, end])
 }
 
+// answerDialog accepts the app's own dialog (issue 30: no window.confirm or
+// window.prompt), keeping a prompt's proposed value.
+async function answerDialog(page, value) {
+  const dlg = page.locator('[data-test=app-dialog]')
+  if (!await dlg.waitFor({ timeout: 2000 }).then(() => true, () => false)) return
+  if (value !== undefined) await dlg.locator('input').fill(value)
+  await dlg.locator('[data-test=dialog-ok]').click()
+}
+
 const totalOf = async (page) => Number((await page.locator('[data-test=total]').textContent()).match(/\d+/)[0])
 
 // ---- Issue 30, lookup fields (lookupfix): helpers ----
@@ -853,7 +862,7 @@ const scenarios = {
       dt.items.add(new File(['%PDF-1.4\n% a drawing\n'], 'section drawing.pdf', { type: 'application/pdf' }))
       document.querySelector('[data-test=dropzone]').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }))
     })
-    await panel.locator('[data-test=files-notice]').filter({ hasText: '2 file(s) uploaded' }).waitFor()
+    await panel.locator('[data-test=files-notice]').filter({ hasText: '2 files uploaded' }).waitFor()
     await panel.locator('[data-test=file]').nth(1).waitFor()
     const thumb = panel.locator('[data-test=thumb]')
     assert.equal(await thumb.count(), 1, 'a thumbnail for the image only')
@@ -979,6 +988,7 @@ const scenarios = {
     await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature saved' }).waitFor()
     assert.deepEqual((await api(page, '/record/units/3')).body.geodata[point.id].geojson.coordinates, [12.4923, 41.8904])
     await rec.getByRole('button', { name: `Delete Point ${point.id}` }).click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=map-notice]').filter({ hasText: 'Feature deleted' }).waitFor()
     mine = Object.values((await api(page, '/record/units/3')).body.geodata)
     assert.deepEqual(mine.map((g) => g.geojson.type).sort(), ['LineString', 'Polygon'])
@@ -1016,6 +1026,7 @@ const scenarios = {
     assert.deepEqual(tiles, [], 'no tile server contacted')
     await page.goto(`${BASE}/${APP}/admin/map-layers`)
     await page.getByRole('button', { name: 'Delete the file excavation-area.geojson' }).click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=layers-notice]').filter({ hasText: 'deleted' }).waitFor()
     assert.deepEqual((await api(page, '/config/geoface')).body.layers, [], 'the layer went with its file')
   },
@@ -1077,6 +1088,7 @@ const scenarios = {
     await bib.scrollIntoViewIfNeeded()
     await shot(page, 'gazetteer-bibliography')
     await bib.getByRole('button', { name: /^Remove the citation of Coarelli/ }).click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await bib.locator('[data-test=bib-notice]').filter({ hasText: 'Citation removed' }).waitFor()
     assert.deepEqual((await api(page, `/refmgr/links/units/${unit}`)).body.links, [])
   },
@@ -1172,8 +1184,10 @@ const scenarios = {
     assert.equal(await page.locator('[data-test=backup-download]').count(), 2)
     await shot(page, 'backups')
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
     await page.getByRole('button', { name: /^Delete demo_/ }).first().click()
+    await answerDialog(page) // the app's own confirmation (issue 30)
     await page.locator('[data-test=backup-notice]').filter({ hasText: 'Backup deleted' }).waitFor()
 
     await page.getByRole('link', { name: 'Log' }).click()
@@ -1483,6 +1497,180 @@ const scenarios = {
     }
   },
   // ---- end of issue 30: versions, the log, plugin features (adminui) ----
+  // ---- Issue 30, web fixes (webfix): banners, dialogs, labels, plurals ----
+  // An error banner belongs to what the user was doing: it goes when they
+  // cancel, move to "Forgot password", or start editing after a failed
+  // Duplicate.
+  async 'webfix: error banners go when the user moves on (issue 30)'(page) {
+    await page.goto(`${BASE}/?app=${APP}`)
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill('not-the-password')
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor()
+    await page.locator('[data-test=forgot]').click()
+    await page.locator('[data-test=reset-request]').waitFor()
+    assert.equal(await page.getByRole('alert').count(), 0, 'no sign-in error on "Forgot password"')
+    await page.goBack()
+    await page.locator('[data-test=signin]').waitFor()
+    assert.equal(await page.getByRole('alert').count(), 0, 'nor back on the sign-in form')
+
+    await signIn(page)
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0].id
+    await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+    await page.locator('[data-test=edit]').click()
+    await page.getByLabel('Name').fill('')
+    await page.locator('[data-test=save]').click()
+    await page.locator('[data-test=record-error]').waitFor()
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.locator('[data-test=record]').waitFor()
+    assert.equal(await page.locator('[data-test=record-error]').count(), 0, 'no banner after Cancel')
+
+    // A copy named as another site is refused: the banner shows, and goes
+    // once the user turns to editing the record.
+    const other = (await api(page, '/records/sites?per_page=2')).body.data[1]
+    await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+    await page.locator('[data-test=duplicate]').click()
+    await answerDialog(page, other.name?.val ?? other.name)
+    await page.locator('[data-test=record-error]').waitFor()
+    await page.locator('[data-test=edit]').click()
+    await page.locator('[data-test=record-form]').waitFor()
+    assert.equal(await page.locator('[data-test=record-error]').count(), 0, 'no Duplicate banner while editing')
+  },
+  // Delete and Duplicate ask through the app's own dialog, not
+  // window.confirm/prompt: a modal <dialog> with a title, named buttons,
+  // focus kept inside, Escape to cancel and focus back on the button; at
+  // desktop and phone widths, in English and Italian.
+  async 'webfix: the app\'s own confirm and prompt dialogs (issue 30)'(page) {
+    await signIn(page)
+    page.removeAllListeners('dialog')
+    const native = []
+    page.on('dialog', (d) => { native.push(d.type()); d.dismiss() })
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0].id
+    const words = { en: { title: 'Are you sure?', ok: 'Delete', cancel: 'Cancel', dup: 'Duplicate', need: 'The copy needs its own Name.', ask: 'A value is needed' },
+      it: { title: 'Confermi?', ok: 'Elimina', cancel: 'Annulla', dup: 'Duplica', need: 'La copia ha bisogno di un proprio valore di Name.', ask: 'Serve un valore' } }
+    for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      for (const lang of ['en', 'it']) {
+        const where = `${size} ${lang}`
+        const w = words[lang]
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+        // Duplicate: a prompt with the proposed value; Escape cancels it.
+        await page.locator('[data-test=duplicate]').click()
+        const dlg = page.getByRole('dialog', { name: w.ask })
+        await dlg.waitFor()
+        assert.equal(await dlg.locator('#app-dialog-message').textContent(), w.need, where)
+        const input = dlg.getByLabel('Name')
+        assert.match(await input.inputValue(), /-copy$/, `${where}: the proposed value`)
+        assert.ok(await input.evaluate((e) => e === document.activeElement), `${where}: focus in the field`)
+        await page.keyboard.press('Escape')
+        await dlg.waitFor({ state: 'hidden' })
+        assert.ok(page.url().endsWith(`/t/sites/${site}`), `${where}: Escape made no copy`)
+        assert.ok(await page.locator('[data-test=duplicate]').evaluate((e) => e === document.activeElement), `${where}: focus back on Duplicate`)
+        // Duplicate again, with a name of our own: the copy opens.
+        await page.locator('[data-test=duplicate]').click()
+        await dlg.getByLabel('Name').fill(`Copy ${where}`)
+        await shot(page, `webfix-prompt-${size}-${lang}`)
+        await dlg.getByRole('button', { name: w.dup, exact: true }).click()
+        await page.waitForURL((u) => !u.pathname.endsWith(`/t/sites/${site}`))
+        const copy = page.url().split('/').pop()
+        // Delete: a confirmation titled and with named buttons; Tab stays
+        // inside; Escape keeps the record; the named button deletes it.
+        await page.locator('[data-test=delete]').click()
+        const confirm = page.getByRole('dialog', { name: w.title })
+        await confirm.waitFor()
+        await confirm.getByRole('button', { name: w.ok, exact: true }).waitFor()
+        await confirm.getByRole('button', { name: w.cancel, exact: true }).waitFor()
+        for (let i = 0; i < 3; i++) {
+          await page.keyboard.press('Tab')
+          assert.ok(await confirm.evaluate((d) => d.contains(document.activeElement)), `${where}: Tab ${i + 1} stays in the dialog`)
+        }
+        await shot(page, `webfix-confirm-${size}-${lang}`)
+        await page.keyboard.press('Escape')
+        await confirm.waitFor({ state: 'hidden' })
+        assert.equal((await api(page, `/record/sites/${copy}`)).status, 200, `${where}: Escape deleted nothing`)
+        await page.locator('[data-test=delete]').click()
+        await confirm.getByRole('button', { name: w.ok, exact: true }).click()
+        await page.waitForURL((u) => u.pathname.endsWith('/t/sites'))
+        assert.equal((await api(page, `/record/sites/${copy}`)).status, 404, `${where}: deleted`)
+      }
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+    assert.deepEqual(native, [], 'no browser confirm() or prompt()')
+  },
+  // The API key's copy button has a name ("Copy", "Copia"; not a bare
+  // glyph), and a file chooser drawn as its label shows the focus ring
+  // when reached with the keyboard; desktop and phone, English and Italian.
+  async 'webfix: copy button named, file chooser focus ring (issue 30)'(page) {
+    await signIn(page)
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0].id
+    const words = { en: { copy: 'Copy', label: 'Copy the key', keys: 'API keys', create: 'Create a key' },
+      it: { copy: 'Copia', label: 'Copia la chiave', keys: 'Chiavi API', create: 'Crea una chiave' } }
+    for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      for (const lang of ['en', 'it']) {
+        const where = `${size} ${lang}`
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.goto(`${BASE}/${APP}/admin/keys`)
+        const form = page.locator('[data-test=create-key]')
+        await form.locator('input').first().fill(`copy ${where}`)
+        await form.locator('button[type=submit]').click()
+        await page.locator('[data-test=key-value]').waitFor()
+        const copy = page.locator('[data-test=new-key]').getByRole('button', { name: words[lang].label, exact: true })
+        await copy.waitFor()
+        assert.equal((await copy.textContent()).trim(), words[lang].copy, `${where}: visible text`)
+        await shot(page, `webfix-copy-${size}-${lang}`)
+        // "Choose files…": reached with Tab, its label shows the ring.
+        await page.goto(`${BASE}/${APP}/t/sites/${site}`)
+        const input = page.locator('[data-test=file-input]')
+        await input.focus()
+        await page.keyboard.press('Shift+Tab')
+        await page.keyboard.press('Tab')
+        assert.ok(await input.evaluate((e) => e === document.activeElement), `${where}: Tab reaches the file input`)
+        const ring = await page.locator('[data-test=dropzone] label.button').evaluate((l) => getComputedStyle(l).outlineStyle + ' ' + getComputedStyle(l).outlineWidth)
+        assert.equal(ring, 'solid 3px', `${where}: the focus ring on "Choose files…"`)
+        await shot(page, `webfix-choose-files-${size}-${lang}`)
+      }
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+  },
+  // Counts take the plural form of the language ("1 file uploaded.", not
+  // "1 file(s) uploaded."; "1 record") and a bound says what is expected
+  // ("Must be at least 0.", not "Too small. at least 0"); English and
+  // Italian.
+  async 'webfix: plurals and the bound messages (issue 30)'(page) {
+    await signIn(page)
+    const words = {
+      en: { uploaded: '1 file uploaded.', total: '1 record', min: 'Must be at least 0.', weight: 'Weight (g)' },
+      it: { uploaded: '1 file caricato.', total: '1 scheda', min: 'Deve essere almeno 0.', weight: 'Weight (g)' },
+    }
+    const trench = (await api(page, '/records/trenches?per_page=1')).body.data[0].id
+    const site = (await api(page, '/records/sites?per_page=1')).body.data[0]
+    const siteName = site.name?.val ?? site.name
+    for (const lang of ['en', 'it']) {
+      const w = words[lang]
+      await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+      await page.goto(`${BASE}/${APP}/t/trenches/${trench}`)
+      await page.locator('[data-test=file-input]').setInputFiles({ name: `plan ${lang}.pdf`, mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n% a plan\n') })
+      const notice = page.locator('[data-test=files-notice]')
+      await notice.waitFor()
+      assert.equal((await notice.textContent()).trim(), w.uploaded, lang)
+      await page.goto(`${BASE}/${APP}/t/sites?q=${encodeURIComponent(siteName)}`)
+      const total = page.locator('[data-test=total]')
+      await total.filter({ hasText: /^\s*1\s/ }).waitFor()
+      assert.equal((await total.textContent()).trim(), w.total, lang)
+      await page.goto(`${BASE}/${APP}/t/finds/21`)
+      await page.locator('[data-test=edit]').click()
+      await page.getByLabel(w.weight).fill('-5')
+      await page.locator('[data-test=save]').click()
+      const err = page.locator('.field[data-field=weight] .field-error')
+      await err.waitFor()
+      assert.equal((await err.textContent()).trim(), w.min, lang)
+      await shot(page, `webfix-bound-${lang}`)
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+  },
+  // ---- end of issue 30 web fixes (webfix) ----
 }
 
 const { ctx, close } = await launch()

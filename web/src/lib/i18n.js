@@ -9,6 +9,9 @@ const en = {
   'app.none': 'No databases on this server yet.',
   'app.not_found': 'There is no database called “{app}”.',
   'lang.label': 'Language',
+  'dialog.confirm_title': 'Are you sure?', 'dialog.prompt_title': 'A value is needed', 'dialog.ok': 'OK', 'dialog.cancel': 'Cancel',
+  'rec.duplicate_prompt': 'The copy needs its own {field}.',
+  'keys.copy': 'Copy', 'keys.copy_label': 'Copy the key', 'keys.copied': 'Copied',
   'signin.title': 'Sign in to {app}',
   'signin.email': 'Email',
   'signin.password': 'Password',
@@ -48,7 +51,7 @@ const en = {
   'list.search_go': 'Search',
   'list.columns': 'Columns',
   'list.filter': 'Filter',
-  'list.total': '{n} records',
+  'list.total.one': '{n} record', 'list.total.other': '{n} records',
   'list.page': 'Page {page} of {pages}',
   'list.prev': 'Previous',
   'list.next': 'Next',
@@ -133,7 +136,9 @@ const en = {
   'error.precondition_failed': 'Someone else changed this record meanwhile: reload it and redo your change.',
   'error.last_super_admin': 'The last super admin cannot be demoted.', 'error.table_not_found': 'The table does not exist.',
   'rule.required': 'Required.', 'rule.no_dupl': 'Another record has this value.', 'rule.type': 'Not a valid value for this field.',
-  'rule.int': 'A whole number is needed.', 'rule.min': 'Too small.', 'rule.max': 'Too large.', 'rule.max_length': 'Too long.',
+  'rule.int': 'A whole number is needed.', 'rule.min': 'Too small.', 'rule.max': 'Too large.',
+  'rule.min_value': 'Must be at least {min}.', 'rule.max_value': 'Must be at most {max}.', 'rule.min_date': 'Must not be before {min}.', 'rule.max_date': 'Must not be after {max}.',
+  'rule.max_length_n.one': 'At most {n} character.', 'rule.max_length_n.other': 'At most {n} characters.', 'rule.max_length': 'Too long.',
   'rule.pattern': 'Not in the expected form.', 'rule.lookup': 'Not a record you can choose.', 'rule.link': 'Not an allowed link.',
   'rec.no_rows': 'None recorded.',
   'nav.schema': 'Tables and fields',
@@ -147,7 +152,7 @@ const en = {
   'chrono.year_hint': 'e.g. -500, 300 BCE, c4 BCE',
   'chrono.show': 'Show',
   'chrono.no_tables': 'No table has the chronology feature on.',
-  'chrono.total': '{n} dated records',
+  'chrono.total.one': '{n} dated record', 'chrono.total.other': '{n} dated records',
   'chrono.shown': 'the earliest {n} are drawn',
   'chrono.none': 'No dated records in this window.',
   'chrono.not_active': 'Chronology is not on for {tables}: its records have no dating.',
@@ -309,14 +314,14 @@ const en = {
   'files.none': 'No files yet.',
   'files.drop': 'Drop files here to upload them, or',
   'files.choose': 'Choose files…',
-  'files.uploaded': '{n} file(s) uploaded.',
+  'files.uploaded.one': '{n} file uploaded.', 'files.uploaded.other': '{n} files uploaded.',
   'files.unlinked': 'File removed from this record (it is kept).',
   'files.unlink': 'Remove',
   'files.unlink_named': 'Remove {name} from this record',
   'files.progress': 'Upload of {name}',
   'map.title': 'Map of {table}',
   'map.region': 'Map',
-  'map.total': '{n} features',
+  'map.total.one': '{n} feature', 'map.total.other': '{n} features',
   'map.truncated': 'too many to draw them all',
   'map.open': 'Open the record',
   'map.list': 'The features as a list',
@@ -390,7 +395,7 @@ const en = {
   'log.any': 'any',
   'log.user': 'User',
   'log.search': 'Action contains',
-  'log.total': '{n} entries',
+  'log.total.one': '{n} entry', 'log.total.other': '{n} entries',
   'log.time': 'Time',
   'log.action': 'Action',
   'log.status': 'Status',
@@ -474,6 +479,9 @@ const en = {
 const it = {
   'app.choose': 'Scegli una banca dati', 'app.none': 'Nessuna banca dati su questo server.',
   'app.not_found': 'Non esiste una banca dati “{app}”.', 'lang.label': 'Lingua',
+  'dialog.confirm_title': 'Confermi?', 'dialog.prompt_title': 'Serve un valore', 'dialog.ok': 'OK', 'dialog.cancel': 'Annulla',
+  'rec.duplicate_prompt': 'La copia ha bisogno di un proprio valore di {field}.',
+  'keys.copy': 'Copia', 'keys.copy_label': 'Copia la chiave', 'keys.copied': 'Copiata',
   'signin.title': 'Accedi a {app}', 'signin.email': 'Email', 'signin.password': 'Password', 'signin.submit': 'Accedi',
   'signin.with': 'Accedi con {provider}', 'signin.forgot': 'Password dimenticata?', 'signin.back': 'Torna alle banche dati',
   'signout': 'Esci', 'reset.request_title': 'Reimposta la password', 'reset.request_help': 'Ti invieremo un link per scegliere una nuova password.',
@@ -488,7 +496,7 @@ const it = {
   'nav.keys': 'Chiavi API', 'nav.plugins': 'Funzioni dei plugin', 'nav.skip': 'Vai al contenuto',
   'home.welcome': 'Scegli una tabella per sfogliarne le schede.',
   'list.search': 'Ricerca veloce', 'list.search_go': 'Cerca', 'list.columns': 'Colonne', 'list.filter': 'Filtro',
-  'list.total': '{n} schede', 'list.page': 'Pagina {page} di {pages}', 'list.prev': 'Precedente', 'list.next': 'Successiva',
+  'list.total.one': '{n} scheda', 'list.total.other': '{n} schede', 'list.page': 'Pagina {page} di {pages}', 'list.prev': 'Precedente', 'list.next': 'Successiva',
   'list.per_page': 'Righe per pagina', 'list.new': 'Nuova scheda', 'list.empty': 'Nessuna scheda corrisponde.',
   'list.sort_by': 'Ordina per {field}', 'list.export': 'Esporta CSV',
   'filter.add_condition': 'Aggiungi condizione', 'filter.add_group': 'Aggiungi gruppo', 'filter.remove': 'Rimuovi',
@@ -556,7 +564,9 @@ const it = {
   'error.precondition_failed': 'Qualcun altro ha modificato la scheda nel frattempo: ricaricala e ripeti la modifica.',
   'error.last_super_admin': 'L’ultimo super amministratore non può essere declassato.', 'error.table_not_found': 'La tabella non esiste.',
   'rule.required': 'Obbligatorio.', 'rule.no_dupl': 'Un’altra scheda ha questo valore.', 'rule.type': 'Valore non valido per questo campo.',
-  'rule.int': 'Serve un numero intero.', 'rule.min': 'Troppo piccolo.', 'rule.max': 'Troppo grande.', 'rule.max_length': 'Troppo lungo.',
+  'rule.int': 'Serve un numero intero.', 'rule.min': 'Troppo piccolo.', 'rule.max': 'Troppo grande.',
+  'rule.min_value': 'Deve essere almeno {min}.', 'rule.max_value': 'Deve essere al massimo {max}.', 'rule.min_date': 'Non può essere prima del {min}.', 'rule.max_date': 'Non può essere dopo il {max}.',
+  'rule.max_length_n.one': 'Al massimo {n} carattere.', 'rule.max_length_n.other': 'Al massimo {n} caratteri.', 'rule.max_length': 'Troppo lungo.',
   'rule.pattern': 'Non nella forma attesa.', 'rule.lookup': 'Non è una scheda che puoi scegliere.', 'rule.link': 'Non è un link ammesso.',
   'rec.no_rows': 'Nessuna registrata.',
   'nav.schema': 'Tabelle e campi',
@@ -570,7 +580,7 @@ const it = {
   'chrono.year_hint': 'es. -500, 300 a.C., c4 BCE',
   'chrono.show': 'Mostra',
   'chrono.no_tables': 'Nessuna tabella ha la cronologia attiva.',
-  'chrono.total': '{n} schede datate',
+  'chrono.total.one': '{n} scheda datata', 'chrono.total.other': '{n} schede datate',
   'chrono.shown': 'sono disegnate le {n} più antiche',
   'chrono.none': 'Nessuna scheda datata in questo intervallo.',
   'chrono.not_active': 'La cronologia non è attiva per {tables}: le sue schede non hanno datazione.',
@@ -732,14 +742,14 @@ const it = {
   'files.none': 'Ancora nessun file.',
   'files.drop': 'Trascina qui i file per caricarli, oppure',
   'files.choose': 'Scegli i file…',
-  'files.uploaded': '{n} file caricati.',
+  'files.uploaded.one': '{n} file caricato.', 'files.uploaded.other': '{n} file caricati.',
   'files.unlinked': 'File tolto da questa scheda (resta conservato).',
   'files.unlink': 'Togli',
   'files.unlink_named': 'Togli {name} da questa scheda',
   'files.progress': 'Caricamento di {name}',
   'map.title': 'Mappa di {table}',
   'map.region': 'Mappa',
-  'map.total': '{n} geometrie',
+  'map.total.one': '{n} geometria', 'map.total.other': '{n} geometrie',
   'map.truncated': 'troppe per disegnarle tutte',
   'map.open': 'Apri la scheda',
   'map.list': 'Le geometrie in elenco',
@@ -813,7 +823,7 @@ const it = {
   'log.any': 'qualsiasi',
   'log.user': 'Utente',
   'log.search': 'Azione contiene',
-  'log.total': '{n} voci',
+  'log.total.one': '{n} voce', 'log.total.other': '{n} voci',
   'log.time': 'Ora',
   'log.action': 'Azione',
   'log.status': 'Esito',
@@ -922,6 +932,17 @@ export function setLocale(code) {
 export function t(key, params = {}) {
   const s = dictionaries[locale.value][key] ?? en[key] ?? key
   return s.replace(/\{(\w+)\}/g, (m, k) => (params[k] ?? m))
+}
+
+// tn is t for a count: key.one, key.other (or whatever form the
+// language's plural rules give n: Intl.PluralRules), so "1 dated record"
+// and "2 dated records" — never "record(s)". {n} is n as given (lists
+// and scenarios read the digits back); other params as in t.
+export function tn(key, n, params = {}) {
+  const form = new Intl.PluralRules(locale.value).select(n)
+  const d = dictionaries[locale.value]
+  const k = d[`${key}.${form}`] !== undefined || en[`${key}.${form}`] !== undefined ? `${key}.${form}` : `${key}.other`
+  return t(k, { n, ...params })
 }
 
 // errorText is the message of an API error code (with its details).

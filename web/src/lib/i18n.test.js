@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { dictionaries, errorText, setLocale, t } from './i18n.js'
+import { dictionaries, errorText, setLocale, t, tn } from './i18n.js'
 
 // Keys that read the same in both languages (symbols, the product name).
 const SAME = new Set(['app.title', 'op._gt', 'op._lt', 'op._gte', 'op._lte', 'rec.none', 'c14.sigma1', 'c14.sigma2', 'c14.calbp'])
@@ -22,6 +22,19 @@ describe('i18n', () => {
     setLocale('it')
     expect(errorText({ code: 'self_relation', body: {} })).toBe('Un’unità non può essere in rapporto con se stessa.')
     expect(t('rs.5')).toBe('copre')
+    setLocale('en')
+  })
+})
+
+describe('tn', () => {
+  it('chooses the plural form of the language', () => {
+    setLocale('en')
+    expect(tn('chrono.total', 1)).toBe('1 dated record')
+    expect(tn('chrono.total', 2)).toBe('2 dated records')
+    expect(tn('files.uploaded', 0)).toBe('0 files uploaded.')
+    setLocale('it')
+    expect(tn('chrono.total', 1)).toBe('1 scheda datata')
+    expect(tn('files.uploaded', 3)).toBe('3 file caricati.')
     setLocale('en')
   })
 })
