@@ -3,16 +3,19 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andybalholm/brotli"
 	kgzip "github.com/klauspost/compress/gzip"
 
+	"github.com/strata-archaeo/strata/core/demo"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -172,17 +175,20 @@ func TestCompressedAnswers(t *testing.T) {
 	})
 }
 
-// BenchmarkCompressAnswer compresses a list answer of 100 rows with each
+// BenchmarkCompressAnswer compresses a list answer of 100 demo finds with each
 // coding considered for answers made at each request, reporting the size
 // (the reason only gzip is offered: brotli at a comparable speed gains
 // little, at its better ratios it costs several times the CPU).
 func BenchmarkCompressAnswer(b *testing.B) {
-	f := newDig(b, store.SQLite)
-	fillFinds(b, f, 100)
-	req := httptest.NewRequest("GET", "/dig/api/records/finds?per_page=100", nil)
-	req.Header.Set("Authorization", f.super)
+	inst := testenv.NewInstance(b, store.SQLite)
+	a := testenv.NewApp(b, inst.Apps, "demo")
+	if err := demo.Seed(context.Background(), a, demo.Small, 1, time.Now().UTC()); err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/demo/api/records/finds?per_page=100", nil)
+	req.Header.Set("Authorization", testenv.Login(b, inst.Server, "demo", "admin@example.org", testenv.Password))
 	rec := httptest.NewRecorder()
-	f.inst.Server.ServeHTTP(rec, req)
+	inst.Server.ServeHTTP(rec, req)
 	body := rec.Body.Bytes()
 	if rec.Code != 200 || len(body) < 4096 {
 		b.Fatalf("list: %d %d bytes", rec.Code, len(body))
