@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -127,6 +128,35 @@ func TestRoutes(t *testing.T) {
 			case <-done:
 			case <-time.After(5 * time.Second):
 				t.Fatal("the stream outlived its client")
+			}
+			if _, err := sys.Cancel(ctx, q.ID); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, sys, q.ID)
+		})
+
+		t.Run("events are neither compressed nor held back", func(t *testing.T) {
+			// Over a real connection from a client taking gzip and brotli:
+			// the first event arrives while the job is still held, as
+			// plain text (a compressor would hold it, or need decoding).
+			q, _ := sys.Enqueue(ctx, "site", 1, "count", countArgs{N: 1, Hold: true})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+url(q.ID)+"/events", nil)
+			req.Header.Set("Authorization", admin["Authorization"])
+			req.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
+			client := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 10 * time.Second}
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			first := make([]byte, len("event: job\ndata: {"))
+			if _, err := io.ReadFull(res.Body, first); err != nil {
+				t.Fatalf("no first event while the job runs: %v", err)
+			}
+			if res.Header.Get("Content-Encoding") != "" || res.Header.Get("Content-Type") != "text/event-stream" || string(first) != "event: job\ndata: {" {
+				t.Fatalf("%q %q %q", res.Header.Get("Content-Encoding"), res.Header.Get("Content-Type"), first)
 			}
 			if _, err := sys.Cancel(ctx, q.ID); err != nil {
 				t.Fatal(err)

@@ -26,7 +26,7 @@ var exportNotes = []string{`he said "hi", then left`, "line 1\nline 2", "ünïc�
 // fillFinds inserts n finds straight into the table (faster than the API)
 // with repeated and missing values, so that every sort has ties and NULLs
 // across batch boundaries.
-func fillFinds(t *testing.T, f *digFixture, n int) {
+func fillFinds(t testing.TB, f *digFixture, n int) {
 	t.Helper()
 	ctx, db := context.Background(), f.app.DB
 	start := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -135,6 +135,7 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	engine   *gin.Engine
+	handler  http.Handler // engine behind compressAnswers
 	routes   []Route
 	getenv   func(string) string
 	mailer   *mail.Client
@@ -252,6 +253,7 @@ func New(d Deps) (*Server, error) {
 	s.webui = webui.New()
 	e.NoRoute(s.fallback)
 	s.engine = e
+	s.handler = compressAnswers(e)
 	routes := append(s.routeTable(), s.adminRoutes()...)
 	routes = append(routes, schemaapi.Routes(s.now)...)
 	routes = append(routes, s.signupRoutes()...)
@@ -309,7 +311,7 @@ func (s *Server) Jobs() *jobs.System { return s.jobs }
 func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // routeTable lists every route of the service. Later features add their
 // rows here, so the whole API surface can be read in one place.

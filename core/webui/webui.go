@@ -8,15 +8,19 @@ package webui
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/httpenc"
 )
 
 //go:embed all:dist
@@ -34,9 +38,23 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // Handler serves the web application.
 type Handler struct {
-	files fs.FS
-	index []byte
+	index  *file
+	assets map[string]*file
 }
+
+// file is one file of the build with the compressed forms the build wrote
+// beside it (name.br, name.gz; web/vite.config.js), read once at start:
+// the build is embedded and under a megabyte with its compressed forms.
+type file struct {
+	name     string
+	identity []byte
+	br, gz   []byte
+	// etag is the identity's entity tag; each coding's adds "-br"/"-gz",
+	// so a cache never takes one encoding's bytes for another's.
+	etag string
+}
+
+func (f *file) compressed() bool { return f.br != nil || f.gz != nil }
 
 // New serves the embedded build.
 func New() *Handler {
@@ -51,13 +69,95 @@ func New() *Handler {
 	return h
 }
 
-// NewFS serves a build folder (index.html and assets/).
+// NewFS serves a build folder (index.html and assets/). The compressed
+// forms name.br and name.gz are never answered by their own names.
 func NewFS(files fs.FS) (*Handler, error) {
-	index, err := fs.ReadFile(files, "index.html")
+	index, err := readFile(files, "index.html")
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{files: files, index: index}, nil
+	h := &Handler{index: index, assets: map[string]*file{}}
+	err = fs.WalkDir(files, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || name == "index.html" || isCompressedForm(files, name) {
+			return err
+		}
+		f, err := readFile(files, name)
+		if err == nil {
+			h.assets[name] = f
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// isCompressedForm reports whether name is the .br or .gz of another
+// file of the build.
+func isCompressedForm(files fs.FS, name string) bool {
+	base, ok := strings.CutSuffix(name, ".br")
+	if !ok {
+		base, ok = strings.CutSuffix(name, ".gz")
+	}
+	if !ok {
+		return false
+	}
+	_, err := fs.Stat(files, base)
+	return err == nil
+}
+
+func readFile(files fs.FS, name string) (*file, error) {
+	b, err := fs.ReadFile(files, name)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	f := &file{name: name, identity: b, etag: hex.EncodeToString(sum[:12])}
+	// A missing compressed form is normal (a small file): identity only.
+	if br, err := fs.ReadFile(files, name+".br"); err == nil {
+		f.br = br
+	}
+	if gz, err := fs.ReadFile(files, name+".gz"); err == nil {
+		f.gz = gz
+	}
+	return f, nil
+}
+
+// send answers f in the coding the request prefers, through
+// http.ServeContent (HEAD, conditional requests, 304s, Content-Length).
+// A Range request gets the identity bytes: ranges then count in the
+// file's own bytes, and If-Range compares with the identity's tag.
+func (h *Handler) send(w http.ResponseWriter, r *http.Request, f *file) {
+	hd := w.Header()
+	body, coding, etag := f.identity, "", f.etag
+	if f.compressed() {
+		hd.Add("Vary", "Accept-Encoding")
+		if r.Header.Get("Range") == "" {
+			var offers []string
+			if f.br != nil {
+				offers = append(offers, "br")
+			}
+			if f.gz != nil {
+				offers = append(offers, "gzip")
+			}
+			switch httpenc.Negotiate(r.Header.Get("Accept-Encoding"), offers...) {
+			case "br":
+				body, coding, etag = f.br, "br", etag+"-br"
+			case "gzip":
+				body, coding, etag = f.gz, "gzip", etag+"-gz"
+			}
+		}
+	}
+	if coding != "" {
+		hd.Set("Content-Encoding", coding)
+		// ServeContent leaves Content-Length out when a coding is set (for
+		// wrappers compressing after it); these bytes are final, so the
+		// length is known. A 304 or an error drops it again.
+		hd.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	hd.Set("ETag", `"`+etag+`"`)
+	http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(body))
 }
 
 // Serve answers a GET or HEAD for a page or an asset and reports whether
@@ -85,7 +185,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) bool {
 	// never send the address on to another site.
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(h.index))
+	h.send(w, r, h.index)
 	return true
 }
 
@@ -108,8 +208,8 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request, name string) boo
 	if name == "" || name == "index.html" || strings.Contains(name, "..") || !fs.ValidPath(name) {
 		return false
 	}
-	b, err := fs.ReadFile(h.files, name)
-	if err != nil {
+	f, ok := h.assets[name]
+	if !ok {
 		return false
 	}
 	hd := w.Header()
@@ -123,6 +223,6 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request, name string) boo
 	} else {
 		hd.Set("Cache-Control", "public, max-age=3600")
 	}
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+	h.send(w, r, f)
 	return true
 }

@@ -1671,6 +1671,38 @@ const scenarios = {
     await page.evaluate(() => localStorage.removeItem('strata.lang'))
   },
   // ---- end of issue 30 web fixes (webfix) ----
+  // ---- Compressed responses (issue 30, "Speed") ----
+  // The main script comes precompressed (brotli or gzip by Accept-Encoding)
+  // and a JSON list answer compressed on the fly: the resource timing of
+  // each shows fewer bytes on the wire than decoded, at desktop and phone
+  // widths.
+  async 'compressed script and JSON answers'(page) {
+    await signIn(page)
+    for (const [width, height] of [[1280, 800], [390, 844]]) {
+      await page.setViewportSize({ width, height })
+      await page.reload()
+      await page.locator('[data-test=user]').filter({ hasText: /\S/ }).waitFor()
+      const sizes = await page.evaluate(async (app) => {
+        const s = JSON.parse(sessionStorage.getItem('strata.sessions'))[app]
+        const script = document.querySelector('script[type=module][src*="/static/assets/index-"]').src
+        // Fetched again past the cache, so the sizes are the wire's.
+        await (await fetch(script, { cache: 'no-store' })).text()
+        const list = new URL(`/${app}/api/records/finds?per_page=100&_w=${window.innerWidth}`, location.href).href
+        const r = await fetch(list, { cache: 'no-store', headers: { Authorization: 'Bearer ' + s.token } })
+        await r.json()
+        const of = (url) => performance.getEntriesByName(url).filter((e) => e.initiatorType === 'fetch').pop()
+        const pick = (e) => e && { encoded: e.encodedBodySize, decoded: e.decodedBodySize }
+        return { script: pick(of(script)), list: pick(of(list)), encoding: r.headers.get('content-encoding') }
+      }, APP)
+      assert.ok(sizes.script && sizes.script.decoded > 100000, `main script at ${width}px: ${JSON.stringify(sizes.script)}`)
+      assert.ok(sizes.script.encoded * 2 < sizes.script.decoded, `main script compressed at ${width}px: ${JSON.stringify(sizes.script)}`)
+      assert.ok(sizes.list && sizes.list.decoded > 2048, `list answer at ${width}px: ${JSON.stringify(sizes.list)}`)
+      assert.ok(sizes.list.encoded < sizes.list.decoded, `list answer compressed at ${width}px: ${JSON.stringify(sizes)}`)
+      assert.equal(sizes.encoding, 'gzip')
+      await shot(page, `compressed-${width}`)
+    }
+  },
+  // ---- end of compressed responses ----
 }
 
 const { ctx, close } = await launch()
