@@ -1703,6 +1703,96 @@ const scenarios = {
     }
   },
   // ---- end of compressed responses ----
+  // ---- Issue 30, users administration (usersui) ----
+  // The users page does what the API offers for an account: its global
+  // level, suspend and reactivate, end its sessions, a reset mail, delete;
+  // the destructive ones through the app's own dialog. Each effect is
+  // checked through the API (sign-in refused, old token 401, the mail in
+  // the test's mailbox), at desktop and phone widths, in English and
+  // Italian.
+  async 'usersui: change level, suspend, end sessions, reset mail, delete (issue 30)'(page) {
+    await signIn(page)
+    page.removeAllListeners('dialog')
+    page.on('dialog', (d) => d.dismiss())
+    const loginAs = (email, password) => page.evaluate(async ([app, email, password]) => {
+      const r = await fetch(`/${app}/api/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email, password }) })
+      return { status: r.status, body: await r.json() }
+    }, [APP, email, password])
+    const withToken = (token, path) => page.evaluate(async ([app, token, path]) => (await fetch(`/${app}/api${path}`, { headers: { Authorization: 'Bearer ' + token } })).status, [APP, token, path])
+    const words = {
+      en: { level: 'Level of', change: 'Change level', writer: 'writer', suspend: 'Suspend', reactivate: 'Reactivate', end: 'End the sessions of', reset: 'Send a password reset mail to', del: 'Delete', ok: { suspend: 'Suspend', end: 'End sessions', reset: 'Send reset mail', del: 'Delete' },
+        saved: 'is now writer', suspended: 'is suspended', active: 'is active again', ended: 'have ended', sent: 'A password reset mail was sent', deleted: 'was deleted' },
+      it: { level: 'Livello di', change: 'Cambia livello', writer: 'scrittore', suspend: 'Sospendi', reactivate: 'Riattiva', end: 'Termina le sessioni di', reset: 'Invia a', del: 'Elimina', ok: { suspend: 'Sospendi', end: 'Termina le sessioni', reset: 'Invia mail di reimpostazione', del: 'Elimina' },
+        saved: 'ora è scrittore', suspended: 'è sospeso', active: 'è di nuovo attivo', ended: 'sono terminate', sent: 'È stata inviata una mail', deleted: 'è stato eliminato' },
+    }
+    const password = 'usersui-password'
+    for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      for (const lang of ['en', 'it']) {
+        const w = words[lang]
+        const name = `Usersui ${size} ${lang}`
+        const email = `usersui-${size}-${lang}@example.org`
+        const created = await api(page, '/user', { method: 'POST', body: JSON.stringify({ name, email, password, privilege: 30 }) })
+        assert.equal(created.status, 200, JSON.stringify(created.body))
+        const id = created.body.id
+        const level = async () => (await api(page, `/user/${id}`)).body.user.privilege
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.goto(`${BASE}/${APP}/admin/users`)
+        const row = page.locator(`[data-test="user-actions-${email}"]`)
+        const notice = page.locator('[data-test=admin-notice]')
+        const confirm = async (ok) => {
+          const dlg = page.locator('[data-test=app-dialog]')
+          await dlg.waitFor()
+          await dlg.getByRole('button', { name: ok, exact: true }).click()
+        }
+        // The global level, by its labelled select.
+        await row.getByLabel(`${w.level} ${name}`).selectOption({ label: w.writer })
+        await row.getByRole('button', { name: w.change }).click()
+        await notice.filter({ hasText: w.saved }).waitFor()
+        assert.equal(await level(), 20, `level changed (${size} ${lang})`)
+        // Suspend (asked first): the account can no longer sign in.
+        await row.getByRole('button', { name: `${w.suspend} ${name}` }).click()
+        await confirm(w.ok.suspend)
+        await notice.filter({ hasText: w.suspended }).waitFor()
+        assert.equal(await level(), 40)
+        const refused = await loginAs(email, password)
+        assert.equal(refused.status, 403, JSON.stringify(refused.body))
+        await shot(page, `usersui-suspended-${size}-${lang}`)
+        // Reactivate: back to its level, sign-in works again.
+        await row.getByRole('button', { name: `${w.reactivate} ${name}` }).click()
+        await notice.filter({ hasText: w.active }).waitFor()
+        assert.equal(await level(), 20)
+        const session = await loginAs(email, password)
+        assert.equal(session.status, 200, JSON.stringify(session.body))
+        assert.equal(await withToken(session.body.token, '/records/sites?per_page=1'), 200)
+        // End the sessions: the old token answers 401.
+        await row.getByRole('button', { name: `${w.end} ${name}` }).click()
+        await confirm(w.ok.end)
+        await notice.filter({ hasText: w.ended }).waitFor()
+        assert.equal(await withToken(session.body.token, '/records/sites?per_page=1'), 401)
+        // A reset mail, seen in the test's mailbox.
+        await row.getByRole('button', { name: `${w.reset} ${name}` }).click()
+        await confirm(w.ok.reset)
+        await notice.filter({ hasText: w.sent }).waitFor()
+        const mails = await (await fetch(CONTROL + '/mail')).json()
+        const mail = mails.find((m) => m.to.includes(email))
+        assert.ok(mail && /reset-password\?\S+/.test(mail.text), `a reset mail went to ${email}`)
+        // Delete, after the confirmation; Cancel first keeps the account.
+        await row.getByRole('button', { name: `${w.del} ${name}` }).click()
+        await page.locator('[data-test=app-dialog]').waitFor()
+        await page.keyboard.press('Escape')
+        await page.locator('[data-test=app-dialog]').waitFor({ state: 'hidden' })
+        assert.equal((await api(page, `/user/${id}`)).status, 200, 'Cancel keeps the account')
+        await row.getByRole('button', { name: `${w.del} ${name}` }).click()
+        await confirm(w.ok.del)
+        await notice.filter({ hasText: w.deleted }).waitFor()
+        assert.equal((await api(page, `/user/${id}`)).status, 404)
+        await row.waitFor({ state: 'detached' })
+      }
+    }
+    await page.evaluate(() => localStorage.removeItem('strata.lang'))
+  },
+  // ---- end of users administration (usersui) ----
 }
 
 const { ctx, close } = await launch()
