@@ -1788,6 +1788,10 @@ const scenarios = {
         await notice.filter({ hasText: w.deleted }).waitFor()
         assert.equal((await api(page, `/user/${id}`)).status, 404)
         await row.waitFor({ state: 'detached' })
+        assert.equal(await notice.evaluate((el) => el === document.activeElement), true, 'focus on the message once the row is gone')
+        // The signed-in admin's own row offers none of this.
+        await page.locator(`[data-test="user-self"]`).filter({ hasText: lang === 'en' ? 'You' : 'Sei tu' }).waitFor()
+        assert.equal(await page.locator(`[data-test="user-actions-${ADMIN.email}"]`).count(), 0)
       }
     }
     await page.evaluate(() => localStorage.removeItem('strata.lang'))
