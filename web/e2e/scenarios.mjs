@@ -1766,6 +1766,12 @@ const scenarios = {
         await page.waitForURL((u) => u.pathname === href, { timeout: 5000 })
         await page.locator('[data-test=edit]').waitFor()
         await shot(page, `phonefit-row-${size}`)
+        // The keyboard way: the first cell's link, focused and Entered.
+        await page.goBack()
+        await link.focus()
+        await page.keyboard.press('Enter')
+        await page.waitForURL((u) => u.pathname === href, { timeout: 5000 })
+        await page.locator('[data-test=edit]').waitFor()
       }
     } finally {
       await page.setViewportSize({ width: 1280, height: 860 })
