@@ -1797,6 +1797,81 @@ const scenarios = {
     await page.evaluate(() => localStorage.removeItem('strata.lang'))
   },
   // ---- end of users administration (usersui) ----
+  // ---- Issue 30, every page fits a phone (phonefit) ----
+  // Every route of the app, as an admin, at 390 px in English and Italian:
+  // no page-level horizontal scroll. Wide tables scroll inside their own
+  // container (overflow-x: auto), which does not widen the document.
+  async 'Issue 30, every page fits a phone (phonefit)'(page) {
+    await signIn(page)
+    const routes = ['', 't/finds', 't/finds/1', 't/finds/new', 't/units', 't/units/1', 'matrix', 'timeline', 'map', 'charts', 'queries',
+      'admin/backups', 'admin/logs', 'admin/import', 'admin/import/geojson', 'admin/import/photos', 'admin/templates', 'admin/settings',
+      'admin/map-layers', 'admin/references', 'admin/tables', 'admin/users', 'admin/keys', 'admin/plugins', 'no/such/page']
+    // A backup in the list and an open field form: the states reported wide.
+    await page.goto(`${BASE}/${APP}/admin/backups`)
+    await page.locator('[data-test=backup-create]').click()
+    await page.locator('[data-test=backup-notice]').waitFor({ timeout: 30000 })
+    const extra = { 'admin/tables': async () => page.locator('[data-test^=edit-field-]').first().click() }
+    const wide = []
+    try {
+      await page.setViewportSize({ width: 390, height: 844 })
+      for (const lang of ['en', 'it']) {
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        for (const r of routes) {
+          await page.goto(`${BASE}/${APP}/${r}`)
+          await page.waitForLoadState('networkidle')
+          await page.locator('main, #app > *').first().waitFor()
+          if (extra[r]) await extra[r]()
+          await page.waitForTimeout(150)
+          // The widest elements that stick out, to name the culprit.
+          const m = await page.evaluate(() => {
+            const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5)
+              .filter((e) => !e.closest('.table-wrap, [style*=overflow]') || e.matches('.table-wrap'))
+              .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')}[${Math.round(e.getBoundingClientRect().right)}]`)
+            return { sw: document.documentElement.scrollWidth, iw: window.innerWidth, out }
+          })
+          if (m.sw > m.iw) {
+            wide.push(`${lang} /${r}: ${m.sw} > ${m.iw} ${m.out.join(' ')}`)
+            await shot(page, `phonefit-wide-${lang}-${r.replace(/\W+/g, '-') || 'tables'}`)
+          }
+        }
+      }
+      assert.deepEqual(wide, [], 'pages wider than a phone')
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+
+  // Lists: a click anywhere on a row (not on an inner link or control)
+  // opens the record; the first cell keeps a real link for Tab.
+  async 'Issue 30, the whole list row opens the record (phonefit)'(page) {
+    await signIn(page)
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        await page.setViewportSize({ width, height })
+        await page.goto(`${BASE}/${APP}/t/finds`)
+        const row = page.locator('[data-test=rows] tr').nth(1)
+        await row.waitFor()
+        const link = row.locator('td').first().getByRole('link')
+        assert.equal(await link.count(), 1, `${size}: the first cell keeps a link`)
+        const href = await link.getAttribute('href')
+        assert.ok(await link.evaluate((a) => a.tabIndex >= 0), `${size}: the link is reachable by Tab`)
+        await row.locator('td').nth(2).click()
+        await page.waitForURL((u) => u.pathname === href, { timeout: 5000 })
+        await page.locator('[data-test=edit]').waitFor()
+        await shot(page, `phonefit-row-${size}`)
+        // The keyboard way: the first cell's link, focused and Entered.
+        await page.goBack()
+        await link.focus()
+        await page.keyboard.press('Enter')
+        await page.waitForURL((u) => u.pathname === href, { timeout: 5000 })
+        await page.locator('[data-test=edit]').waitFor()
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- end of issue 30, every page fits a phone (phonefit) ----
 }
 
 const { ctx, close } = await launch()
