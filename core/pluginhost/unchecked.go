@@ -3,6 +3,8 @@ package pluginhost
 import (
 	"context"
 
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/records"
@@ -82,7 +84,14 @@ func (m *Manager) runRevalidate(ctx context.Context, run *jobs.Run) (any, error)
 		return nil, err
 	}
 	res := RevalidateResult{Plugin: args.Plugin, Refused: []RefusedRow{}}
-	_, total, err := records.ListUnchecked(ctx, a.DB, records.UncheckedQuery{Plugin: args.Plugin, PerPage: 1})
+	// Only the markers the admin who started the job may edit, through the
+	// one gate (records.Grants, read now): a table denied by an override
+	// and the rows outside a subset are neither rewritten nor reported.
+	mayEdit, err := m.editScopes(ctx, a, run.User())
+	if err != nil {
+		return nil, err
+	}
+	_, total, err := records.ListUnchecked(ctx, a.DB, records.UncheckedQuery{Plugin: args.Plugin, PerPage: 1, Scope: mayEdit})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +100,7 @@ func (m *Manager) runRevalidate(ctx context.Context, run *jobs.Run) (any, error)
 	scopes := map[string]*records.Scope{}
 	var done, after int64
 	for {
-		page, _, err := records.ListUnchecked(ctx, a.DB, records.UncheckedQuery{Plugin: args.Plugin, AfterID: after, PerPage: uncheckedPage})
+		page, _, err := records.ListUnchecked(ctx, a.DB, records.UncheckedQuery{Plugin: args.Plugin, AfterID: after, PerPage: uncheckedPage, Scope: mayEdit})
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +140,32 @@ func (m *Manager) runRevalidate(ctx context.Context, run *jobs.Run) (any, error)
 		}
 	}
 	return res, nil
+}
+
+// editScopes is the gate of the revalidation's markers for the user who
+// started it: the user's scope on a table where they may edit records, else
+// records.ErrNotEnough (ListUnchecked then leaves the table out).
+func (m *Manager) editScopes(ctx context.Context, a *apps.App, user int64) (func(string) (*records.Scope, error), error) {
+	u, err := auth.FindUser(ctx, a.DB, user)
+	if err != nil {
+		return nil, err
+	}
+	overrides, err := auth.ListTablePrivileges(ctx, a.DB, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	g := records.NewGrants(&auth.Actor{UserID: u.ID, Name: u.Name, Email: u.Email, Privilege: u.Privilege}, overrides)
+	return func(table string) (*records.Scope, error) {
+		full, err := m.catalogs.Get(ctx, a.Name, a.DB)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := g.Scope(ctx, a.DB, full.Visible(), table)
+		if err == nil && !auth.Edit.Allows(sc.Level) {
+			err = records.ErrNotEnough
+		}
+		return sc, err
+	}, nil
 }
 
 // recheck revalidates one marker into res; only a plugin found down is an

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -123,7 +124,19 @@ func TestUncheckedSavesRevalidated(t *testing.T) {
 		}
 
 		waitState(t, f.mgr, "testmarks", pluginhost.StateRunning)
-		m := f.json(http.MethodPost, "/digs/api/plugins/testmarks/revalidate", "", f.super, http.StatusOK)
+		// An admin whose override denies finds neither rewrites nor sees
+		// its markers: the job goes through the one gate.
+		deniedAdmin := testenv.NewUser(t, f.app, "Denied", "denied@example.org", auth.Admin)
+		f.json(http.MethodPost, fmt.Sprintf("/digs/api/user/%d/privileges", deniedAdmin.ID), `{"table_name":"finds","privilege":40}`, f.super, http.StatusOK)
+		denied := testenv.Login(t, f.srv, "digs", "denied@example.org", testenv.Password)
+		m := f.json(http.MethodPost, "/digs/api/plugins/testmarks/revalidate", "", denied, http.StatusOK)
+		if res, _ := m["result"].(map[string]any); res["total"] != 0.0 || res["fixed"] != 0.0 || len(res["refused"].([]any)) != 0 {
+			t.Fatalf("revalidation by an admin denied finds: %v", m)
+		}
+		if n, _, _ := f.markers(""); n != 4 {
+			t.Fatalf("markers after the denied admin's revalidation: %v, want 4", n)
+		}
+		m = f.json(http.MethodPost, "/digs/api/plugins/testmarks/revalidate", "", f.super, http.StatusOK)
 		res, _ := m["result"].(map[string]any)
 		if m["code"] != "revalidated" || res["total"] != 4.0 || res["fixed"] != 3.0 || res["refused_count"] != 1.0 || res["unchanged"] != 0.0 {
 			t.Fatalf("revalidation: %v", m)
