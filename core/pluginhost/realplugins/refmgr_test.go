@@ -15,6 +15,33 @@ import (
 	"github.com/strata-archaeo/strata/plugins/refmgr/zotero/zoterotest"
 )
 
+// pompeiiLibraries is the fake Zotero of the refmgr tests: a group library
+// with two items and a user library (with its API key) with one.
+func pompeiiLibraries(t *testing.T) *zoterotest.Fake {
+	z := zoterotest.New(t)
+	z.AddLibrary("group", "336647", "Pompeii", "")
+	z.AddLibrary("user", "4242", "Mine", "zk-SECRET-123")
+	z.PutItem("group", "336647", "AAAA1111", "Andrea Carandini", "1985", "Settefinestre")
+	z.PutItem("group", "336647", "BBBB2222", "Mary Beard", "2008", "Pompeii: the life of a Roman town")
+	z.PutItem("user", "4242", "DDDD4444", "Paul Zanker", "1998", "Pompeii: public and private life")
+	return z
+}
+
+// newRefmgrFixture is the fixture with the refmgr binary running against
+// the fake Zotero z (its URL passed on as the server does), with a job
+// system when withJobs.
+func newRefmgrFixture(t *testing.T, e store.Engine, z *zoterotest.Fake, withJobs bool) *fixture {
+	t.Helper()
+	f := newFixtureWith(t, e, func(o *pluginhost.Options) {
+		link(t, filepath.Join(binDir, "refmgr"), filepath.Join(o.Dir, "refmgr"))
+		o.Env = append(o.Env, "REFMGR_ZOTERO_URL="+z.URL)
+	}, withJobs)
+	if s := f.mgr.State("refmgr"); s != pluginhost.StateRunning {
+		t.Fatalf("refmgr: %s", s)
+	}
+	return f
+}
+
 // TestRealPluginRefmgr: the refmgr binary, given the fake Zotero's URL
 // through REFMGR_ZOTERO_URL as the server passes it on, through the
 // server on both engines: libraries (the API key never answered, sealed
@@ -24,20 +51,9 @@ import (
 func TestRealPluginRefmgr(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		z := zoterotest.New(t)
-		z.AddLibrary("group", "336647", "Pompeii", "")
-		z.AddLibrary("user", "4242", "Mine", "zk-SECRET-123")
-		z.PutItem("group", "336647", "AAAA1111", "Andrea Carandini", "1985", "Settefinestre")
-		z.PutItem("group", "336647", "BBBB2222", "Mary Beard", "2008", "Pompeii: the life of a Roman town")
+		z := pompeiiLibraries(t)
 		z.PutItem("group", "336647", "CCCC3333", "Filippo Coarelli", "2007", "Rome and environs")
-		z.PutItem("user", "4242", "DDDD4444", "Paul Zanker", "1998", "Pompeii: public and private life")
-		f := newFixture(t, e, func(o *pluginhost.Options) {
-			link(t, filepath.Join(binDir, "refmgr"), filepath.Join(o.Dir, "refmgr"))
-			o.Env = append(o.Env, "REFMGR_ZOTERO_URL="+z.URL)
-		})
-		if s := f.mgr.State("refmgr"); s != pluginhost.StateRunning {
-			t.Fatalf("refmgr: %s", s)
-		}
+		f := newRefmgrFixture(t, e, z, false)
 		site := f.create("sites", `{"core":{"name":"Pompeii"}}`)
 		other := f.create("sites", `{"core":{"name":"Herculaneum"}}`)
 

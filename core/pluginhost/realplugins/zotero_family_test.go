@@ -2,14 +2,11 @@ package realplugins_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
-	"github.com/strata-archaeo/strata/plugins/refmgr/zotero/zoterotest"
 )
 
 // TestRealPluginRefmgrZoteroFamily: BraDypUS 5.4.2's web client
@@ -23,19 +20,8 @@ import (
 func TestRealPluginRefmgrZoteroFamily(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		z := zoterotest.New(t)
-		z.AddLibrary("group", "336647", "Pompeii", "")
-		z.AddLibrary("user", "4242", "Mine", "zk-SECRET-123")
-		z.PutItem("group", "336647", "AAAA1111", "Andrea Carandini", "1985", "Settefinestre")
-		z.PutItem("group", "336647", "BBBB2222", "Mary Beard", "2008", "Pompeii: the life of a Roman town")
-		z.PutItem("user", "4242", "DDDD4444", "Paul Zanker", "1998", "Pompeii: public and private life")
-		f := newFixtureWith(t, e, func(o *pluginhost.Options) {
-			link(t, filepath.Join(binDir, "refmgr"), filepath.Join(o.Dir, "refmgr"))
-			o.Env = append(o.Env, "REFMGR_ZOTERO_URL="+z.URL)
-		}, true)
-		if s := f.mgr.State("refmgr"); s != pluginhost.StateRunning {
-			t.Fatalf("refmgr: %s", s)
-		}
+		z := pompeiiLibraries(t)
+		f := newRefmgrFixture(t, e, z, true)
 		site := f.create("sites", `{"core":{"name":"Pompeii"}}`)
 
 		// The table form: zotero read as BraDypUS names it, and saved back.
