@@ -22,8 +22,6 @@ import (
 
 // rawClient sends Accept-Encoding as the test sets it and reads the bytes
 // as sent (Go's transport would otherwise add gzip and decode).
-var rawClient = &http.Client{Transport: &http.Transport{DisableCompression: true}}
-
 type rawAnswer struct {
 	res  *http.Response
 	body []byte // as sent
@@ -31,48 +29,14 @@ type rawAnswer struct {
 
 func rawDo(t *testing.T, method, url string, h map[string]string) rawAnswer {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	res, err := rawClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, b := testenv.RawDo(t, method, url, h)
 	return rawAnswer{res, b}
 }
 
 // decoded is the body with its Content-Encoding undone.
 func (a rawAnswer) decoded(t *testing.T) []byte {
 	t.Helper()
-	var r io.Reader
-	switch ce := a.res.Header.Get("Content-Encoding"); ce {
-	case "":
-		return a.body
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(a.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	case "br":
-		r = brotli.NewReader(bytes.NewReader(a.body))
-	default:
-		t.Fatalf("unexpected Content-Encoding %q", ce)
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", a.res.Header.Get("Content-Encoding"), err)
-	}
-	return b
+	return testenv.Decode(t, a.res.Header.Get("Content-Encoding"), a.body)
 }
 
 func (a rawAnswer) varies() bool {

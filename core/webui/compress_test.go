@@ -2,62 +2,25 @@ package webui_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/andybalholm/brotli"
-
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
 
-var rawClient = &http.Client{Transport: &http.Transport{DisableCompression: true}}
-
 func raw(t *testing.T, method, url string, h map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	res, err := rawClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, b
+	return testenv.RawDo(t, method, url, h)
 }
 
 func decode(t *testing.T, coding string, b []byte) []byte {
 	t.Helper()
-	var r io.Reader = bytes.NewReader(b)
-	switch coding {
-	case "br":
-		r = brotli.NewReader(r)
-	case "gzip":
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	out, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", coding, err)
-	}
-	return out
+	return testenv.Decode(t, coding, b)
 }
 
 // The build's scripts and styles are sent in the precompressed form the
