@@ -464,7 +464,9 @@ const scenarios = {
     await toggle.click()
     await page.locator('[data-test=feature-confirm-ok]').click() // the page asks first (issue 30)
     await page.locator('[data-test=plugin-notice]').filter({ hasText: 'now on for finds' }).waitFor()
-    assert.equal(await page.locator('[data-test=toggle-chronology-finds]').isChecked(), true)
+    // The switch shows the new state once the page has the server's answer
+    // (it may come a moment after the notice): wait for it, never read once.
+    await page.locator('[data-test=toggle-chronology-finds]:checked').waitFor({ timeout: 5000 })
     await shot(page, 'plugins')
     await page.goto(`${BASE}/${APP}/t/finds/5`)
     await page.locator('[data-test=record] dt', { hasText: 'Dating' }).waitFor()
