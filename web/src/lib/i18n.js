@@ -2,6 +2,7 @@
 // the user (kept in localStorage) or taken from the browser.
 import { ref } from 'vue'
 import { en as enAreas, it as itAreas } from './i18n-areas.js'
+import { en as enLists, it as itLists } from './i18n-lists.js'
 
 const en = {
   'app.title': 'Strata',
@@ -922,6 +923,8 @@ const it = {
 
 Object.assign(en, enAreas)
 Object.assign(it, itAreas)
+Object.assign(en, enLists)
+Object.assign(it, itLists)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 
