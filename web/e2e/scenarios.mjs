@@ -112,6 +112,42 @@ async function lookupEach(page, step) {
 }
 // ---- end of issue 30, lookup fields: helpers ----
 
+// ---- Issue 30, list side panel, bulk actions and phone cards (lists): helpers ----
+const LIST_SIZES = [['desktop', 1280, 900], ['phone', 390, 844]]
+
+// newFind creates a find as the tab's account and returns its id.
+async function newFind(page, label, extra = {}) {
+  const unit = (await api(page, '/records/units?per_page=1')).body.data[0].id
+  const made = await api(page, '/record/finds', { method: 'POST', body: JSON.stringify({ core: { label, unit, weight: 5, ...extra } }) })
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  return String(made.body.id)
+}
+
+// listEach runs step at desktop and phone widths in English and Italian.
+async function listEach(page, step) {
+  try {
+    for (const [size, width, height] of LIST_SIZES) {
+      for (const lang of ['en', 'it']) {
+        await page.setViewportSize({ width, height })
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await step({ size, lang, tag: `${size}-${lang}`, where: `${size} ${lang}` })
+      }
+    }
+  } finally {
+    await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+    await page.setViewportSize({ width: 1280, height: 860 })
+  }
+}
+
+// listItem is the row (desktop) or card (phone) whose text has text.
+function listItem(page, size, text) {
+  return (size === 'phone' ? page.locator('[data-test=card]') : page.locator('[data-test=rows] tr.open-row')).filter({ hasText: text })
+}
+
+// overflowRight is how far the document is wider than the window.
+const overflowRight = (page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+// ---- end of issue 30, list side panel, bulk actions and phone cards (lists): helpers ----
+
 const scenarios = {
   async 'sign in, wrong password, sign out'(page) {
     await page.goto(BASE + '/')
@@ -1852,13 +1888,15 @@ const scenarios = {
       for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
         await page.setViewportSize({ width, height })
         await page.goto(`${BASE}/${APP}/t/finds`)
-        const row = page.locator('[data-test=rows] tr').nth(1)
+        // A phone shows cards (issue 30, lists): the card's title is its link.
+        const phone = size === 'phone'
+        const row = phone ? page.locator('[data-test=card]').nth(1) : page.locator('[data-test=rows] tr').nth(1)
         await row.waitFor()
-        const link = row.locator('td').first().getByRole('link')
+        const link = (phone ? row.locator('.record-card-head') : row.locator('td').first()).getByRole('link')
         assert.equal(await link.count(), 1, `${size}: the first cell keeps a link`)
         const href = await link.getAttribute('href')
         assert.ok(await link.evaluate((a) => a.tabIndex >= 0), `${size}: the link is reachable by Tab`)
-        await row.locator('td').nth(2).click()
+        await (phone ? row.locator('dd').nth(1) : row.locator('td').nth(2)).click()
         await page.waitForURL((u) => u.pathname === href, { timeout: 5000 })
         await page.locator('[data-test=edit]').waitFor()
         await shot(page, `phonefit-row-${size}`)
@@ -1874,6 +1912,233 @@ const scenarios = {
     }
   },
   // ---- end of issue 30, every page fits a phone (phonefit) ----
+  // ---- Issue 30, list side panel, bulk actions and phone cards (lists) ----
+  // "Edit here" opens the record in a side panel over the list: a modal
+  // dialog that keeps Tab inside, closes on Escape and gives the focus
+  // back; the save goes with If-Match, shows field errors in place and
+  // updates the row.
+  async 'Issue 30, a side panel edits a record beside the list (lists)'(page) {
+    await signIn(page)
+    const words = {
+      en: { saved: 'saved.', min: 'Must be at least 0.', fix: 'Some values are not valid', stale: 'Someone else changed this record', edit: 'Edit here', close: 'Close' },
+      it: { saved: 'salvata.', min: 'Deve essere almeno 0.', fix: 'Alcuni valori non sono validi', stale: 'Qualcun altro ha modificato', edit: 'Modifica qui', close: 'Chiudi' },
+    }
+    await listEach(page, async ({ size, lang, tag, where }) => {
+      const w = words[lang]
+      const label = `PANEL-${tag}`
+      const id = await newFind(page, label)
+      await page.goto(`${BASE}/${APP}/t/finds?q=${label}`)
+      const item = listItem(page, size, label)
+      await item.waitFor()
+      const opener = item.locator('[data-test=edit-here]')
+      assert.equal((await opener.textContent()).trim(), w.edit, where)
+      await opener.click()
+      const panel = page.getByRole('dialog')
+      await panel.locator('[data-test=record-form]').waitFor()
+      assert.equal(await panel.getAttribute('data-test'), 'side-panel')
+      assert.match(await panel.locator('h2').first().textContent(), new RegExp(label))
+      // Tab stays inside the panel; the list behind is inert.
+      for (let i = 0; i < 25; i++) await page.keyboard.press('Tab')
+      assert.ok(await page.evaluate(() => !!document.activeElement?.closest('[data-test=side-panel]')), `${where}: focus left the panel`)
+      const box = await panel.boundingBox()
+      assert.ok(box.width <= (size === 'phone' ? 390 : 1280) + 0.5, `${where}: the panel fits the window`)
+      // A bad value: the error is shown on the field, nothing is saved.
+      const weight = panel.locator('.field[data-field=weight] input')
+      await weight.fill('-1')
+      await panel.locator('[data-test=save]').click()
+      await panel.locator('.field[data-field=weight] .field-error').filter({ hasText: w.min }).waitFor()
+      await panel.locator('[data-test=record-error]').filter({ hasText: w.fix }).waitFor()
+      await shot(page, `lists-panel-error-${tag}`)
+      assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 5)
+      // A good one: saved, the panel closes, the row shows it, focus is back.
+      await weight.fill('12.5')
+      await panel.locator('[data-test=save]').click()
+      await page.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+      await page.locator('[data-test=bulk-notice]').filter({ hasText: `${label}` }).filter({ hasText: w.saved }).waitFor()
+      await item.filter({ hasText: '12.5' }).waitFor()
+      assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
+      assert.equal(await page.evaluate(() => document.activeElement?.dataset?.test), 'edit-here', `${where}: focus back on the opener`)
+      // Escape closes it without saving.
+      await opener.click()
+      await panel.locator('[data-test=record-form]').waitFor()
+      await panel.locator('.field[data-field=weight] input').fill('99')
+      await page.keyboard.press('Escape')
+      await page.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+      assert.equal(await page.evaluate(() => document.activeElement?.dataset?.test), 'edit-here', `${where}: focus back after Escape`)
+      assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
+      // Changed by someone else after the panel read it: refused (If-Match).
+      await opener.click()
+      await panel.locator('[data-test=record-form]').waitFor()
+      const other = await api(page, `/record/finds/${id}`, { method: 'POST', body: JSON.stringify({ core: { description: 'changed meanwhile' } }) })
+      assert.equal(other.status, 200)
+      await panel.locator('.field[data-field=weight] input').fill('7')
+      await panel.locator('[data-test=save]').click()
+      await panel.locator('[data-test=record-error]').filter({ hasText: w.stale }).waitFor()
+      assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
+      await panel.getByRole('button', { name: w.close, exact: true }).click()
+      await page.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+      // Desktop: Alt+click on the row opens the panel too.
+      if (size === 'desktop') {
+        await item.locator('td').nth(2).click({ modifiers: ['Alt'] })
+        await panel.locator('[data-test=record-form]').waitFor()
+        assert.ok(page.url().includes('/t/finds?'), 'still on the list')
+        await page.keyboard.press('Escape')
+        await page.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+      }
+      await shot(page, `lists-panel-saved-${tag}`)
+      assert.ok(await overflowRight(page) <= 0, `${where}: the list fits`)
+      assert.equal((await api(page, `/record/finds/${id}`, { method: 'DELETE' })).status, 200)
+    })
+    // A reader sees the record in the panel but no form and no checkboxes.
+    const made = await api(page, '/user', { method: 'POST', body: JSON.stringify({ name: 'Lists Reader', email: 'lists-reader@example.org', password: 'lists-reader-pw', privilege: 30 }) })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const reader = await page.context().newPage()
+    try {
+      await signIn(reader, { email: 'lists-reader@example.org', password: 'lists-reader-pw' })
+      await reader.goto(`${BASE}/${APP}/t/finds`)
+      const row = reader.locator('[data-test=rows] tr.open-row').first()
+      await row.waitFor()
+      assert.equal(await reader.locator('[data-test=select-row], [data-test=select-page]').count(), 0, 'no selection for a reader')
+      await row.getByRole('button', { name: /^View .* here$/ }).click()
+      await reader.locator('[data-test=panel-read-only]').waitFor()
+      assert.equal(await reader.locator('[data-test=side-panel] [data-test=record-form]').count(), 0)
+      await reader.keyboard.press('Escape')
+      await reader.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+    } finally { await reader.close() }
+  },
+
+  // Rows are selected by checkbox (or all of the page), a bar counts them;
+  // one field is set on all in one batch (all or nothing), and they are
+  // deleted each on its own. A self_writer's selection holds a record of
+  // someone else: the server refuses it, the row says so, the rest is kept
+  // or done.
+  async 'Issue 30, bulk edit and bulk delete with refusals shown per row (lists)'(page) {
+    const admin = await page.context().newPage()
+    try {
+      await signIn(admin)
+      const made = await api(admin, '/user', { method: 'POST', body: JSON.stringify({ name: 'Lists Self', email: 'lists-self@example.org', password: 'lists-self-pw', privilege: 25 }) })
+      assert.equal(made.status, 200, JSON.stringify(made.body))
+      await signIn(page, { email: 'lists-self@example.org', password: 'lists-self-pw' })
+      const words = {
+        en: { n3: '3 selected', n2: '2 selected', n1: '1 selected', nothing: 'Nothing was saved', denied: 'you may not delete this record',
+          confirm: 'Delete 3 records?', ok: 'Delete 3 records', apply2: 'Set on 2 records', saved: '“Description” set on 2 records.',
+          deleted: '2 records deleted. 1 record was not deleted', privilege: 'You do not have the privilege', min: 'Weight (g): Must be at least 0.' },
+        it: { n3: '3 selezionate', n2: '2 selezionate', n1: '1 selezionata', nothing: 'Non è stato salvato nulla', denied: 'non puoi eliminare questa scheda',
+          confirm: 'Eliminare 3 schede?', ok: 'Elimina 3 schede', apply2: 'Imposta su 2 schede', saved: '“Description” impostato su 2 schede.',
+          deleted: '2 schede eliminate. 1 scheda non è stata eliminata', privilege: 'Non hai il privilegio', min: 'Weight (g): Deve essere almeno 0.' },
+      }
+      await listEach(page, async ({ size, lang, tag, where }) => {
+        const w = words[lang]
+        const theirs = await newFind(admin, `BLK-${tag}-A`, { description: 'theirs' })
+        const mine = [await newFind(page, `BLK-${tag}-S1`), await newFind(page, `BLK-${tag}-S2`)]
+        await page.goto(`${BASE}/${APP}/t/finds?q=BLK-${tag}-&sort=id`)
+        await listItem(page, size, `BLK-${tag}-S2`).waitFor()
+        const bar = page.locator('[data-test=bulk-bar]')
+        assert.equal(await bar.count(), 0, `${where}: no bar before a selection`)
+        // One row, then the whole page.
+        await listItem(page, size, `BLK-${tag}-S1`).locator('[data-test=select-row]').check()
+        await bar.locator('[data-test=bulk-count]').filter({ hasText: w.n1 }).waitFor()
+        await page.locator('[data-test=select-page]').check()
+        await bar.locator('[data-test=bulk-count]').filter({ hasText: w.n3 }).waitFor()
+        // Bulk edit: the record of someone else stops the batch; nothing is saved.
+        await bar.locator('[data-test=bulk-edit]').click()
+        await bar.locator('[data-test=bulk-field]').selectOption('description')
+        await bar.locator('.field[data-field=description] input').fill('set in bulk')
+        await bar.locator('[data-test=bulk-apply]').click()
+        await page.locator('[data-test=list-error]').filter({ hasText: w.nothing }).waitFor()
+        await page.locator('[data-test=row-note]').filter({ hasText: w.privilege }).waitFor()
+        assert.equal(await page.locator('[data-test=row-note]').count(), 1, `${where}: one row marked`)
+        assert.match(await page.locator('[data-test=row-note]').textContent(), new RegExp(size === 'phone' ? w.privilege : `BLK-${tag}-A`))
+        await shot(page, `lists-bulk-refused-${tag}`)
+        for (const id of mine) assert.equal((await api(page, `/record/finds/${id}`)).body.core.description.val, null, `${where}: nothing saved`)
+        // Leave the marked row out and try again: the two own records change.
+        await page.locator('[data-test=bulk-deselect-marked]').click()
+        await bar.locator('[data-test=bulk-count]').filter({ hasText: w.n2 }).waitFor()
+        // A value no record accepts marks every row, still nothing saved.
+        await bar.locator('[data-test=bulk-field]').selectOption('weight')
+        await bar.locator('.field[data-field=weight] input').fill('-3')
+        await bar.locator('[data-test=bulk-apply]').click()
+        await page.locator('[data-test=row-note]').filter({ hasText: w.min }).nth(1).waitFor()
+        assert.equal((await api(page, `/record/finds/${mine[0]}`)).body.core.weight.val, 5)
+        await bar.locator('[data-test=bulk-field]').selectOption('description')
+        await bar.locator('.field[data-field=description] input').fill('set in bulk')
+        await bar.locator('[data-test=bulk-apply]').filter({ hasText: w.apply2 }).click()
+        await page.locator('[data-test=bulk-notice]').filter({ hasText: w.saved }).waitFor()
+        for (const id of mine) assert.equal((await api(page, `/record/finds/${id}`)).body.core.description.val, 'set in bulk')
+        assert.equal((await api(page, `/record/finds/${theirs}`)).body.core.description.val, 'theirs')
+        assert.equal(await bar.count(), 0, `${where}: the selection is cleared after a save`)
+        // Bulk delete: the app's own dialog names how many; theirs stays, marked.
+        await page.locator('[data-test=select-page]').check()
+        await bar.locator('[data-test=bulk-delete]').click()
+        const dlg = page.locator('[data-test=app-dialog]')
+        await dlg.filter({ hasText: w.confirm }).waitFor()
+        assert.equal((await dlg.locator('[data-test=dialog-ok]').textContent()).trim(), w.ok)
+        await dlg.locator('[data-test=dialog-ok]').click()
+        await page.locator('[data-test=bulk-notice]').filter({ hasText: w.deleted }).waitFor()
+        await page.locator('[data-test=row-note]').filter({ hasText: w.denied }).waitFor()
+        await listItem(page, size, `BLK-${tag}-S1`).waitFor({ state: 'detached' })
+        for (const id of mine) assert.equal((await api(page, `/record/finds/${id}`)).status, 404)
+        assert.equal((await api(page, `/record/finds/${theirs}`)).status, 200)
+        await shot(page, `lists-bulk-deleted-${tag}`)
+        assert.ok(await overflowRight(page) <= 0, `${where}: the list fits`)
+        assert.equal((await api(admin, `/record/finds/${theirs}`, { method: 'DELETE' })).status, 200)
+      })
+    } finally { await admin.close() }
+  },
+
+  // Below 600 px the list is a column of cards (the label and the first
+  // fields); the users table becomes one card per user. Neither widens
+  // the page at 390 px.
+  async 'Issue 30, list cards and the users table on a phone (lists)'(page) {
+    await signIn(page)
+    try {
+      for (const lang of ['en', 'it']) {
+        await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+        await page.setViewportSize({ width: 390, height: 844 })
+        await page.goto(`${BASE}/${APP}/t/finds`)
+        const card = page.locator('[data-test=card]').first()
+        await card.waitFor()
+        assert.equal(await page.locator('[data-test=rows]').count(), 0, 'no table on a phone')
+        assert.equal(await page.locator('[data-test=card]').count(), 30)
+        const dts = await card.locator('dt').allTextContents()
+        assert.deepEqual(dts, ['Unit', 'Material', 'Weight (g)', 'Found on'], 'the first four fields after the label (the labels are the schema’s)')
+        assert.match(await card.locator('.record-card-title').textContent(), /^INV-\d+$/)
+        const right = await page.evaluate(() => Math.max(...[...document.querySelectorAll('[data-test=card], [data-test=card] *')].map((e) => e.getBoundingClientRect().right)))
+        assert.ok(right <= 390, `cards stay inside the window (${right})`)
+        assert.ok(await overflowRight(page) <= 0, 'the list fits a phone')
+        await shot(page, `lists-cards-${lang}`)
+        // A tap on a card opens the record.
+        const href = await card.locator('.record-card-title').getAttribute('href')
+        await card.locator('dd').first().click()
+        await page.waitForURL((u) => u.pathname === href)
+        await page.locator('[data-test=edit]').waitFor()
+        // The users table: one card per user, each value under its label.
+        await page.goto(`${BASE}/${APP}/admin/users`)
+        const users = page.locator('[data-test=users]')
+        await users.locator('tbody tr').first().waitFor()
+        const fit = await page.evaluate(() => {
+          const wrap = document.querySelector('[data-test=users]').closest('.table-wrap')
+          return { inner: wrap.scrollWidth - wrap.clientWidth, page: document.documentElement.scrollWidth - window.innerWidth }
+        })
+        assert.deepEqual(fit, { inner: 0, page: 0 }, 'the users table neither scrolls sideways nor widens the page')
+        const label = await users.locator('tbody td').nth(1).evaluate((td) => getComputedStyle(td, '::before').content)
+        assert.equal(label, '"Email"')
+        await shot(page, `lists-users-phone-${lang}`)
+        // Wide again: a table with its header.
+        await page.setViewportSize({ width: 1280, height: 900 })
+        await page.goto(`${BASE}/${APP}/t/finds`)
+        await page.locator('[data-test=rows] tr').first().waitFor()
+        assert.equal(await page.locator('[data-test=card]').count(), 0)
+        await page.goto(`${BASE}/${APP}/admin/users`)
+        await users.getByRole('columnheader').first().waitFor()
+        assert.equal(await users.evaluate((t) => getComputedStyle(t).display), 'table')
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- end of issue 30, list side panel, bulk actions and phone cards (lists) ----
 }
 
 const { ctx, close } = await launch()

@@ -1,3 +1,5 @@
+import { ruleText } from './fields.js'
+
 // Bulk work on the rows selected in a list (issue 30): the selection's
 // state, the batch that sets one field on every selected record, and how
 // the server's answers map back onto rows, so that each refusal is shown on
@@ -35,28 +37,22 @@ export function editBatch(tb, ids, field, value) {
   }
 }
 
-// ruleText is a field error's message in the user's language when the rule
-// has one, else the server's message.
-export function ruleText(fe, t) {
-  const k = 'rule.' + fe.rule
-  const tr = t(k)
-  return tr === k ? fe.message || fe.rule : tr
-}
 
 // batchRefusals maps a failed batch (an ApiError) onto the rows it names:
 // {id: message}. The batch is all or nothing, so none of the rows was
 // saved; validation errors name every failing request, any other refusal
 // (privilege, a record gone, a conflict) the one request that stopped it.
 // A failure that names no request returns {} and is shown as the list's
-// error.
-export function batchRefusals(err, ids, t, errorText) {
+// error. field is the schema entry of the field set (for its bounds);
+// i18n is {t, tn, lang}.
+export function batchRefusals(err, ids, field, i18n, errorText) {
   const out = {}
   const body = err?.body || {}
   if (err?.code === 'validation_failed' && Array.isArray(body.errors)) {
     for (const fe of body.errors) {
       const id = ids[fe.index]
       if (id === undefined) continue
-      const msg = `${fe.label || fe.field}: ${ruleText(fe, t)}`
+      const msg = `${fe.label || fe.field}: ${ruleText(fe, field && fe.field === field.name ? field : null, i18n)}`
       out[id] = out[id] ? `${out[id]} ${msg}` : msg
     }
     return out

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { batchRefusals, deleteOutcome, editBatch, pageState, ruleText, toggled } from './bulk.js'
-import { errorText, setLocale, t } from './i18n.js'
+import { batchRefusals, deleteOutcome, editBatch, pageState, toggled } from './bulk.js'
+import { ruleText } from './fields.js'
+import { errorText, setLocale, t, tn } from './i18n.js'
 
 describe('selection', () => {
   it.each([
@@ -36,28 +37,34 @@ describe('editBatch', () => {
 describe('batchRefusals', () => {
   setLocale('en')
   const ids = ['10', '11', '12']
-  it('marks every row with a validation error, in the user language', () => {
+  const i18n = { t, tn, lang: 'en' }
+  const weight = { name: 'weight', label: 'Weight (g)', db_type: 'float', min: 0 }
+  it('marks every row with a validation error, in the user language, with the field’s bound', () => {
     const err = { code: 'validation_failed', body: { errors: [
       { index: 0, field: 'weight', label: 'Weight (g)', rule: 'min', message: 'at least 0' },
       { index: 2, field: 'weight', label: 'Weight (g)', rule: 'min', message: 'at least 0' },
       { index: 2, field: 'unit', label: 'Unit', rule: 'required' },
       { index: 9, field: 'x', rule: 'min' }, // outside the batch: ignored
     ] } }
-    expect(batchRefusals(err, ids, t, errorText)).toEqual({
-      10: 'Weight (g): Too small.',
-      12: 'Weight (g): Too small. Unit: Required.',
+    expect(batchRefusals(err, ids, weight, i18n, errorText)).toEqual({
+      10: 'Weight (g): Must be at least 0.',
+      12: 'Weight (g): Must be at least 0. Unit: Required.',
     })
+    setLocale('it')
+    expect(batchRefusals(err, ids, weight, { t, tn, lang: 'it' }, errorText)[10]).toBe('Weight (g): Deve essere almeno 0.')
+    setLocale('en')
   })
   it('marks the one row that stopped the batch', () => {
     const err = { code: 'not_enough_privilege', body: { code: 'not_enough_privilege', index: 1 } }
-    expect(batchRefusals(err, ids, t, errorText)).toEqual({ 11: 'You do not have the privilege to do this.' })
+    expect(batchRefusals(err, ids, weight, i18n, errorText)).toEqual({ 11: 'You do not have the privilege to do this.' })
   })
   it('marks no row when the failure names none', () => {
-    expect(batchRefusals({ code: 'batch_too_large', body: {} }, ids, t, errorText)).toEqual({})
-    expect(batchRefusals({ network: true }, ids, t, errorText)).toEqual({})
+    expect(batchRefusals({ code: 'batch_too_large', body: {} }, ids, weight, i18n, errorText)).toEqual({})
+    expect(batchRefusals({ network: true }, ids, weight, i18n, errorText)).toEqual({})
   })
   it('falls back to the server message for an unknown rule', () => {
-    expect(ruleText({ rule: 'plugin_rule', message: 'bad date' }, t)).toBe('bad date')
+    expect(ruleText({ rule: 'plugin_rule', message: 'bad date' }, null, i18n)).toBe('bad date')
+    expect(ruleText({ rule: 'min', message: 'at least 0' }, null, i18n)).toBe('Too small. at least 0')
   })
 })
 

@@ -57,3 +57,22 @@ export function display(v, t) {
   if (Array.isArray(v)) return v.join(', ')
   return String(v)
 }
+
+// ruleText is a save's error on field f (a schema entry, or null) in the
+// user's language: a bound the field declares says what is expected
+// ("Must be at least 0.") instead of "Too small." followed by the server's
+// English detail (issue 30); a rule without a message of ours shows the
+// server's message. i18n is {t, tn, lang}.
+export function ruleText(fe, f, { t, tn, lang }) {
+  const { rule } = fe
+  if (f) {
+    const isDate = f.type === 'date' || f.db_type === 'date'
+    const num = (v) => (typeof v === 'number' ? new Intl.NumberFormat(lang).format(v) : v)
+    if (rule === 'min' && f.min != null) return t(isDate ? 'rule.min_date' : 'rule.min_value', { min: num(f.min) })
+    if (rule === 'max' && f.max != null) return t(isDate ? 'rule.max_date' : 'rule.max_value', { max: num(f.max) })
+    if (rule === 'max_length' && f.max_length != null) return tn('rule.max_length_n', f.max_length)
+  }
+  const k = 'rule.' + rule
+  const tr = t(k)
+  return tr === k ? fe.message || rule : tr + (fe.message && rule !== 'required' ? ' ' + fe.message : '')
+}
