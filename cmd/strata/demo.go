@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/demo"
@@ -54,27 +52,14 @@ a saved query and a print template).
 `, nil
 }
 
-// createDemo creates and fills the demo application, leaving nothing
-// behind when it fails: the data (demo.Seed), then, through the server's
-// handler h, what shows every feature at once (demo.Showcase). A plugin
-// that is not running leaves its feature off, logged; the demo still
-// starts.
+// createDemo creates and fills the demo application (demo.Create: the
+// data, then, through the server's handler h, what shows every feature at
+// once). A plugin that is not running leaves its feature off, logged; the
+// demo still starts.
 func createDemo(ctx context.Context, reg *apps.Registry, h http.Handler, log *slog.Logger) error {
-	app, err := reg.Create(ctx, apps.CreateParams{Name: demoApp, Definition: "Demo excavation", Email: demoEmail,
-		Password: demoPassword, AdminName: "Demo Admin"})
+	shown, err := demo.Create(ctx, reg, h, demo.App{Name: demoApp, Email: demoEmail, Password: demoPassword}, log)
 	if err != nil {
-		return fmt.Errorf("create demo app: %w", err)
-	}
-	now := time.Now().UTC()
-	err = demo.Seed(ctx, app, demo.Small, 1, now)
-	var shown demo.Shown
-	if err == nil {
-		shown, err = demo.Showcase(ctx, h, app, demoEmail, now, log)
-	}
-	if err != nil {
-		// Leave no half-filled demo behind: the next start tries again.
-		_ = reg.Drop(ctx, demoApp)
-		return fmt.Errorf("fill demo app: %w", err)
+		return err
 	}
 	log.Info("demo application created", "app", demoApp, "features", shown.Features, "features_left_off", shown.Missing)
 	return nil

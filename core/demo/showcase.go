@@ -134,65 +134,42 @@ func showcaseCatalog(ctx context.Context, db *store.DB, now time.Time) error {
 
 var ageClasses = []string{"infant", "juvenile", "adult", "mature", "senile"}
 
-// siteCentres are the places of the demo's sites, by region: real
-// coordinates (longitude, latitude, EPSG:4326) near well-known excavations,
-// so the base map puts them where an archaeologist expects them.
-var siteCentres = map[string][2]float64{
-	"Campania": {14.4869, 40.7489}, // Pompeii
-	"Lazio":    {12.2920, 41.7560}, // Ostia
-	"Sicilia":  {12.8280, 37.5840}, // Selinunte
-	"Toscana":  {11.2830, 43.3190}, // Siena's hinterland
-	"Puglia":   {17.1080, 40.8880}, // Egnazia
+// siteCentres are the demo's sites on the map, by site id: real
+// coordinates (longitude, latitude, EPSG:4326) at well-known Roman and
+// Greek excavations, so the base map puts them where an archaeologist
+// expects them; Showcase sets each site's region to match.
+var siteCentres = map[int64]struct {
+	lon, lat float64
+	region   string
+}{
+	1: {14.4869, 40.7489, "Campania"}, // Pompeii
+	2: {12.2920, 41.7560, "Lazio"},    // Ostia
+	3: {12.8280, 37.5840, "Sicilia"},  // Selinunte
 }
 
 // showcaseGeodata gives each site without geodata an outline (a small
-// quadrilateral about 300 m across) and a datum point, around its region's
-// place, moved a little per site so two sites of one region do not overlap.
+// quadrilateral about 300 m across) and a datum point, and its region.
+// Sites beyond the three named places (a larger Size) are left off the map.
 func showcaseGeodata(ctx context.Context, c *client, db *store.DB) error {
 	var n int
 	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Sys("geodata")+` WHERE tb = 'sites'`).Scan(&n); err != nil || n > 0 {
 		return err
 	}
-	rows, err := db.Query(ctx, `SELECT id, region FROM `+db.Qualify("sites")+` ORDER BY id`)
-	if err != nil {
-		return err
-	}
-	type site struct {
-		id     int64
-		region string
-	}
-	var sites []site
-	for rows.Next() {
-		var s site
-		var region *string
-		if err := rows.Scan(&s.id, &region); err != nil {
-			rows.Close()
-			return err
-		}
-		if region != nil {
-			s.region = *region
-		}
-		sites = append(sites, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for i, s := range sites {
-		centre, ok := siteCentres[s.region]
-		if !ok {
-			centre = siteCentres["Lazio"]
-		}
-		x, y := centre[0]+0.02*float64(i), centre[1]+0.012*float64(i)
+	for id := int64(1); id <= int64(len(siteCentres)); id++ {
+		p := siteCentres[id]
+		x, y := p.lon, p.lat
 		const dx, dy = 0.0019, 0.0014 // about 160 m each way
 		outline := map[string]any{"type": "Polygon", "coordinates": [][][2]float64{{
 			{x - dx, y - dy}, {x + dx, y - dy*0.8}, {x + dx*1.1, y + dy}, {x - dx*0.9, y + dy*1.1}, {x - dx, y - dy},
 		}}}
 		datum := map[string]any{"type": "Point", "coordinates": [2]float64{x, y}}
 		for _, g := range []any{outline, datum} {
-			if err := c.ok(ctx, http.MethodPost, "/geoface/feature", map[string]any{"tb": "sites", "id": s.id, "geometry": g}); err != nil {
+			if err := c.ok(ctx, http.MethodPost, "/geoface/feature", map[string]any{"tb": "sites", "id": id, "geometry": g}); err != nil {
 				return err
 			}
+		}
+		if err := c.ok(ctx, http.MethodPost, fmt.Sprint("/record/sites/", id), map[string]any{"core": map[string]any{"region": p.region}}); err != nil {
+			return err
 		}
 	}
 	return nil
