@@ -1946,7 +1946,18 @@ const scenarios = {
         const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
         assert.ok(over <= 0, `${size}: no sideways scrolling (${over}px)`)
       }
+      // In Italian: the readout's words and the decimal comma.
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'it'))
+      await page.goto(`${BASE}/${app}/map/sites`)
+      const coords = page.locator('[data-test=map-coords]')
+      await coords.filter({ hasText: /^Centro: \d+,\d{5}° N, \d+,\d{5}° E$/ }).waitFor()
+      const box = await page.locator('[data-test=map]').boundingBox()
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+      await coords.filter({ hasText: /^Puntatore: \d+,\d{5}° N, \d+,\d{5}° E$/ }).waitFor()
+      assert.equal(await coords.getAttribute('aria-label'), 'Coordinate (WGS 84)')
+      await shot(page, 'demo-map-it')
     } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en')).catch(() => {})
       await page.setViewportSize({ width: 1280, height: 860 })
     }
     assert.deepEqual(outside, [], 'no request to another host')
