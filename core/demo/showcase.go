@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -76,7 +77,7 @@ func Showcase(ctx context.Context, h http.Handler, app *apps.App, adminEmail str
 			shown.Missing = append(shown.Missing, name)
 			log.Warn("demo: a plugin feature is left off, its plugin is not running",
 				"feature", f.feature, "table", f.table, "code", body["code"],
-				"hint", "build the plugins (make build) and start again to see it")
+				"hint", "build the plugins (make build), start again and turn it on under Administration, Plugin features")
 		default:
 			return shown, fmt.Errorf("demo: turn on %s: %d %v", name, status, body)
 		}
@@ -443,7 +444,7 @@ func (c *client) call(ctx context.Context, method, path string, body any) (int, 
 		}
 		r = bytes.NewReader(b)
 	}
-	req := httptest.NewRequestWithContext(ctx, method, "/"+c.app+"/api"+path, r)
+	req := httptest.NewRequestWithContext(api.Quiet(ctx), method, "/"+c.app+"/api"+path, r)
 	req.Header.Set("Content-Type", "application/json")
 	return c.send(req)
 }
@@ -487,7 +488,7 @@ func (c *client) upload(ctx context.Context, path, filename string, data []byte)
 	if err != nil {
 		return err
 	}
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/"+c.app+"/api"+path, &body)
+	req := httptest.NewRequestWithContext(api.Quiet(ctx), http.MethodPost, "/"+c.app+"/api"+path, &body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	status, out, err := c.send(req)
 	if err == nil && status != http.StatusOK {
