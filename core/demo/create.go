@@ -10,9 +10,10 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 )
 
-// App names the demo application to create and its admin.
+// App names the demo application to create and its admin; Definition is
+// the application's name shown to people ("Demo excavation" when empty).
 type App struct {
-	Name, Email, Password string
+	Name, Definition, Email, Password string
 }
 
 // Create creates the demo application as `make run` shows it: the data
@@ -20,7 +21,10 @@ type App struct {
 // (Showcase). When a step fails the application is dropped, so nothing
 // half-filled is left and the next start tries again.
 func Create(ctx context.Context, reg *apps.Registry, h http.Handler, a App, log *slog.Logger) (Shown, error) {
-	app, err := reg.Create(ctx, apps.CreateParams{Name: a.Name, Definition: "Demo excavation", Email: a.Email,
+	if a.Definition == "" {
+		a.Definition = "Demo excavation"
+	}
+	app, err := reg.Create(ctx, apps.CreateParams{Name: a.Name, Definition: a.Definition, Email: a.Email,
 		Password: a.Password, AdminName: "Demo Admin"})
 	if err != nil {
 		return Shown{}, fmt.Errorf("create demo app: %w", err)

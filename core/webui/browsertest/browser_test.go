@@ -190,9 +190,9 @@ func startSite(t *testing.T, e store.Engine, pluginDir string) site {
 	t.Cleanup(web.Close)
 
 	// The demo application as `make run` makes it, every feature at once
-	// (issue 30, First run), beside the scenarios' own: its own name, so
-	// what the other scenarios change stays apart.
-	if _, err := demo.Create(ctx, reg, srv, demo.App{Name: showcaseApp, Email: adminEmail, Password: adminPassword}, testenv.Logger()); err != nil {
+	// (issue 30, First run), beside the scenarios' own: its own name and
+	// title, so what the other scenarios change and look for stays apart.
+	if _, err := demo.Create(ctx, reg, srv, demo.App{Name: showcaseApp, Definition: "Every feature at once", Email: adminEmail, Password: adminPassword}, testenv.Logger()); err != nil {
 		t.Fatal(err)
 	}
 
