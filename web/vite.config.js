@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync, brotliCompressSync, constants as zlib } from 'node:zlib'
+import { basemap } from './basemap.mjs'
 
 // precompress writes a .br and a .gz beside every text file of the build
 // big enough to gain (1 KiB and over, and only when the result is smaller),
@@ -43,7 +44,7 @@ function precompress() {
 // bytes (.ci/run checks the committed folder against a fresh build).
 export default defineConfig({
   base: '/static/',
-  plugins: [vue(), precompress()],
+  plugins: [vue(), basemap(), precompress()],
   build: {
     outDir: fileURLToPath(new URL('../core/webui/dist', import.meta.url)),
     emptyOutDir: true,

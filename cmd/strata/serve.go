@@ -127,7 +127,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	}
 	var demoBanner string
 	if cfg.Demo {
-		if demoBanner, err = ensureDemo(ctx, reg, log); err != nil {
+		if demoBanner, err = ensureDemo(ctx, reg, handler, log); err != nil {
 			return err
 		}
 	}

@@ -66,3 +66,15 @@ func RecordTarget(h Host, c *gin.Context) (sc *records.Scope, id int64, ok bool)
 	}
 	return sc, id, true
 }
+
+// quietKey marks a request the server makes to itself.
+type quietKey struct{}
+
+// Quiet marks ctx as a request the server makes to itself through its own
+// handler (the demo's seeding at the first start): its access-log line is
+// written at debug level, so dozens of seeding requests do not bury the
+// start-up lines. Failures are still logged as errors.
+func Quiet(ctx context.Context) context.Context { return context.WithValue(ctx, quietKey{}, true) }
+
+// IsQuiet tells whether ctx was marked by Quiet.
+func IsQuiet(ctx context.Context) bool { q, _ := ctx.Value(quietKey{}).(bool); return q }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -53,7 +54,11 @@ func (s *Server) logRequests(c *gin.Context) {
 	if a, ok := c.Get(ctxApp); ok {
 		attrs = append(attrs, "app", a.(*apps.App).Name)
 	}
-	s.log.Info("request", attrs...)
+	level := slog.LevelInfo
+	if api.IsQuiet(c.Request.Context()) {
+		level = slog.LevelDebug
+	}
+	s.log.Log(c.Request.Context(), level, "request", attrs...)
 	// Errors answered as internal_error (api.Fail) are logged here with
 	// their cause, once.
 	for _, e := range c.Errors {

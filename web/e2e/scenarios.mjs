@@ -2140,6 +2140,95 @@ const scenarios = {
     }
   },
   // ---- end of issue 30, list side panel, bulk actions and phone cards (lists) ----
+
+  // ---- demo begin ----
+  // The demo application as `make run` makes it (issue 30, First run):
+  // core/demo.Create, called by the test's site under the name SHOWCASE_APP.
+  // Its map draws on the offline base map with a scale and the pointer's
+  // coordinates, contacting no other host; a dated unit shows its
+  // radiocarbon curve, a burial its osteology inventory; at 1280 and 390.
+  async 'demo: the map on its offline base map, a dated unit, a burial with osteology'(page) {
+    const app = process.env.SHOWCASE_APP || 'showcase'
+    await page.goto(`${BASE}/?app=${app}`)
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill(ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL(`${BASE}/${app}`)
+    const outside = []
+    page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) outside.push(r.url()) })
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        await page.setViewportSize({ width, height })
+        await page.goto(`${BASE}/${app}/map/sites`)
+        await page.locator('[data-test=map-total]').filter({ hasText: '6 features' }).waitFor()
+        const map = page.locator('[data-test=map]')
+        // The base map: land and borders as SVG paths in their own pane.
+        // (Leaflet clips each path to the view: the land drawn is Italy's.)
+        await map.locator('.leaflet-basemap-pane path').nth(1).waitFor({ state: 'attached' })
+        const land = map.locator('.leaflet-basemap-pane path[fill="#f6f2e8"]')
+        assert.equal(await land.count(), 1, `${size}: the land`)
+        const segments = (await land.getAttribute('d')).split('L').length
+        assert.ok(segments > 50, `${size}: the land outline has shape (${segments} segments)`)
+        assert.equal(await map.locator('path.leaflet-interactive').count(), 6, `${size}: the sites' features over it`)
+        await map.locator('.leaflet-control-attribution').filter({ hasText: 'Natural Earth' }).waitFor()
+        // The scale, in metres or kilometres.
+        await map.locator('.leaflet-control-scale-line').filter({ hasText: /\d+ (m|km)$/ }).waitFor()
+        // The coordinates follow the pointer, in the sites' part of the world.
+        const coords = map.locator('[data-test=map-coords]')
+        await coords.filter({ hasText: /^Centre: / }).waitFor()
+        const box = await map.boundingBox()
+        await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.4)
+        const first = (await coords.filter({ hasText: /^Pointer: / }).textContent())
+        await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.6)
+        await page.waitForFunction(([el, before]) => el.textContent !== before, [await coords.elementHandle(), first])
+        const m = (await coords.textContent()).match(/^Pointer: ([\d.]+)° N, ([\d.]+)° E$/)
+        assert.ok(m, `${size}: pointer readout ${await coords.textContent()}`)
+        assert.ok(+m[1] > 36 && +m[1] < 47 && +m[2] > 6 && +m[2] < 19, `${size}: a position in Italy (${m[1]}, ${m[2]})`)
+        // From the keyboard: the map pans and the readout gives its centre.
+        await page.mouse.move(0, 0)
+        await map.focus()
+        const before = await coords.textContent()
+        await page.keyboard.press('ArrowRight')
+        await page.waitForFunction(([el, b]) => el.textContent !== b && el.textContent.startsWith('Centre: '), [await coords.elementHandle(), before])
+        await shot(page, `demo-map-${size}`)
+
+        // A unit of the first trench: its dating and its radiocarbon curve.
+        await page.goto(`${BASE}/${app}/t/units/8`)
+        await page.locator('[data-test=dating]').waitFor()
+        const curve = page.locator('[data-test=c14-density]').first()
+        await curve.waitFor()
+        assert.ok((await curve.getAttribute('d')).split('L').length > 20, `${size}: the probability curve has points`)
+        await page.locator('[data-test=c14-curve]').first().scrollIntoViewIfNeeded()
+        await shot(page, `demo-unit-${size}`)
+
+        // A burial with its osteology inventory, by body region.
+        await page.goto(`${BASE}/${app}/t/burials/1`)
+        const inv = page.locator('[data-test=osteology]')
+        await inv.locator('[data-test=osteo-individual]').first().waitFor()
+        const level = Number(await inv.locator('[data-test=osteo-region][data-region=lower_limb]').first().getAttribute('data-level'))
+        assert.ok(level >= 1, `${size}: the lower limb is present`)
+        await inv.scrollIntoViewIfNeeded()
+        await shot(page, `demo-burial-${size}`)
+        const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        assert.ok(over <= 0, `${size}: no sideways scrolling (${over}px)`)
+      }
+      // In Italian: the readout's words and the decimal comma.
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'it'))
+      await page.goto(`${BASE}/${app}/map/sites`)
+      const coords = page.locator('[data-test=map-coords]')
+      await coords.filter({ hasText: /^Centro: \d+,\d{5}° N, \d+,\d{5}° E$/ }).waitFor()
+      const box = await page.locator('[data-test=map]').boundingBox()
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+      await coords.filter({ hasText: /^Puntatore: \d+,\d{5}° N, \d+,\d{5}° E$/ }).waitFor()
+      assert.equal(await coords.getAttribute('aria-label'), 'Coordinate (WGS 84)')
+      await shot(page, 'demo-map-it')
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en')).catch(() => {})
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+    assert.deepEqual(outside, [], 'no request to another host')
+  },
+  // ---- demo end ----
 }
 
 const { ctx, close } = await launch()
