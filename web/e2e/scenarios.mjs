@@ -1874,6 +1874,67 @@ const scenarios = {
     }
   },
   // ---- end of issue 30, every page fits a phone (phonefit) ----
+  // ---- matrixloops begin
+  // Issue 30: a stratigraphic loop (contradictory relations, still accepted
+  // on save) is shown as a problem on the matrix: a notice names the loop
+  // as a path of units linking to their records, its units and lines are
+  // marked, and the rest of the matrix is drawn as before.
+  async 'matrix: a stratigraphic loop is named, not tangled (matrixloops)'(page) {
+    await signIn(page)
+    const trench = (await api(page, '/record/units/1')).body.core.trench.val
+    const made = []
+    const rels = []
+    try {
+      for (const code of ['LOOP A', 'LOOP B', 'LOOP C']) {
+        const r = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code, trench } }) })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        made.push(r.body.id)
+      }
+      // A covers B, B covers C, C covers A (5: the first is later).
+      for (const [a, b] of [[0, 1], [1, 2], [2, 0]]) {
+        const r = await api(page, '/record/units/rs', { method: 'POST', body: JSON.stringify({ id_first: made[a], relation: 5, id_second: made[b] }) })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        rels.push(r.body.id)
+      }
+      const want = { en: /1 stratigraphic loop\./, it: /1 ciclo stratigrafico\./ }
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/matrix/units`)
+          const notice = page.locator('[data-test=matrix-loops]')
+          await notice.waitFor()
+          assert.match(await notice.textContent(), want[lang], `${size} ${lang}`)
+          const loops = notice.locator('[data-test=matrix-loop]')
+          assert.equal(await loops.count(), 1, `${size} ${lang}: one loop`)
+          // The path round the loop, back to its first unit, each a link.
+          assert.equal((await loops.first().textContent()).replace(/\s+/g, ' ').trim(), 'LOOP A → LOOP B → LOOP C → LOOP A')
+          const hrefs = await loops.first().locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))
+          assert.deepEqual(hrefs, [...made, made[0]].map((id) => `/${APP}/t/units/${id}`))
+          // Its three units marked, its three lines drawn in the loop's way,
+          // the demo's 48 units and their lines still there.
+          assert.equal(await page.locator('[data-test=matrix-node].in-loop').count(), 3)
+          assert.equal(await page.locator('[data-test=matrix-loop-edge]').count(), 3)
+          assert.equal(await page.locator('[data-test=matrix-node]').count(), 51)
+          assert.ok(await page.locator('[data-test=matrix] line.edge').count() >= 42, 'the other relations drawn')
+          const marked = await page.locator('[data-test=matrix-node].in-loop').evaluateAll((gs) => gs.map((g) => g.getAttribute('aria-label')))
+          assert.ok(marked.every((l) => l.includes(lang === 'it' ? 'ciclo' : 'loop')), marked.join('; '))
+          // The page fits the width: the notice wraps, only the drawing scrolls.
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${size} ${lang}: fits`)
+          await shot(page, `matrixloops-${size}-${lang}`)
+        }
+      }
+      // A link opens the unit's record.
+      await page.locator('[data-test=matrix-loop] a').nth(1).click()
+      await page.waitForURL(new RegExp(`/t/units/${made[1]}$`))
+    } finally {
+      for (const id of rels) await api(page, `/rs/${id}`, { method: 'DELETE' })
+      for (const id of made) await api(page, `/record/units/${id}`, { method: 'DELETE' })
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- matrixloops end
 }
 
 const { ctx, close } = await launch()
