@@ -1,8 +1,13 @@
 package pluginhost
 
 import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/language"
 
@@ -262,4 +267,50 @@ func (m *Manager) Texts() []PluginLabels {
 		out = append(out, pl)
 	}
 	return out
+}
+
+// languageTag is pluginsdk's rule for a translation's language: a BCP 47
+// tag in canonical case (it, pt-BR, sr-Latn).
+var languageTag = regexp.MustCompile(`^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$`)
+
+// validateLabels checks the translations of a manifest as pluginsdk's
+// Validate does (a plugin need not be built with the SDK): language tags,
+// one line of UTF-8 text, not empty, bounded; messages with an "en" text.
+func validateLabels(m *pluginv1.Manifest) []string {
+	var probs []string
+	check := func(where string, ls map[string]string, max int) {
+		for _, tag := range slices.Sorted(maps.Keys(ls)) {
+			text := ls[tag]
+			switch {
+			case !languageTag.MatchString(tag):
+				probs = append(probs, fmt.Sprintf("%s: language %q is not a BCP 47 tag in canonical case (e.g. it, pt-BR)", where, tag))
+			case strings.TrimSpace(text) == "" || len(text) > max || !utf8.ValidString(text) || strings.ContainsAny(text, "\n\r\x00"):
+				probs = append(probs, fmt.Sprintf("%s: the %q text is empty, too long or not one line of UTF-8", where, tag))
+			}
+		}
+	}
+	for _, f := range m.GetFeatures() {
+		where := fmt.Sprintf("feature %q", f.GetName())
+		check(where, f.GetLabels(), 200)
+		cols := f.GetColumns()
+		if ch := f.GetChild(); ch != nil {
+			check(where+": child table", ch.GetLabels(), 200)
+			cols = append(slices.Clip(cols), ch.GetColumns()...)
+		}
+		for _, c := range cols {
+			check(fmt.Sprintf("%s: column %q", where, c.GetName()), c.GetLabels(), 200)
+			check(fmt.Sprintf("%s: column %q help", where, c.GetName()), c.GetHelpLabels(), 1000)
+		}
+	}
+	for _, s := range m.GetSections() {
+		check(fmt.Sprintf("section %q", s.GetName()), s.GetLabels(), 200)
+	}
+	for _, key := range slices.Sorted(maps.Keys(m.GetMessages())) {
+		texts := m.GetMessages()[key].GetText()
+		if texts[pluginsdk.DefaultLanguage] == "" {
+			probs = append(probs, fmt.Sprintf("message %q: no %q text", key, pluginsdk.DefaultLanguage))
+		}
+		check(fmt.Sprintf("message %q", key), texts, 1000)
+	}
+	return probs
 }

@@ -292,7 +292,8 @@ const scenarios = {
           await fig.scrollIntoViewIfNeeded()
           // The envelope is a "range within", not a 68.3% range.
           const env = (await fig.locator('[data-test=sigma1] [data-test=envelope]').textContent()).replace(/\s+/g, ' ')
-          const within = lang === 'en' ? '68.3% range within 746 BCE – 421 BCE' : 'intervallo al 68,3% compreso in 746 BCE – 421 BCE'
+          const within = lang === 'en' ? '68.3% range within 746 BCE – 421 BCE' : 'intervallo al 68,3% compreso in 746 a.C. – 421 a.C.'
+          const era = lang === 'en' ? 'BCE' : 'a.C.'
           assert.ok(env.includes(within), `${where}: envelope "${env}"`)
           assert.ok(!(await fig.locator('.c14-ranges').textContent()).includes('1σ (68.3%)'), `${where}: no bare "1σ (68.3%)" range`)
           for (const [level, lv, ivs] of [[1, cal.levels.sigma1, cal.hpd1], [2, cal.levels.sigma2, cal.hpd2]]) {
@@ -304,7 +305,7 @@ const scenarios = {
               const from = Number(await li.getAttribute('data-from')), to = Number(await li.getAttribute('data-to'))
               const text = (await li.textContent()).replace(/\s+/g, ' ')
               // The years shown are those of the cal BP bounds.
-              assert.ok(text.includes(`${-bce(to)} BCE – ${-bce(from)} BCE`), `${where}: "${text}" for ${from}–${to} cal BP`)
+              assert.ok(text.includes(`${-bce(to)} ${era} – ${-bce(from)} ${era}`), `${where}: "${text}" for ${from}–${to} cal BP`)
               const shown = Number((await li.locator('[data-test=hpd-p]').textContent()).replace('%', '').replace(',', '.')) / 100
               const sum = mass(from, to)
               assert.ok(Math.abs(shown - sum) <= 0.0005 + 1e-9, `${where}: ${from}–${to} cal BP shows ${shown}, the distribution sums to ${sum}`)
@@ -1461,7 +1462,7 @@ const scenarios = {
           const adds = section.locator('[data-test=feature-adds]')
           await adds.waitFor()
           const text = (await adds.textContent()).trim()
-          assert.equal(text, (lang === 'en' ? 'Adds: ' : 'Aggiunge: ') + chrono.columns.join(', '), `${where}: the columns the feature adds`)
+          assert.equal(text, (lang === 'en' ? 'Adds: ' : 'Aggiunge: ') + chrono.columns.map((c) => chrono.column_labels[c][lang] ?? chrono.column_labels[c].en).join(', '), `${where}: the columns the feature adds`)
           for (const f of pl.flatMap((p) => p.features || [])) {
             const t = (await page.locator(`[data-test=feature-${f.name}] [data-test=feature-adds]`).textContent()).trim()
             assert.doesNotMatch(t, /: ?$|, ?,|: ,/, `${where}: ${f.name} lists what it adds`)
@@ -1473,7 +1474,7 @@ const scenarios = {
           await dialog.waitFor()
           const asked = (await dialog.textContent()).replace(/\s+/g, ' ')
           assert.match(asked, lang === 'en' ? /Turn on .+ for Sites\?/ : /Attivare .+ per Sites\?/, where)
-          assert.ok(asked.includes(chrono.columns[0]), `${where}: the dialog names the columns: ${asked}`)
+          assert.ok(asked.includes(chrono.column_labels[chrono.columns[0]][lang]), `${where}: the dialog names the columns: ${asked}`)
           assert.equal(await toggle.isChecked(), false, `${where}: unchanged until confirmed`)
           await shot(page, `plugin-confirm-on-${size}-${lang}`)
           await page.locator('[data-test=feature-confirm-cancel]').click()
