@@ -1936,6 +1936,62 @@ const scenarios = {
     }
   },
   // ---- matrixloops end
+  // ---- plugin-i18n begin
+  // Issue 30: plugins declare their labels in Italian (pluginsdk v0.5.0)
+  // and the Italian interface shows them: the radiocarbon section's title,
+  // its columns in read and edit mode, its eras; English stays English.
+  async 'plugin labels in the interface language (plugin-i18n)'(page) {
+    await signIn(page)
+    const trench = (await api(page, '/record/units/1')).body.core.trench.val
+    const made = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code: 'I18N 1', trench },
+      plugins: { units_radiocarbon: [{ fields: { lab_code: 'I18N-2450', bp: 2450, bp_error: 30 } }] } }) })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const id = made.body.id
+    const words = {
+      en: { title: 'Radiocarbon dates', lab: 'Lab code', age: 'Age (BP)', from: '1σ from (cal BP)', era: 'BCE', adds: 'Adds: ' },
+      it: { title: 'Datazioni al radiocarbonio', lab: 'Codice di laboratorio', age: 'Età (BP)', from: '1σ da (cal BP)', era: 'a.C.', adds: 'Aggiunge: ' },
+    }
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          const w = words[lang], where = `${size} ${lang}`
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/t/units/${id}`)
+          const panel = page.locator('[data-test=plugin-units_radiocarbon]')
+          await panel.locator('h2').filter({ hasText: w.title }).waitFor()
+          const terms = await panel.locator('dt').allTextContents()
+          for (const label of [w.lab, w.age, w.from]) assert.ok(terms.includes(label), `${where}: "${label}" among ${terms.join(', ')}`)
+          // The calibrated range is written in the language's era.
+          await panel.locator('[data-test=c14-density]').first().waitFor()
+          const ticks = await panel.locator('[data-test=c14-tick]').allTextContents()
+          assert.ok(ticks.length && ticks.every((x) => x.endsWith(' ' + w.era)), `${where}: axis ${ticks.join(', ')}`)
+          if (lang === 'it') assert.ok(!terms.includes('Lab code'), `${where}: no English column left`)
+          await panel.scrollIntoViewIfNeeded()
+          await shot(page, `plugin-i18n-${size}-${lang}`)
+          // Edit mode: the row's inputs are labelled in the language.
+          await page.locator('[data-test=edit]').click()
+          await page.getByLabel(w.lab, { exact: true }).first().waitFor()
+          assert.equal(await page.getByLabel(w.age, { exact: true }).first().inputValue(), '2450', where)
+          await page.goto(`${BASE}/${APP}/admin/plugins`)
+          const adds = page.locator('[data-test=feature-adds]')
+          await adds.first().waitFor()
+          const all = (await adds.allTextContents()).join(' | ')
+          assert.ok(all.includes(w.adds), `${where}: ${all}`)
+          if (lang === 'it') {
+            await page.locator('h2').filter({ hasText: 'Datazioni al radiocarbonio' }).first().waitFor()
+            assert.ok(all.includes('Da (anno)'), `${where}: chronology's columns in Italian: ${all}`)
+          }
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${where}: fits`)
+        }
+      }
+    } finally {
+      await api(page, `/record/units/${id}`, { method: 'DELETE' })
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- plugin-i18n end
 }
 
 const { ctx, close } = await launch()
