@@ -1909,7 +1909,14 @@ const scenarios = {
           const loops = notice.locator('[data-test=matrix-loop]')
           assert.equal(await loops.count(), 1, `${size} ${lang}: one loop`)
           // The path round the loop, back to its first unit, each a link.
-          assert.equal((await loops.first().textContent()).replace(/\s+/g, ' ').trim(), 'LOOP A → LOOP B → LOOP C → LOOP A')
+          const path = (await loops.first().locator('a').allTextContents()).join(' → ')
+          assert.equal(path, 'LOOP A → LOOP B → LOOP C → LOOP A')
+          // "Show in the matrix" scrolls the drawing to the loop's first unit and focuses it.
+          await loops.first().locator('[data-test=matrix-loop-show]').click()
+          const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') || '')
+          assert.ok(focused.startsWith('LOOP A'), `${size} ${lang}: focus on ${focused}`)
+          const box = await page.locator(`[data-test=matrix-node][data-id="${made[0]}"]`).boundingBox()
+          assert.ok(box && box.x >= 0 && box.x + box.width <= width, `${size} ${lang}: the loop is in view`)
           const hrefs = await loops.first().locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))
           assert.deepEqual(hrefs, [...made, made[0]].map((id) => `/${APP}/t/units/${id}`))
           // Its three units marked, its three lines drawn in the loop's way,
