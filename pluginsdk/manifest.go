@@ -31,7 +31,32 @@ type Manifest struct {
 	// MinServerProtocol is the lowest server protocol version the plugin
 	// needs (0: any); an older server refuses the plugin and says so.
 	MinServerProtocol uint32
+	// Messages is the plugin's own small catalogue of the strings its
+	// sections and routes' answers show that are not labels (units such
+	// as "cal BP", the names of body regions), by key, each in one or more
+	// languages: clients show the current language's text, else the
+	// DefaultLanguage one, else the key. Keys are a lower-case letter,
+	// then lower-case letters, digits, '_', '.' or '-'; every message has
+	// a DefaultLanguage text. Added in SDK v0.5.0.
+	Messages map[string]Labels
+	// SectionLabels translates the Label of each section, by section
+	// name (declared here so that Section stays comparable).
+	SectionLabels map[string]Labels
 }
+
+// DefaultLanguage is the language of the Label fields of a manifest
+// (feature, column, child table and section labels) and of each
+// message's fallback text.
+const DefaultLanguage = "en"
+
+// Labels are a text's translations by language: BCP 47 tags in their
+// canonical case, a language subtag then optionally a script and a
+// region, e.g. "it", "pt-BR", "sr-Latn" (Validate refuses "IT", "it_IT",
+// "italian"). Beside a Label they add other languages; a language a
+// plugin does not declare falls back to the Label, so a plugin built
+// before SDK v0.5.0, without any, still shows its labels in every
+// language. A DefaultLanguage entry, if given, must equal the Label.
+type Labels map[string]string
 
 // Feature is something an admin activates per table with
 // POST /config/table/{tb}/{feature}: columns added to the table, a child
@@ -42,8 +67,14 @@ type Feature struct {
 	Name    string   // e.g. "munsell"; the activation path segment
 	Aliases []string // other names accepted in the activation path, e.g. "fuzzy-date"
 	Label   string
-	Columns []Column    // added to the activated table
-	Child   *ChildTable // optional child table
+	Labels  Labels // Label in other languages, e.g. {"it": "Datazioni al radiocarbonio"}
+	// ColumnLabels and ColumnHelp translate the Label and Help of the
+	// feature's columns and of its child table's columns, by column name:
+	// {"lab_code": {"it": "Codice di laboratorio"}}.
+	ColumnLabels map[string]Labels
+	ColumnHelp   map[string]Labels
+	Columns      []Column    // added to the activated table
+	Child        *ChildTable // optional child table
 	// Computed columns (of Columns or of the child table) are filled by the
 	// BeforeSave hook: values the client sends for them are ignored (the
 	// server marks them read-only when it adds them) and the hook's value
@@ -88,6 +119,9 @@ type Column struct {
 	// hook's answer.
 	Readonly bool
 	Help     string
+	// A column's Label and Help in other languages are declared beside
+	// it, in Feature.ColumnLabels and Feature.ColumnHelp, so that Column
+	// stays comparable as it was before SDK v0.5.0.
 }
 
 // ChildTable is a feature's child table, named <table>_<Suffix>; besides
@@ -95,6 +129,7 @@ type Column struct {
 type ChildTable struct {
 	Suffix  string
 	Label   string
+	Labels  Labels // Label in other languages
 	Columns []Column
 }
 
@@ -168,6 +203,9 @@ type Operator struct {
 type Section struct {
 	Name    string
 	Feature string // empty: every table
+	// Label is the section's title, for clients that show it (optional);
+	// Manifest.SectionLabels has it in other languages.
+	Label string
 	// Rows, when the section is made only of rows of one of the plugin's
 	// system tables, names them: the server then looks for the record's
 	// rows in the read's own round trip and answers Rows.Empty for a record

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // These mirror the server's rules so that a plugin finds out in its own
@@ -25,6 +27,19 @@ var (
 	// queryParamPattern is a Route.TableParam: what a form or a URL
 	// builder names a parameter, without characters to escape.
 	queryParamPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+	// languageTagPattern is a BCP 47 tag as Labels take it, in canonical
+	// case: a language (2 or 3 letters), an optional script (4 letters,
+	// capitalised) and an optional region (2 capitals or 3 digits).
+	languageTagPattern = regexp.MustCompile(`^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$`)
+	messageKeyPattern  = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
+)
+
+// Bounds of translated texts: a label is a line, a message a sentence or
+// two; the whole catalogue travels with every Describe.
+const (
+	maxLabelLength   = 200
+	maxMessageLength = 1000
+	maxMessages      = 500
 )
 
 var (
@@ -95,6 +110,7 @@ func (m Manifest) Validate() error {
 		}
 		featureNames[f.Name] = f.Name
 		features[f.Name] = f
+		v.labels(where, f.Label, f.Labels, maxLabelLength)
 		for _, a := range f.Aliases {
 			v.check(aliasPattern.MatchString(a), "%s: alias %q: a lower-case letter, then lower-case letters, digits, _ or -", where, a)
 			if owner, dup := featureNames[a]; dup {
@@ -117,6 +133,7 @@ func (m Manifest) Validate() error {
 			v.check(!suffixes[f.Child.Suffix], "%s: suffix used by another feature", cw)
 			suffixes[f.Child.Suffix] = true
 			v.check(len(f.Child.Columns) > 0, "%s: no columns", cw)
+			v.labels(cw, f.Child.Label, f.Child.Labels, maxLabelLength)
 			childCols := map[string]bool{}
 			for _, c := range f.Child.Columns {
 				v.column(cw, c, true)
@@ -124,6 +141,27 @@ func (m Manifest) Validate() error {
 				childCols[c.Name] = true
 				own[c.Name] = true
 			}
+		}
+		// Column translations name the feature's columns, and translate
+		// their labels and help.
+		cols := map[string]Column{}
+		for _, c := range f.Columns {
+			cols[c.Name] = c
+		}
+		if f.Child != nil {
+			for _, c := range f.Child.Columns {
+				cols[c.Name] = c
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(f.ColumnLabels)) {
+			c, ok := cols[name]
+			v.check(ok, "%s: column labels: %q is not one of its columns", where, name)
+			v.labels(fmt.Sprintf("%s: column %q", where, name), c.Label, f.ColumnLabels[name], maxLabelLength)
+		}
+		for _, name := range slices.Sorted(maps.Keys(f.ColumnHelp)) {
+			c, ok := cols[name]
+			v.check(ok, "%s: column help: %q is not one of its columns", where, name)
+			v.labels(fmt.Sprintf("%s: column %q help", where, name), c.Help, f.ColumnHelp[name], maxMessageLength)
 		}
 		for _, c := range f.Computed {
 			v.check(own[c], "%s: computed column %q is not one of its columns", where, c)
@@ -169,6 +207,19 @@ func (m Manifest) Validate() error {
 		v.check(!sections[s.Name], "%s: declared twice", where)
 		sections[s.Name] = true
 		v.check(s.Feature == "" || features[s.Feature] != nil, "%s: feature %q is not declared", where, s.Feature)
+		v.labels(where, s.Label, m.SectionLabels[s.Name], maxLabelLength)
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.SectionLabels)) {
+		v.check(sections[name], "section labels: %q is not a declared section", name)
+	}
+
+	v.check(len(m.Messages) <= maxMessages, "messages: more than %d", maxMessages)
+	for _, key := range slices.Sorted(maps.Keys(m.Messages)) {
+		where := fmt.Sprintf("message %q", key)
+		v.check(messageKeyPattern.MatchString(key), "%s: keys are a lower-case letter, then up to 63 lower-case letters, digits, '_', '.' or '-'", where)
+		texts := m.Messages[key]
+		v.check(texts[DefaultLanguage] != "", "%s: no %q text (the fallback for other languages)", where, DefaultLanguage)
+		v.labels(where, texts[DefaultLanguage], texts, maxMessageLength)
 	}
 
 	tables := map[string]bool{}
@@ -267,6 +318,23 @@ func (v *validator) column(where string, c Column, userTable bool) {
 			v.fail("%s: column %q: a %s field is stored as %s, not %s", where, c.Name, c.Type, joinNames(allowed), c.DBType)
 		}
 	}
+}
+
+// labels checks the translations of one text whose default is def: each
+// key a language tag (languageTagPattern), each text non-empty, valid
+// UTF-8, one line and at most max bytes, and a DefaultLanguage entry, if
+// any, equal to def (the default is said once, in the Label field).
+func (v *validator) labels(where, def string, ls Labels, max int) {
+	for _, tag := range slices.Sorted(maps.Keys(ls)) {
+		text := ls[tag]
+		v.check(languageTagPattern.MatchString(tag),
+			"%s: language %q is not a BCP 47 tag in canonical case (e.g. it, pt-BR, sr-Latn)", where, tag)
+		v.check(strings.TrimSpace(text) != "", "%s: the %q text is empty", where, tag)
+		v.check(utf8.ValidString(text) && !strings.ContainsAny(text, "\n\r\x00"), "%s: the %q text is not one line of UTF-8", where, tag)
+		v.check(len(text) <= max, "%s: the %q text is longer than %d bytes", where, tag, max)
+		v.check(tag != DefaultLanguage || text == def, "%s: the %q text differs from the label it translates", where, tag)
+	}
+	v.check(len(ls) == 0 || def != "", "%s: translations of an empty label", where)
 }
 
 func (v *validator) routes(routes []Route) {

@@ -124,6 +124,71 @@ func TestManifestRules(t *testing.T) {
 	}
 }
 
+// translatedManifest is validManifest with every kind of translation
+// (SDK v0.5.0): feature, column and help, child table, section, messages.
+func translatedManifest() pluginsdk.Manifest {
+	m := validManifest()
+	m.Features[0].Label = "Alpha"
+	m.Features[0].Labels = pluginsdk.Labels{"it": "Alfa", "pt-BR": "Alfa", "en": "Alpha"}
+	m.Features[0].Columns[0].Label, m.Features[0].Columns[0].Help = "First", "the first one"
+	m.Features[0].ColumnLabels = map[string]pluginsdk.Labels{"a_one": {"it": "Primo"}}
+	m.Features[0].ColumnHelp = map[string]pluginsdk.Labels{"a_one": {"it": "il primo"}}
+	m.Features[1].Child.Label = "Betas"
+	m.Features[1].Child.Labels = pluginsdk.Labels{"it": "Beta", "sr-Latn": "Beta", "es-419": "Betas"}
+	m.Features[1].Child.Columns[0].Label = "B"
+	m.Features[1].ColumnLabels = map[string]pluginsdk.Labels{"b_one": {"it": "B uno"}}
+	m.Sections[0].Label = "Summary"
+	m.SectionLabels = map[string]pluginsdk.Labels{"alpha_summary": {"it": "Riepilogo"}}
+	m.Messages = map[string]pluginsdk.Labels{"unit.cal_bp": {"en": "cal BP", "it": "cal BP"}, "region-skull": {"en": "Skull", "it": "Cranio"}}
+	return m
+}
+
+func TestTranslatedManifest(t *testing.T) {
+	if err := translatedManifest().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bad language tags and translations are refused, each named.
+func TestManifestTranslationRules(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(m *pluginsdk.Manifest)
+		want   string
+	}{
+		{"upper-case language", func(m *pluginsdk.Manifest) { m.Features[0].Labels["IT"] = "Alfa" }, `feature "alpha": language "IT" is not a BCP 47 tag`},
+		{"underscore tag", func(m *pluginsdk.Manifest) { m.Features[0].Labels["it_IT"] = "Alfa" }, `language "it_IT"`},
+		{"a language's name", func(m *pluginsdk.Manifest) { m.Features[1].Child.Labels["italian"] = "Beta" }, `child table "beta": language "italian"`},
+		{"lower-case region", func(m *pluginsdk.Manifest) { m.Features[0].ColumnLabels["a_one"]["pt-br"] = "Primo" }, `column "a_one": language "pt-br"`},
+		{"empty tag", func(m *pluginsdk.Manifest) { m.SectionLabels["alpha_summary"][""] = "Riepilogo" }, `section "alpha_summary": language ""`},
+		{"tag with a space", func(m *pluginsdk.Manifest) { m.Messages["unit.cal_bp"]["it "] = "cal BP" }, `message "unit.cal_bp": language "it "`},
+		{"empty text", func(m *pluginsdk.Manifest) { m.Features[0].Labels["it"] = " " }, `the "it" text is empty`},
+		{"two lines", func(m *pluginsdk.Manifest) { m.Features[0].ColumnHelp["a_one"]["it"] = "il\nprimo" }, `column "a_one" help: the "it" text is not one line`},
+		{"not UTF-8", func(m *pluginsdk.Manifest) { m.Features[0].Labels["it"] = "Alf\xff" }, `not one line of UTF-8`},
+		{"long label", func(m *pluginsdk.Manifest) { m.Features[0].Labels["it"] = strings.Repeat("a", 201) }, "longer than 200 bytes"},
+		{"default differs", func(m *pluginsdk.Manifest) { m.Features[0].Labels["en"] = "Alpha!" }, `the "en" text differs from the label`},
+		{"unlabelled", func(m *pluginsdk.Manifest) {
+			m.Features[1].Label = ""
+			m.Features[1].Labels = pluginsdk.Labels{"it": "Beta"}
+		}, `feature "beta": translations of an empty label`},
+		{"column not declared", func(m *pluginsdk.Manifest) { m.Features[0].ColumnLabels["b_one"] = pluginsdk.Labels{"it": "B"} }, `column labels: "b_one" is not one of its columns`},
+		{"help column not declared", func(m *pluginsdk.Manifest) { m.Features[1].ColumnHelp = map[string]pluginsdk.Labels{"zz": {"it": "z"}} }, `column help: "zz" is not one of its columns`},
+		{"section not declared", func(m *pluginsdk.Manifest) { m.SectionLabels["nope"] = pluginsdk.Labels{"it": "No"} }, `section labels: "nope" is not a declared section`},
+		{"message key", func(m *pluginsdk.Manifest) { m.Messages["Cal BP"] = pluginsdk.Labels{"en": "cal BP"} }, `message "Cal BP": keys are`},
+		{"message without default", func(m *pluginsdk.Manifest) { m.Messages["x"] = pluginsdk.Labels{"it": "x"} }, `message "x": no "en" text`},
+		{"long message", func(m *pluginsdk.Manifest) { m.Messages["x"] = pluginsdk.Labels{"en": strings.Repeat("m", 1001)} }, "longer than 1000 bytes"},
+	}
+	for _, c := range cases {
+		m := translatedManifest()
+		c.change(&m)
+		err := m.Validate()
+		var me *pluginsdk.ManifestError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want a problem containing %q", c.name, err, c.want)
+		}
+	}
+}
+
 type bare struct{ m pluginsdk.Manifest }
 
 func (b bare) Manifest() pluginsdk.Manifest { return b.m }

@@ -21,6 +21,12 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		SettingsSchema:  bytes.Clone(m.SettingsSchema),
 	}
 	pm.MinServerProtocol = m.MinServerProtocol
+	for key, texts := range m.Messages {
+		if pm.Messages == nil {
+			pm.Messages = map[string]*pluginv1.Translations{}
+		}
+		pm.Messages[key] = &pluginv1.Translations{Text: cloneLabels(texts)}
+	}
 	for _, f := range m.Features {
 		pf := &pluginv1.TableFeature{
 			Name:       f.Name,
@@ -33,9 +39,12 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 			Required:   f.Required,
 			SchemaFlag: f.SchemaFlag,
 			DependsOn:  f.DependsOn,
+			Labels:     cloneLabels(f.Labels),
 		}
+		translateColumns(pf.Columns, f.ColumnLabels, f.ColumnHelp)
 		if f.Child != nil {
-			pf.Child = &pluginv1.ChildTable{Suffix: f.Child.Suffix, Label: f.Child.Label, Columns: columnsToProto(f.Child.Columns)}
+			pf.Child = &pluginv1.ChildTable{Suffix: f.Child.Suffix, Label: f.Child.Label, Labels: cloneLabels(f.Child.Labels), Columns: columnsToProto(f.Child.Columns)}
+			translateColumns(pf.Child.Columns, f.ColumnLabels, f.ColumnHelp)
 		}
 		pm.Features = append(pm.Features, pf)
 	}
@@ -54,7 +63,7 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		pm.Operators = append(pm.Operators, &pluginv1.FilterOperator{Name: o.Name, Fields: o.Fields, Feature: o.Feature})
 	}
 	for _, s := range m.Sections {
-		ps := &pluginv1.RecordSection{Name: s.Name, Feature: s.Feature}
+		ps := &pluginv1.RecordSection{Name: s.Name, Feature: s.Feature, Label: s.Label, Labels: cloneLabels(m.SectionLabels[s.Name])}
 		if r := s.Rows; r != nil {
 			ps.Rows = &pluginv1.SectionRows{Table: r.Table, TableColumn: r.TableColumn, IdColumn: r.IDColumn}
 			if r.Empty != nil {
@@ -72,6 +81,34 @@ func manifestToProto(m Manifest) *pluginv1.Manifest {
 		pm.SystemTables = append(pm.SystemTables, pt)
 	}
 	return pm
+}
+
+// translateColumns puts a feature's column translations on the wire
+// columns they name (on the wire each column carries its own).
+func translateColumns(cs []*pluginv1.Column, labels, help map[string]Labels) {
+	for _, c := range cs {
+		c.Labels = cloneLabels(labels[c.Name])
+		c.HelpLabels = cloneLabels(help[c.Name])
+	}
+}
+
+// columnTranslations gathers the wire columns' translations back into a
+// feature's maps by column name (nil when none has any).
+func columnTranslations(f *Feature, cs []*pluginv1.Column) {
+	for _, c := range cs {
+		if l := cloneLabels(c.GetLabels()); l != nil {
+			if f.ColumnLabels == nil {
+				f.ColumnLabels = map[string]Labels{}
+			}
+			f.ColumnLabels[c.GetName()] = l
+		}
+		if h := cloneLabels(c.GetHelpLabels()); h != nil {
+			if f.ColumnHelp == nil {
+				f.ColumnHelp = map[string]Labels{}
+			}
+			f.ColumnHelp[c.GetName()] = h
+		}
+	}
 }
 
 func columnsToProto(cs []Column) []*pluginv1.Column {
@@ -92,6 +129,12 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 		Description:     pm.GetDescription(),
 	}
 	m.MinServerProtocol = pm.GetMinServerProtocol()
+	for key, texts := range pm.GetMessages() {
+		if m.Messages == nil {
+			m.Messages = map[string]Labels{}
+		}
+		m.Messages[key] = cloneLabels(texts.GetText())
+	}
 	if len(pm.GetSettingsSchema()) > 0 {
 		m.SettingsSchema = json.RawMessage(bytes.Clone(pm.GetSettingsSchema()))
 	}
@@ -107,9 +150,12 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 			Required:   pf.GetRequired(),
 			SchemaFlag: pf.GetSchemaFlag(),
 			DependsOn:  pf.GetDependsOn(),
+			Labels:     cloneLabels(pf.GetLabels()),
 		}
+		columnTranslations(&f, pf.GetColumns())
 		if c := pf.GetChild(); c != nil {
-			f.Child = &ChildTable{Suffix: c.GetSuffix(), Label: c.GetLabel(), Columns: columnsFromProto(c.GetColumns())}
+			f.Child = &ChildTable{Suffix: c.GetSuffix(), Label: c.GetLabel(), Labels: cloneLabels(c.GetLabels()), Columns: columnsFromProto(c.GetColumns())}
+			columnTranslations(&f, c.GetColumns())
 		}
 		m.Features = append(m.Features, f)
 	}
@@ -125,7 +171,13 @@ func ManifestFromProto(pm *pluginv1.Manifest) Manifest {
 		m.Operators = append(m.Operators, Operator{Name: o.GetName(), Fields: o.GetFields(), Feature: o.GetFeature()})
 	}
 	for _, s := range pm.GetSections() {
-		sec := Section{Name: s.GetName(), Feature: s.GetFeature()}
+		sec := Section{Name: s.GetName(), Feature: s.GetFeature(), Label: s.GetLabel()}
+		if l := cloneLabels(s.GetLabels()); l != nil {
+			if m.SectionLabels == nil {
+				m.SectionLabels = map[string]Labels{}
+			}
+			m.SectionLabels[s.GetName()] = l
+		}
 		if r := s.GetRows(); r != nil {
 			sec.Rows = &SectionRows{Table: r.GetTable(), TableColumn: r.GetTableColumn(), IDColumn: r.GetIdColumn()}
 			if len(r.GetEmpty()) > 0 {
@@ -151,6 +203,19 @@ func columnsFromProto(cs []*pluginv1.Column) []Column {
 	out := make([]Column, len(cs))
 	for i, c := range cs {
 		out[i] = Column{Name: c.GetName(), Label: c.GetLabel(), Type: FieldType(c.GetType()), DBType: DBType(c.GetDbType()), Readonly: c.GetReadonly(), Help: c.GetHelp()}
+	}
+	return out
+}
+
+// cloneLabels copies a translation map (nil for none), so neither side
+// of a conversion shares the other's map.
+func cloneLabels(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

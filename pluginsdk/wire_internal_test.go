@@ -35,3 +35,32 @@ func TestManifestWireRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Translations cross the wire unchanged, and a manifest without any (a
+// plugin built before SDK v0.5.0) comes back without any.
+func TestManifestTranslationsRoundTrip(t *testing.T) {
+	col := func(name string) Column {
+		return Column{Name: name, Label: name, Type: "text", DBType: "text", Help: "h"}
+	}
+	m := Manifest{Name: "dates", Version: "1.0.0", ProtocolVersion: ProtocolVersion,
+		Features: []Feature{{Name: "c14", Label: "Dates", Labels: Labels{"it": "Datazioni"},
+			Columns:      []Column{col("lab")},
+			Child:        &ChildTable{Suffix: "c14", Label: "Dates", Labels: Labels{"it": "Datazioni", "de": "Datierungen"}, Columns: []Column{col("bp")}},
+			ColumnLabels: map[string]Labels{"lab": {"it": "Laboratorio"}, "bp": {"it": "Età (BP)"}},
+			ColumnHelp:   map[string]Labels{"bp": {"it": "anni BP"}}}},
+		Sections:      []Section{{Name: "summary", Label: "Summary"}},
+		SectionLabels: map[string]Labels{"summary": {"it": "Riepilogo"}},
+		Messages:      map[string]Labels{"cal_bp": {"en": "cal BP", "it": "cal BP"}},
+	}
+	got := ManifestFromProto(manifestToProto(m))
+	if !reflect.DeepEqual(got.Features, m.Features) || !reflect.DeepEqual(got.Sections, m.Sections) ||
+		!reflect.DeepEqual(got.SectionLabels, m.SectionLabels) || !reflect.DeepEqual(got.Messages, m.Messages) {
+		t.Errorf("round trip:\n got %#v\nwant %#v", got, m)
+	}
+	old := Manifest{Name: "old", Version: "1.0.0", ProtocolVersion: ProtocolVersion,
+		Features: []Feature{{Name: "f", Label: "F", Columns: []Column{col("a")}}}, Sections: []Section{{Name: "s"}}}
+	back := ManifestFromProto(manifestToProto(old))
+	if back.Messages != nil || back.SectionLabels != nil || back.Features[0].Labels != nil || back.Features[0].ColumnLabels != nil {
+		t.Errorf("a manifest without translations gained some: %#v", back)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -189,6 +190,10 @@ type Manager struct {
 		sig  fileSig
 		sums map[string]string
 	}
+	// labelsGen counts the changes of the loaded features (a plugin
+	// loaded, removed or reloaded), so catalogs localized with their
+	// labels (Labels) are made again after one.
+	labelsGen atomic.Uint64
 }
 
 // New returns a manager with no plugins; Start loads them.
@@ -318,6 +323,7 @@ func (m *Manager) load(file string, proc *process, man *pluginv1.Manifest) error
 			m.features[a] = ref
 		}
 	}
+	m.labelsGen.Add(1)
 	if err := p.configure(proc); err != nil {
 		// The manifest is good: the supervisor retries as after a crash.
 		m.log.Error("plugin did not accept its configuration", "plugin", p.name, "err", err)
@@ -421,6 +427,7 @@ func (m *Manager) Reject(name string, reason error) {
 				delete(m.features, k)
 			}
 		}
+		m.labelsGen.Add(1)
 		for _, o := range p.manifest().GetOperators() {
 			m.ops.Unregister(o.GetName())
 		}
@@ -471,6 +478,11 @@ type Info struct {
 	Routes      []string      `json:"routes"`
 	Operators   []string      `json:"operators"`
 	Sections    []string      `json:"sections"`
+	// SectionLabels are the titles of the sections that have one, by
+	// section and language; Messages the plugin's message catalogue, by
+	// key and language (pluginsdk v0.5.0).
+	SectionLabels map[string]map[string]string `json:"section_labels"`
+	Messages      map[string]map[string]string `json:"messages"`
 
 	// RestartsByReason splits Restarts by why the process was lost:
 	// exited, unresponsive (killed by the health check), start_failed.
@@ -501,6 +513,13 @@ type FeatureInfo struct {
 	Columns    []string `json:"columns"`
 	ChildTable string   `json:"child_suffix,omitempty"`
 	Required   bool     `json:"required"`
+	// Labels is Label by language, the default ("en") included;
+	// ColumnLabels the same for each column of the feature and of its
+	// child table, by name; ChildLabels the child table's label. A plugin
+	// built before pluginsdk v0.5.0 has only "en" entries.
+	Labels       map[string]string            `json:"labels"`
+	ColumnLabels map[string]map[string]string `json:"column_labels"`
+	ChildLabels  map[string]string            `json:"child_labels,omitempty"`
 }
 
 // List describes the loaded plugins in name order.

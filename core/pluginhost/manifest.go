@@ -274,7 +274,7 @@ func validateManifest(m *pluginv1.Manifest) []string {
 			bad("%s: rows: the empty value is not JSON", where)
 		}
 	}
-	return probs
+	return append(probs, validateLabels(m)...)
 }
 
 // checkColumn checks one declared column; userTable: a column of a user

@@ -526,11 +526,17 @@ func (p *plugin) info() Info {
 	for _, f := range man.GetFeatures() {
 		fi := FeatureInfo{Name: f.GetName(), Aliases: append([]string{}, f.GetAliases()...), Label: f.GetLabel(),
 			Columns: []string{}, Required: f.GetRequired()}
+		fi.Labels, fi.ColumnLabels = withDefault(f.GetLabel(), f.GetLabels()), map[string]map[string]string{}
 		for _, c := range f.GetColumns() {
 			fi.Columns = append(fi.Columns, c.GetName())
+			fi.ColumnLabels[c.GetName()] = withDefault(c.GetLabel(), c.GetLabels())
 		}
 		if ch := f.GetChild(); ch != nil {
 			fi.ChildTable = ch.GetSuffix()
+			fi.ChildLabels = withDefault(ch.GetLabel(), ch.GetLabels())
+			for _, c := range ch.GetColumns() {
+				fi.ColumnLabels[c.GetName()] = withDefault(c.GetLabel(), c.GetLabels())
+			}
 		}
 		in.Features = append(in.Features, fi)
 	}
@@ -540,6 +546,7 @@ func (p *plugin) info() Info {
 	for _, o := range man.GetOperators() {
 		in.Operators = append(in.Operators, o.GetName())
 	}
+	in.SectionLabels, in.Messages = sectionLabels(man), messages(man)
 	for _, s := range man.GetSections() {
 		in.Sections = append(in.Sections, s.GetName())
 	}

@@ -268,7 +268,8 @@ func verifyChecksum(file string, want []byte) error {
 func (m *Manager) refuse(file, name string, err error) {
 	in := Info{Name: name, State: StateRefused, LastError: err.Error(), ErrorCode: errorCode(err),
 		File: filepath.Base(file), SHA256: m.recordedChecksum(file),
-		Features: []FeatureInfo{}, Routes: []string{}, Operators: []string{}, Sections: []string{}, RestartsByReason: map[string]int{}}
+		Features: []FeatureInfo{}, Routes: []string{}, Operators: []string{}, Sections: []string{}, RestartsByReason: map[string]int{},
+		SectionLabels: map[string]map[string]string{}, Messages: map[string]map[string]string{}}
 	if in.Name == "" {
 		in.Name = filepath.Base(file)
 	}
@@ -361,6 +362,7 @@ func (p *plugin) adopt(man *pluginv1.Manifest) error {
 			m.features[a] = ref
 		}
 	}
+	m.labelsGen.Add(1)
 	// New system tables are made on their next use.
 	m.sysReady.Range(func(k, _ any) bool {
 		if s, ok := k.(string); ok && strings.HasSuffix(s, "\x00"+p.name) {

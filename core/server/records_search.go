@@ -30,6 +30,7 @@ func (s *Server) handleTables(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	cat = s.relabel(c, cat)
 	acc, err := s.callerAccess(c)
 	if err != nil {
 		s.fail(c, err)

@@ -47,5 +47,28 @@ func (s *Server) requestCatalog(c *gin.Context) (*schema.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cat.Visible(), nil
+	return s.relabel(c, cat.Visible()), nil
+}
+
+// labelsKey is a catalog relabelled for a language (Catalog.Memo key):
+// made again when the catalog or the loaded plugins change.
+type labelsKey struct {
+	lang string
+	gen  uint64
+}
+
+// relabel is cat with the plugins' labels in the language the client asks
+// for (Accept-Language): the columns and child tables that plugin features
+// add, where the plugin translates them and no admin renamed them
+// (pluginhost.Manager.Relabel). The answer varies with the header, and
+// says in which language its plugin labels are when it is not the default.
+func (s *Server) relabel(c *gin.Context, cat *schema.Catalog) *schema.Catalog {
+	c.Header("Vary", "Accept-Language")
+	lang := s.plugins.PickLanguage(c.GetHeader("Accept-Language"))
+	if lang == "" {
+		return cat
+	}
+	c.Header("Content-Language", lang)
+	key := labelsKey{lang: lang, gen: s.plugins.LabelsVersion()}
+	return cat.Memo(key, func() any { return s.plugins.Relabel(cat, lang) }).(*schema.Catalog)
 }

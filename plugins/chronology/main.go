@@ -69,6 +69,17 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 			Name:    feature,
 			Aliases: []string{"fuzzy-date"},
 			Label:   "Chronology",
+			Labels:  pluginsdk.Labels{"it": "Cronologia"},
+			ColumnLabels: map[string]pluginsdk.Labels{
+				colFrom: {"it": "Da (anno)"}, colTo: {"it": "A (anno)"}, colLabel: {"it": "Datazione"},
+				colCertainty: {"it": "Affidabilità"}, colPeriod: {"it": "Periodo"},
+			},
+			ColumnHelp: map[string]pluginsdk.Labels{
+				colFrom:      {"it": "anno con segno, negativo a.C., senza anno 0; vuoto per un ante quem"},
+				colTo:        {"it": "anno con segno, negativo a.C., senza anno 0; vuoto per un post quem"},
+				colLabel:     {"it": "es. c4l BCE, c1 CE/c2 CE, -250/100, ?/c3 CE (ante quem), c2 BCE/? (post quem); riempie Da e A quando non sono dati"},
+				colCertainty: {"it": "1 certa, 2 probabile, 3 incerta"},
+			},
 			Columns: []pluginsdk.Column{
 				year(colFrom, "From (year)", "signed year, negative BCE, no year 0; empty for an ante quem"),
 				year(colTo, "To (year)", "signed year, negative BCE, no year 0; empty for a post quem"),

@@ -30,8 +30,11 @@ func (munsell) Manifest() pluginsdk.Manifest {
 		Version:     "1.0.0",
 		Description: "Munsell soil colour notation (e.g. 10YR 5/3): a checked column, a parser and a hue filter",
 		Features: []pluginsdk.Feature{{
-			Name:  "munsell",
-			Label: "Munsell colour",
+			Name:         "munsell",
+			Label:        "Munsell colour",
+			Labels:       pluginsdk.Labels{"it": "Colore Munsell"},
+			ColumnLabels: map[string]pluginsdk.Labels{column: {"it": "Colore Munsell"}},
+			ColumnHelp:   map[string]pluginsdk.Labels{column: {"it": "tinta valore/croma, es. 10YR 5/3; N 5/ per un grigio neutro"}},
 			Columns: []pluginsdk.Column{pluginsdk.TextField(column, "Munsell colour").
 				WithHelp("hue value/chroma, e.g. 10YR 5/3; N 5/ for a neutral grey")},
 			BeforeSave: true,

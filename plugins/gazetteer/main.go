@@ -81,8 +81,9 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 			{Method: "GET", Path: "/gazetteer/place/:id", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.placeRoute)},
 			{Method: "POST", Path: "/gazetteer/geodata", Access: pluginsdk.AccessEdit, Handler: http.HandlerFunc(p.geodataRoute), BodyLimit: 4096},
 		},
-		Features: []pluginsdk.Feature{placeFeature()},
-		Sections: []pluginsdk.Section{{Name: sectionPlace, Feature: featureName}},
+		Features:      []pluginsdk.Feature{placeFeature()},
+		Sections:      []pluginsdk.Section{{Name: sectionPlace, Feature: featureName, Label: "Gazetteer place"}},
+		SectionLabels: map[string]pluginsdk.Labels{sectionPlace: {"it": "Luogo del gazetteer"}},
 	}
 }
 

@@ -32,7 +32,10 @@ const (
 
 func placeFeature() pluginsdk.Feature {
 	return pluginsdk.Feature{
-		Name: featureName, Label: "Gazetteer place",
+		Name: featureName, Label: "Gazetteer place", Labels: pluginsdk.Labels{"it": "Luogo del gazetteer"},
+		ColumnLabels: map[string]pluginsdk.Labels{colPlace: {"it": "Luogo (gazetteer)"}},
+		ColumnHelp: map[string]pluginsdk.Labels{colPlace: {
+			"it": "un luogo di Pleiades: il suo id (423025) o URI (https://pleiades.stoa.org/places/423025)"}},
 		Columns: []pluginsdk.Column{{Name: colPlace, Label: "Place (gazetteer)", Type: "link_out", DBType: "text",
 			Help: "a Pleiades place: its id (423025) or URI (https://pleiades.stoa.org/places/423025)"}},
 		// Required: while the plugin is down a save of this column is

@@ -52,8 +52,12 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		Version:     "1.0.0",
 		Description: "Osteology inventory: individuals and their skeletal elements (presence, conservation, certainty) as checked JSON, with a catalogue and per-region summaries",
 		Features: []pluginsdk.Feature{{
-			Name:  feature,
-			Label: "Osteology",
+			Name:         feature,
+			Label:        "Osteology",
+			Labels:       pluginsdk.Labels{"it": "Osteologia"},
+			ColumnLabels: map[string]pluginsdk.Labels{column: {"it": "Inventario osteologico"}},
+			ColumnHelp: map[string]pluginsdk.Labels{column: {
+				"it": `JSON: {"individuals":[{"id","label","notes","bones":{"<elemento>":{"present":true,...}}}]}; GET /osteology/schema elenca gli elementi`}},
 			Columns: []pluginsdk.Column{{Name: column, Label: "Osteology inventory", Type: "long_text", DBType: "text",
 				Help: `JSON: {"individuals":[{"id","label","notes","bones":{"<element>":{"present":true,...}}}]}; GET /osteology/schema lists the elements`}},
 			BeforeSave: true,

@@ -75,22 +75,56 @@ type plugin struct {
 
 func newPlugin(getenv func(string) string) *plugin { return &plugin{getenv: getenv} }
 
+// The help of the calibrated columns, in English and Italian.
+const (
+	calibratedHelp   = "cal BP (years before AD 1950), computed on save"
+	calibratedHelpIt = "cal BP (anni prima del 1950 d.C.), calcolato al salvataggio"
+)
+
+// messages are the strings the radiocarbon section shows beside its
+// labels: units and the names of the ranges.
+var messages = map[string]pluginsdk.Labels{
+	"unit.bp":     {"en": "BP", "it": "BP"},
+	"unit.cal_bp": {"en": "cal BP", "it": "cal BP"},
+	"era.bce":     {"en": "BCE", "it": "a.C."},
+	"era.ce":      {"en": "CE", "it": "d.C."},
+	"range.1s":    {"en": "1σ (68.3%)", "it": "1σ (68,3%)"},
+	"range.2s":    {"en": "2σ (95.4%)", "it": "2σ (95,4%)"},
+	"curve":       {"en": "Calibration curve", "it": "Curva di calibrazione"},
+}
+
 func (p *plugin) Manifest() pluginsdk.Manifest {
 	number := func(name, label string, dbType pluginsdk.DBType, help string) pluginsdk.Column {
 		return pluginsdk.Column{Name: name, Label: label, Type: "text", DBType: dbType, Help: help}
 	}
 	calibrated := func(name, label string) pluginsdk.Column {
 		return pluginsdk.Column{Name: name, Label: label, Type: "text", DBType: "int", Readonly: true,
-			Help: "cal BP (years before AD 1950), computed on save"}
+			Help: calibratedHelp}
 	}
 	return pluginsdk.Manifest{
 		Name:        "radiocarbon",
 		Version:     "1.0.0",
 		Description: "Radiocarbon dates per record, calibrated on save against IntCal20, SHCal20 or Marine20 (1σ and 2σ ranges in cal BP)",
+		Messages:    messages,
 		Features: []pluginsdk.Feature{{
-			Name:  feature,
-			Label: "Radiocarbon dates",
-			Child: &pluginsdk.ChildTable{Suffix: suffix, Label: "Radiocarbon dates", Columns: []pluginsdk.Column{
+			Name:   feature,
+			Label:  "Radiocarbon dates",
+			Labels: pluginsdk.Labels{"it": "Datazioni al radiocarbonio"},
+			ColumnLabels: map[string]pluginsdk.Labels{
+				colLab: {"it": "Codice di laboratorio"}, colBP: {"it": "Età (BP)"}, colErr: {"it": "Errore (±)"},
+				colMat: {"it": "Materiale"}, colD13C: {"it": "δ13C (‰)"}, colCurve: {"it": "Curva"},
+				cal1From: {"it": "1σ da (cal BP)"}, cal1To: {"it": "1σ a (cal BP)"},
+				cal2From: {"it": "2σ da (cal BP)"}, cal2To: {"it": "2σ a (cal BP)"}, colNotes: {"it": "Note"},
+			},
+			ColumnHelp: map[string]pluginsdk.Labels{
+				colLab:   {"it": "il codice del campione del laboratorio, es. OxA-12345"},
+				colBP:    {"it": "età radiocarbonica convenzionale, anni BP"},
+				colErr:   {"it": "errore di laboratorio a 1σ, in anni; maggiore di 0"},
+				colCurve: {"it": "intcal20 (predefinita), shcal20 o marine20"},
+				cal1From: {"it": calibratedHelpIt}, cal1To: {"it": calibratedHelpIt},
+				cal2From: {"it": calibratedHelpIt}, cal2To: {"it": calibratedHelpIt},
+			},
+			Child: &pluginsdk.ChildTable{Suffix: suffix, Label: "Radiocarbon dates", Labels: pluginsdk.Labels{"it": "Datazioni al radiocarbonio"}, Columns: []pluginsdk.Column{
 				{Name: colLab, Label: "Lab code", Type: "text", DBType: "text", Help: "the laboratory's sample code, e.g. OxA-12345"},
 				number(colBP, "Age (BP)", "int", "conventional radiocarbon age, years BP"),
 				number(colErr, "Error (±)", "int", "1σ laboratory error, years; greater than 0"),

@@ -103,8 +103,13 @@ func (p *plugin) Manifest() pluginsdk.Manifest {
 		// made of the record's links alone: the server answers {} for a
 		// record without any, found through the links' index in the read's
 		// own round trip, and calls EnrichRecords only for the others.
-		Sections: []pluginsdk.Section{{Name: "bibliography", Rows: &pluginsdk.SectionRows{
+		Sections: []pluginsdk.Section{{Name: "bibliography", Label: "Bibliography", Rows: &pluginsdk.SectionRows{
 			Table: tableLinks, TableColumn: "tb", IDColumn: "record_id", Empty: map[string]any{}}}},
+		SectionLabels: map[string]pluginsdk.Labels{"bibliography": {"it": "Bibliografia"}},
+		Messages: map[string]pluginsdk.Labels{
+			"pages":    {"en": "Pages", "it": "Pagine"},
+			"detached": {"en": "no longer in the library", "it": "non più nella biblioteca"},
+		},
 		SystemTables: []pluginsdk.SystemTable{
 			{Name: tableLibs, Columns: []pluginsdk.Column{textCol("type"), textCol("refmgr_id"), textCol("name"),
 				textCol("api_key"), textCol("citation_style"), textCol("created_at")}},

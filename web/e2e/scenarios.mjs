@@ -328,7 +328,8 @@ const scenarios = {
           await fig.scrollIntoViewIfNeeded()
           // The envelope is a "range within", not a 68.3% range.
           const env = (await fig.locator('[data-test=sigma1] [data-test=envelope]').textContent()).replace(/\s+/g, ' ')
-          const within = lang === 'en' ? '68.3% range within 746 BCE – 421 BCE' : 'intervallo al 68,3% compreso in 746 BCE – 421 BCE'
+          const within = lang === 'en' ? '68.3% range within 746 BCE – 421 BCE' : 'intervallo al 68,3% compreso in 746 a.C. – 421 a.C.'
+          const era = lang === 'en' ? 'BCE' : 'a.C.'
           assert.ok(env.includes(within), `${where}: envelope "${env}"`)
           assert.ok(!(await fig.locator('.c14-ranges').textContent()).includes('1σ (68.3%)'), `${where}: no bare "1σ (68.3%)" range`)
           for (const [level, lv, ivs] of [[1, cal.levels.sigma1, cal.hpd1], [2, cal.levels.sigma2, cal.hpd2]]) {
@@ -340,7 +341,7 @@ const scenarios = {
               const from = Number(await li.getAttribute('data-from')), to = Number(await li.getAttribute('data-to'))
               const text = (await li.textContent()).replace(/\s+/g, ' ')
               // The years shown are those of the cal BP bounds.
-              assert.ok(text.includes(`${-bce(to)} BCE – ${-bce(from)} BCE`), `${where}: "${text}" for ${from}–${to} cal BP`)
+              assert.ok(text.includes(`${-bce(to)} ${era} – ${-bce(from)} ${era}`), `${where}: "${text}" for ${from}–${to} cal BP`)
               const shown = Number((await li.locator('[data-test=hpd-p]').textContent()).replace('%', '').replace(',', '.')) / 100
               const sum = mass(from, to)
               assert.ok(Math.abs(shown - sum) <= 0.0005 + 1e-9, `${where}: ${from}–${to} cal BP shows ${shown}, the distribution sums to ${sum}`)
@@ -1498,7 +1499,7 @@ const scenarios = {
           const adds = section.locator('[data-test=feature-adds]')
           await adds.waitFor()
           const text = (await adds.textContent()).trim()
-          assert.equal(text, (lang === 'en' ? 'Adds: ' : 'Aggiunge: ') + chrono.columns.join(', '), `${where}: the columns the feature adds`)
+          assert.equal(text, (lang === 'en' ? 'Adds: ' : 'Aggiunge: ') + chrono.columns.map((c) => chrono.column_labels[c][lang] ?? chrono.column_labels[c].en).join(', '), `${where}: the columns the feature adds`)
           for (const f of pl.flatMap((p) => p.features || [])) {
             const t = (await page.locator(`[data-test=feature-${f.name}] [data-test=feature-adds]`).textContent()).trim()
             assert.doesNotMatch(t, /: ?$|, ?,|: ,/, `${where}: ${f.name} lists what it adds`)
@@ -1510,7 +1511,7 @@ const scenarios = {
           await dialog.waitFor()
           const asked = (await dialog.textContent()).replace(/\s+/g, ' ')
           assert.match(asked, lang === 'en' ? /Turn on .+ for Sites\?/ : /Attivare .+ per Sites\?/, where)
-          assert.ok(asked.includes(chrono.columns[0]), `${where}: the dialog names the columns: ${asked}`)
+          assert.ok(asked.includes(chrono.column_labels[chrono.columns[0]][lang]), `${where}: the dialog names the columns: ${asked}`)
           assert.equal(await toggle.isChecked(), false, `${where}: unchanged until confirmed`)
           await shot(page, `plugin-confirm-on-${size}-${lang}`)
           await page.locator('[data-test=feature-confirm-cancel]').click()
@@ -2229,6 +2230,130 @@ const scenarios = {
     assert.deepEqual(outside, [], 'no request to another host')
   },
   // ---- demo end ----
+  // ---- matrixloops begin
+  // Issue 30: a stratigraphic loop (contradictory relations, still accepted
+  // on save) is shown as a problem on the matrix: a notice names the loop
+  // as a path of units linking to their records, its units and lines are
+  // marked, and the rest of the matrix is drawn as before.
+  async 'matrix: a stratigraphic loop is named, not tangled (matrixloops)'(page) {
+    await signIn(page)
+    const trench = (await api(page, '/record/units/1')).body.core.trench.val
+    const made = []
+    const rels = []
+    try {
+      for (const code of ['LOOP A', 'LOOP B', 'LOOP C']) {
+        const r = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code, trench } }) })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        made.push(r.body.id)
+      }
+      // A covers B, B covers C, C covers A (5: the first is later).
+      for (const [a, b] of [[0, 1], [1, 2], [2, 0]]) {
+        const r = await api(page, '/record/units/rs', { method: 'POST', body: JSON.stringify({ id_first: made[a], relation: 5, id_second: made[b] }) })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        rels.push(r.body.id)
+      }
+      const want = { en: /1 stratigraphic loop\./, it: /1 ciclo stratigrafico\./ }
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/matrix/units`)
+          const notice = page.locator('[data-test=matrix-loops]')
+          await notice.waitFor()
+          assert.match(await notice.textContent(), want[lang], `${size} ${lang}`)
+          const loops = notice.locator('[data-test=matrix-loop]')
+          assert.equal(await loops.count(), 1, `${size} ${lang}: one loop`)
+          // The path round the loop, back to its first unit, each a link.
+          const path = (await loops.first().locator('a').allTextContents()).join(' → ')
+          assert.equal(path, 'LOOP A → LOOP B → LOOP C → LOOP A')
+          // "Show in the matrix" scrolls the drawing to the loop's first unit and focuses it.
+          await loops.first().locator('[data-test=matrix-loop-show]').click()
+          const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') || '')
+          assert.ok(focused.startsWith('LOOP A'), `${size} ${lang}: focus on ${focused}`)
+          const box = await page.locator(`[data-test=matrix-node][data-id="${made[0]}"]`).boundingBox()
+          assert.ok(box && box.x >= 0 && box.x + box.width <= width, `${size} ${lang}: the loop is in view`)
+          const hrefs = await loops.first().locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))
+          assert.deepEqual(hrefs, [...made, made[0]].map((id) => `/${APP}/t/units/${id}`))
+          // Its three units marked, its three lines drawn in the loop's way,
+          // the demo's 48 units and their lines still there.
+          assert.equal(await page.locator('[data-test=matrix-node].in-loop').count(), 3)
+          assert.equal(await page.locator('[data-test=matrix-loop-edge]').count(), 3)
+          assert.equal(await page.locator('[data-test=matrix-node]').count(), 51)
+          assert.ok(await page.locator('[data-test=matrix] line.edge').count() >= 42, 'the other relations drawn')
+          const marked = await page.locator('[data-test=matrix-node].in-loop').evaluateAll((gs) => gs.map((g) => g.getAttribute('aria-label')))
+          assert.ok(marked.every((l) => l.includes(lang === 'it' ? 'ciclo' : 'loop')), marked.join('; '))
+          // The page fits the width: the notice wraps, only the drawing scrolls.
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${size} ${lang}: fits`)
+          await shot(page, `matrixloops-${size}-${lang}`)
+        }
+      }
+      // A link opens the unit's record.
+      await page.locator('[data-test=matrix-loop] a').nth(1).click()
+      await page.waitForURL(new RegExp(`/t/units/${made[1]}$`))
+    } finally {
+      for (const id of rels) await api(page, `/rs/${id}`, { method: 'DELETE' })
+      for (const id of made) await api(page, `/record/units/${id}`, { method: 'DELETE' })
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- matrixloops end
+  // ---- plugin-i18n begin
+  // Issue 30: plugins declare their labels in Italian (pluginsdk v0.5.0)
+  // and the Italian interface shows them: the radiocarbon section's title,
+  // its columns in read and edit mode, its eras; English stays English.
+  async 'plugin labels in the interface language (plugin-i18n)'(page) {
+    await signIn(page)
+    const trench = (await api(page, '/record/units/1')).body.core.trench.val
+    const made = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code: 'I18N 1', trench },
+      plugins: { units_radiocarbon: [{ fields: { lab_code: 'I18N-2450', bp: 2450, bp_error: 30 } }] } }) })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const id = made.body.id
+    const words = {
+      en: { title: 'Radiocarbon dates', lab: 'Lab code', age: 'Age (BP)', from: '1σ from (cal BP)', era: 'BCE', adds: 'Adds: ' },
+      it: { title: 'Datazioni al radiocarbonio', lab: 'Codice di laboratorio', age: 'Età (BP)', from: '1σ da (cal BP)', era: 'a.C.', adds: 'Aggiunge: ' },
+    }
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          const w = words[lang], where = `${size} ${lang}`
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/t/units/${id}`)
+          const panel = page.locator('[data-test=plugin-units_radiocarbon]')
+          await panel.locator('h2').filter({ hasText: w.title }).waitFor()
+          const terms = await panel.locator('dt').allTextContents()
+          for (const label of [w.lab, w.age, w.from]) assert.ok(terms.includes(label), `${where}: "${label}" among ${terms.join(', ')}`)
+          // The calibrated range is written in the language's era.
+          await panel.locator('[data-test=c14-density]').first().waitFor()
+          const ticks = await panel.locator('[data-test=c14-tick]').allTextContents()
+          assert.ok(ticks.length && ticks.every((x) => x.endsWith(' ' + w.era)), `${where}: axis ${ticks.join(', ')}`)
+          if (lang === 'it') assert.ok(!terms.includes('Lab code'), `${where}: no English column left`)
+          await panel.scrollIntoViewIfNeeded()
+          await shot(page, `plugin-i18n-${size}-${lang}`)
+          // Edit mode: the row's inputs are labelled in the language.
+          await page.locator('[data-test=edit]').click()
+          await page.getByLabel(w.lab, { exact: true }).first().waitFor()
+          assert.equal(await page.getByLabel(w.age, { exact: true }).first().inputValue(), '2450', where)
+          await page.goto(`${BASE}/${APP}/admin/plugins`)
+          const adds = page.locator('[data-test=feature-adds]')
+          await adds.first().waitFor()
+          const all = (await adds.allTextContents()).join(' | ')
+          assert.ok(all.includes(w.adds), `${where}: ${all}`)
+          if (lang === 'it') {
+            await page.locator('h2').filter({ hasText: 'Datazioni al radiocarbonio' }).first().waitFor()
+            assert.ok(all.includes('Da (anno)'), `${where}: chronology's columns in Italian: ${all}`)
+          }
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${where}: fits`)
+        }
+      }
+    } finally {
+      await api(page, `/record/units/${id}`, { method: 'DELETE' })
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- plugin-i18n end
 }
 
 const { ctx, close } = await launch()

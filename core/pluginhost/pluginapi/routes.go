@@ -39,6 +39,7 @@ func AdminRoutes(s Deps) []api.Route {
 		{Scope: api.App, Method: http.MethodPost, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleActivateFeature},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/config/table/:tb/:feature", Access: auth.SuperAdminOnly, Handler: s.handleDeactivateFeature},
 		{Scope: api.App, Method: http.MethodGet, Path: "/plugins", Access: auth.SuperAdminOnly, Handler: s.handleListPlugins},
+		{Scope: api.App, Method: http.MethodGet, Path: "/plugin-labels", Access: auth.Enter, Handler: s.handlePluginLabels},
 		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/enable", Access: auth.SuperAdminOnly, Handler: s.handleEnablePlugin},
 		{Scope: api.App, Method: http.MethodPost, Path: "/plugins/:name/reload", Access: auth.SuperAdminOnly, Handler: s.handleReloadPlugin},
 		{Scope: api.App, Method: http.MethodGet, Path: "/plugins/:name/unchecked", Access: auth.AdminOnly, Handler: s.handleUnchecked, ReadOnly: true},
@@ -155,6 +156,13 @@ func (s Deps) handleListPlugins(c *gin.Context) {
 		views = append(views, pluginView{Info: in, ActiveTables: activeTables(cat, in)})
 	}
 	api.Success(c, http.StatusOK, gin.H{"plugins": views})
+}
+
+// GET /plugin-labels — the running plugins' labels and messages in every
+// language they declare, for any signed-in client to show a plugin's
+// strings in its user's language (GET /plugins is for super admins).
+func (s Deps) handlePluginLabels(c *gin.Context) {
+	api.Success(c, http.StatusOK, gin.H{"plugins": s.Plugins.Texts(), "languages": append([]string{pluginsdk.DefaultLanguage}, s.Plugins.Languages()...)})
 }
 
 func activeTables(cat *schema.Catalog, in pluginhost.Info) map[string][]string {

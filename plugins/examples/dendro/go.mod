@@ -1,8 +1,8 @@
 // An outside plugin: its own module, built against a released pluginsdk and
 // nothing else of Strata (no replace directive). Strata's own tests build it
-// the same way, against the pluginsdk of the checkout served as v0.4.0.
+// the same way, against the pluginsdk of the checkout served as its own version.
 module example.org/museum/dendro
 
 go 1.26.0
 
-require github.com/strata-archaeo/strata/pluginsdk v0.4.0
+require github.com/strata-archaeo/strata/pluginsdk v0.5.0

@@ -49,8 +49,18 @@ func (d *dendro) Manifest() pluginsdk.Manifest {
 		Version:     "1.0.0",
 		Description: "Dendrochronology: ring dates checked, felling dates computed from the sapwood model",
 		Features: []pluginsdk.Feature{{
-			Name:  featureName,
-			Label: "Tree-ring dating",
+			Name:   featureName,
+			Label:  "Tree-ring dating",
+			Labels: pluginsdk.Labels{"it": "Datazione dendrocronologica"},
+			ColumnLabels: map[string]pluginsdk.Labels{
+				colFirst: {"it": "Primo anello (anno)"}, colLast: {"it": "Ultimo anello (anno)"},
+				colSapwood: {"it": "Anelli di alburno"}, colBark: {"it": "Corteccia presente"},
+				colFrom: {"it": "Abbattuto dal"}, colTo: {"it": "Abbattuto entro il"},
+			},
+			ColumnHelp: map[string]pluginsdk.Labels{
+				colSapwood: {"it": "vuoto quando il limite durame/alburno non è visibile"},
+				colTo:      {"it": "vuoto: abbattuto dopo 'Abbattuto dal' (alburno non visibile)"},
+			},
 			Columns: []pluginsdk.Column{
 				pluginsdk.IntField(colFirst, "First ring (year)"),
 				pluginsdk.IntField(colLast, "Last ring (year)"),

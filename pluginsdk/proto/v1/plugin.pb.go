@@ -84,8 +84,11 @@ type Manifest struct {
 	// The lowest server protocol version the plugin needs (0: any). A
 	// server speaking an older one refuses the plugin.
 	MinServerProtocol uint32 `protobuf:"varint,11,opt,name=min_server_protocol,json=minServerProtocol,proto3" json:"min_server_protocol,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The plugin's message catalogue: key → its text by language (SDK
+	// v0.5.0, added; an older plugin sends none).
+	Messages      map[string]*Translations `protobuf:"bytes,12,rep,name=messages,proto3" json:"messages,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Manifest) Reset() {
@@ -195,6 +198,58 @@ func (x *Manifest) GetMinServerProtocol() uint32 {
 	return 0
 }
 
+func (x *Manifest) GetMessages() map[string]*Translations {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// Translations is a text by BCP 47 language tag, e.g. {"it": "..."}.
+type Translations struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          map[string]string      `protobuf:"bytes,1,rep,name=text,proto3" json:"text,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Translations) Reset() {
+	*x = Translations{}
+	mi := &file_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Translations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Translations) ProtoMessage() {}
+
+func (x *Translations) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Translations.ProtoReflect.Descriptor instead.
+func (*Translations) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Translations) GetText() map[string]string {
+	if x != nil {
+		return x.Text
+	}
+	return nil
+}
+
 // TableFeature is something an admin activates per table with
 // POST /config/table/{tb}/{feature}: columns added to the table and/or a
 // child table <tb>_<suffix> linked by id_link.
@@ -212,14 +267,15 @@ type TableFeature struct {
 	SchemaFlag string                 `protobuf:"bytes,10,opt,name=schema_flag,json=schemaFlag,proto3" json:"schema_flag,omitempty"` // key set true in the full record's schema, e.g. "has_chronology"
 	// Fields of the same table outside the feature whose change also calls
 	// the hooks (columns features); the hook's row record then holds them.
-	DependsOn     []string `protobuf:"bytes,11,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
+	DependsOn     []string          `protobuf:"bytes,11,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
+	Labels        map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // label by language besides the default (SDK v0.5.0)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableFeature) Reset() {
 	*x = TableFeature{}
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -231,7 +287,7 @@ func (x *TableFeature) String() string {
 func (*TableFeature) ProtoMessage() {}
 
 func (x *TableFeature) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -244,7 +300,7 @@ func (x *TableFeature) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableFeature.ProtoReflect.Descriptor instead.
 func (*TableFeature) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{2}
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TableFeature) GetName() string {
@@ -324,6 +380,13 @@ func (x *TableFeature) GetDependsOn() []string {
 	return nil
 }
 
+func (x *TableFeature) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
 type Column struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -332,13 +395,15 @@ type Column struct {
 	DbType        string                 `protobuf:"bytes,4,opt,name=db_type,json=dbType,proto3" json:"db_type,omitempty"` // text, int, float, date, bool
 	Readonly      bool                   `protobuf:"varint,5,opt,name=readonly,proto3" json:"readonly,omitempty"`
 	Help          string                 `protobuf:"bytes,6,opt,name=help,proto3" json:"help,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`                           // label by language besides the default (SDK v0.5.0)
+	HelpLabels    map[string]string      `protobuf:"bytes,8,rep,name=help_labels,json=helpLabels,proto3" json:"help_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // help by language
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +415,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +428,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Column) GetName() string {
@@ -408,18 +473,33 @@ func (x *Column) GetHelp() string {
 	return ""
 }
 
+func (x *Column) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *Column) GetHelpLabels() map[string]string {
+	if x != nil {
+		return x.HelpLabels
+	}
+	return nil
+}
+
 type ChildTable struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Suffix        string                 `protobuf:"bytes,1,opt,name=suffix,proto3" json:"suffix,omitempty"` // child table name is <table>_<suffix>
 	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
 	Columns       []*Column              `protobuf:"bytes,3,rep,name=columns,proto3" json:"columns,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // label by language besides the default (SDK v0.5.0)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChildTable) Reset() {
 	*x = ChildTable{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +511,7 @@ func (x *ChildTable) String() string {
 func (*ChildTable) ProtoMessage() {}
 
 func (x *ChildTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +524,7 @@ func (x *ChildTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildTable.ProtoReflect.Descriptor instead.
 func (*ChildTable) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ChildTable) GetSuffix() string {
@@ -464,6 +544,13 @@ func (x *ChildTable) GetLabel() string {
 func (x *ChildTable) GetColumns() []*Column {
 	if x != nil {
 		return x.Columns
+	}
+	return nil
+}
+
+func (x *ChildTable) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
 	}
 	return nil
 }
@@ -491,7 +578,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +590,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +603,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Route) GetMethod() string {
@@ -579,7 +666,7 @@ type FilterOperator struct {
 
 func (x *FilterOperator) Reset() {
 	*x = FilterOperator{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +678,7 @@ func (x *FilterOperator) String() string {
 func (*FilterOperator) ProtoMessage() {}
 
 func (x *FilterOperator) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +691,7 @@ func (x *FilterOperator) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterOperator.ProtoReflect.Descriptor instead.
 func (*FilterOperator) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FilterOperator) GetName() string {
@@ -635,14 +722,16 @@ type RecordSection struct {
 	// Set when the section is made of rows of one of the plugin's system
 	// tables: the server looks for the record's rows there, in the read's own
 	// round trip, and a record without any gets `empty` without a call.
-	Rows          *SectionRows `protobuf:"bytes,3,opt,name=rows,proto3" json:"rows,omitempty"`
+	Rows          *SectionRows      `protobuf:"bytes,3,opt,name=rows,proto3" json:"rows,omitempty"`
+	Label         string            `protobuf:"bytes,4,opt,name=label,proto3" json:"label,omitempty"`                                                                             // the section's title (optional; SDK v0.5.0)
+	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // its title by language
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordSection) Reset() {
 	*x = RecordSection{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +743,7 @@ func (x *RecordSection) String() string {
 func (*RecordSection) ProtoMessage() {}
 
 func (x *RecordSection) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +756,7 @@ func (x *RecordSection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSection.ProtoReflect.Descriptor instead.
 func (*RecordSection) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RecordSection) GetName() string {
@@ -691,6 +780,20 @@ func (x *RecordSection) GetRows() *SectionRows {
 	return nil
 }
 
+func (x *RecordSection) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *RecordSection) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
 type SectionRows struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`                                // a system table's name (as declared, without sys_<plugin>_)
@@ -703,7 +806,7 @@ type SectionRows struct {
 
 func (x *SectionRows) Reset() {
 	*x = SectionRows{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +818,7 @@ func (x *SectionRows) String() string {
 func (*SectionRows) ProtoMessage() {}
 
 func (x *SectionRows) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +831,7 @@ func (x *SectionRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SectionRows.ProtoReflect.Descriptor instead.
 func (*SectionRows) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SectionRows) GetTable() string {
@@ -770,7 +873,7 @@ type SystemTable struct {
 
 func (x *SystemTable) Reset() {
 	*x = SystemTable{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +885,7 @@ func (x *SystemTable) String() string {
 func (*SystemTable) ProtoMessage() {}
 
 func (x *SystemTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +898,7 @@ func (x *SystemTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemTable.ProtoReflect.Descriptor instead.
 func (*SystemTable) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SystemTable) GetName() string {
@@ -828,7 +931,7 @@ type SystemIndex struct {
 
 func (x *SystemIndex) Reset() {
 	*x = SystemIndex{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +943,7 @@ func (x *SystemIndex) String() string {
 func (*SystemIndex) ProtoMessage() {}
 
 func (x *SystemIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +956,7 @@ func (x *SystemIndex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemIndex.ProtoReflect.Descriptor instead.
 func (*SystemIndex) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SystemIndex) GetColumns() []string {
@@ -874,7 +977,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +989,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1002,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ConfigureRequest) GetHostBrokerId() uint32 {
@@ -931,7 +1034,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1046,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1059,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 // Actor is who caused the call.
@@ -974,7 +1077,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1089,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1102,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Actor) GetApp() string {
@@ -1060,7 +1163,7 @@ type HTTPRequest struct {
 
 func (x *HTTPRequest) Reset() {
 	*x = HTTPRequest{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1175,7 @@ func (x *HTTPRequest) String() string {
 func (*HTTPRequest) ProtoMessage() {}
 
 func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1188,7 @@ func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequest.ProtoReflect.Descriptor instead.
 func (*HTTPRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HTTPRequest) GetMethod() string {
@@ -1155,7 +1258,7 @@ type HTTPResponse struct {
 
 func (x *HTTPResponse) Reset() {
 	*x = HTTPResponse{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1270,7 @@ func (x *HTTPResponse) String() string {
 func (*HTTPResponse) ProtoMessage() {}
 
 func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1283,7 @@ func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponse.ProtoReflect.Descriptor instead.
 func (*HTTPResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HTTPResponse) GetStatus() int32 {
@@ -1218,7 +1321,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1333,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1346,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Row) GetId() int64 {
@@ -1287,7 +1390,7 @@ type SaveRequest struct {
 
 func (x *SaveRequest) Reset() {
 	*x = SaveRequest{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1402,7 @@ func (x *SaveRequest) String() string {
 func (*SaveRequest) ProtoMessage() {}
 
 func (x *SaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1415,7 @@ func (x *SaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveRequest.ProtoReflect.Descriptor instead.
 func (*SaveRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SaveRequest) GetFeature() string {
@@ -1362,7 +1465,7 @@ type FieldError struct {
 
 func (x *FieldError) Reset() {
 	*x = FieldError{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1477,7 @@ func (x *FieldError) String() string {
 func (*FieldError) ProtoMessage() {}
 
 func (x *FieldError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1490,7 @@ func (x *FieldError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldError.ProtoReflect.Descriptor instead.
 func (*FieldError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FieldError) GetField() string {
@@ -1428,7 +1531,7 @@ type RowResult struct {
 
 func (x *RowResult) Reset() {
 	*x = RowResult{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1543,7 @@ func (x *RowResult) String() string {
 func (*RowResult) ProtoMessage() {}
 
 func (x *RowResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1556,7 @@ func (x *RowResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowResult.ProtoReflect.Descriptor instead.
 func (*RowResult) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RowResult) GetValues() []byte {
@@ -1479,7 +1582,7 @@ type SaveResponse struct {
 
 func (x *SaveResponse) Reset() {
 	*x = SaveResponse{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1594,7 @@ func (x *SaveResponse) String() string {
 func (*SaveResponse) ProtoMessage() {}
 
 func (x *SaveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1607,7 @@ func (x *SaveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveResponse.ProtoReflect.Descriptor instead.
 func (*SaveResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SaveResponse) GetRows() []*RowResult {
@@ -1522,7 +1625,7 @@ type AfterSaveResponse struct {
 
 func (x *AfterSaveResponse) Reset() {
 	*x = AfterSaveResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1637,7 @@ func (x *AfterSaveResponse) String() string {
 func (*AfterSaveResponse) ProtoMessage() {}
 
 func (x *AfterSaveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1650,7 @@ func (x *AfterSaveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AfterSaveResponse.ProtoReflect.Descriptor instead.
 func (*AfterSaveResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 type FilterRequest struct {
@@ -1563,7 +1666,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1678,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1691,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FilterRequest) GetOperator() string {
@@ -1637,7 +1740,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1752,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1765,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FilterResponse) GetFilter() []byte {
@@ -1698,7 +1801,7 @@ type EnrichRequest struct {
 
 func (x *EnrichRequest) Reset() {
 	*x = EnrichRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +1813,7 @@ func (x *EnrichRequest) String() string {
 func (*EnrichRequest) ProtoMessage() {}
 
 func (x *EnrichRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1826,7 @@ func (x *EnrichRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnrichRequest.ProtoReflect.Descriptor instead.
 func (*EnrichRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EnrichRequest) GetSection() string {
@@ -1763,7 +1866,7 @@ type EnrichResponse struct {
 
 func (x *EnrichResponse) Reset() {
 	*x = EnrichResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +1878,7 @@ func (x *EnrichResponse) String() string {
 func (*EnrichResponse) ProtoMessage() {}
 
 func (x *EnrichResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +1891,7 @@ func (x *EnrichResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnrichResponse.ProtoReflect.Descriptor instead.
 func (*EnrichResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EnrichResponse) GetSections() map[int64][]byte {
@@ -1815,7 +1918,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1930,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1943,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *QueryRequest) GetApp() string {
@@ -1916,7 +2019,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +2031,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2044,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *QueryResponse) GetTotal() int64 {
@@ -1970,7 +2073,7 @@ type SystemReadRequest struct {
 
 func (x *SystemReadRequest) Reset() {
 	*x = SystemReadRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1982,7 +2085,7 @@ func (x *SystemReadRequest) String() string {
 func (*SystemReadRequest) ProtoMessage() {}
 
 func (x *SystemReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1995,7 +2098,7 @@ func (x *SystemReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemReadRequest.ProtoReflect.Descriptor instead.
 func (*SystemReadRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SystemReadRequest) GetApp() string {
@@ -2035,7 +2138,7 @@ type SystemRows struct {
 
 func (x *SystemRows) Reset() {
 	*x = SystemRows{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2150,7 @@ func (x *SystemRows) String() string {
 func (*SystemRows) ProtoMessage() {}
 
 func (x *SystemRows) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2163,7 @@ func (x *SystemRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemRows.ProtoReflect.Descriptor instead.
 func (*SystemRows) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SystemRows) GetRows() []byte {
@@ -2082,7 +2185,7 @@ type SystemWriteRequest struct {
 
 func (x *SystemWriteRequest) Reset() {
 	*x = SystemWriteRequest{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2197,7 @@ func (x *SystemWriteRequest) String() string {
 func (*SystemWriteRequest) ProtoMessage() {}
 
 func (x *SystemWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2210,7 @@ func (x *SystemWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemWriteRequest.ProtoReflect.Descriptor instead.
 func (*SystemWriteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SystemWriteRequest) GetApp() string {
@@ -2147,7 +2250,7 @@ type SystemWriteResponse struct {
 
 func (x *SystemWriteResponse) Reset() {
 	*x = SystemWriteResponse{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2262,7 @@ func (x *SystemWriteResponse) String() string {
 func (*SystemWriteResponse) ProtoMessage() {}
 
 func (x *SystemWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2275,7 @@ func (x *SystemWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemWriteResponse.ProtoReflect.Descriptor instead.
 func (*SystemWriteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SystemWriteResponse) GetIds() []int64 {
@@ -2191,7 +2294,7 @@ type AppSettingsRequest struct {
 
 func (x *AppSettingsRequest) Reset() {
 	*x = AppSettingsRequest{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2203,7 +2306,7 @@ func (x *AppSettingsRequest) String() string {
 func (*AppSettingsRequest) ProtoMessage() {}
 
 func (x *AppSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2216,7 +2319,7 @@ func (x *AppSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettingsRequest.ProtoReflect.Descriptor instead.
 func (*AppSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AppSettingsRequest) GetApp() string {
@@ -2235,7 +2338,7 @@ type AppSettingsResponse struct {
 
 func (x *AppSettingsResponse) Reset() {
 	*x = AppSettingsResponse{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2247,7 +2350,7 @@ func (x *AppSettingsResponse) String() string {
 func (*AppSettingsResponse) ProtoMessage() {}
 
 func (x *AppSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2260,7 +2363,7 @@ func (x *AppSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettingsResponse.ProtoReflect.Descriptor instead.
 func (*AppSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AppSettingsResponse) GetSettings() map[string]string {
@@ -2281,7 +2384,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2396,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2409,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LogRequest) GetLevel() string {
@@ -2338,7 +2441,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2453,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2466,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 type CatalogRequest struct {
@@ -2375,7 +2478,7 @@ type CatalogRequest struct {
 
 func (x *CatalogRequest) Reset() {
 	*x = CatalogRequest{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2490,7 @@ func (x *CatalogRequest) String() string {
 func (*CatalogRequest) ProtoMessage() {}
 
 func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2503,7 @@ func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogRequest.ProtoReflect.Descriptor instead.
 func (*CatalogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CatalogRequest) GetApp() string {
@@ -2419,7 +2522,7 @@ type CatalogResponse struct {
 
 func (x *CatalogResponse) Reset() {
 	*x = CatalogResponse{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2431,7 +2534,7 @@ func (x *CatalogResponse) String() string {
 func (*CatalogResponse) ProtoMessage() {}
 
 func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2444,7 +2547,7 @@ func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogResponse.ProtoReflect.Descriptor instead.
 func (*CatalogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CatalogResponse) GetCatalog() []byte {
@@ -2465,7 +2568,7 @@ type SealRequest struct {
 
 func (x *SealRequest) Reset() {
 	*x = SealRequest{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2580,7 @@ func (x *SealRequest) String() string {
 func (*SealRequest) ProtoMessage() {}
 
 func (x *SealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2593,7 @@ func (x *SealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealRequest.ProtoReflect.Descriptor instead.
 func (*SealRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SealRequest) GetApp() string {
@@ -2523,7 +2626,7 @@ type SealResponse struct {
 
 func (x *SealResponse) Reset() {
 	*x = SealResponse{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2535,7 +2638,7 @@ func (x *SealResponse) String() string {
 func (*SealResponse) ProtoMessage() {}
 
 func (x *SealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2548,7 +2651,7 @@ func (x *SealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealResponse.ProtoReflect.Descriptor instead.
 func (*SealResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SealResponse) GetSealed() string {
@@ -2569,7 +2672,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2684,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2697,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *OpenRequest) GetApp() string {
@@ -2627,7 +2730,7 @@ type OpenResponse struct {
 
 func (x *OpenResponse) Reset() {
 	*x = OpenResponse{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2742,7 @@ func (x *OpenResponse) String() string {
 func (*OpenResponse) ProtoMessage() {}
 
 func (x *OpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2755,7 @@ func (x *OpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenResponse.ProtoReflect.Descriptor instead.
 func (*OpenResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *OpenResponse) GetClear() string {
@@ -2673,7 +2776,7 @@ type JobProgressRequest struct {
 
 func (x *JobProgressRequest) Reset() {
 	*x = JobProgressRequest{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2788,7 @@ func (x *JobProgressRequest) String() string {
 func (*JobProgressRequest) ProtoMessage() {}
 
 func (x *JobProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2801,7 @@ func (x *JobProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgressRequest.ProtoReflect.Descriptor instead.
 func (*JobProgressRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *JobProgressRequest) GetJob() string {
@@ -2731,7 +2834,7 @@ type JobProgressResponse struct {
 
 func (x *JobProgressResponse) Reset() {
 	*x = JobProgressResponse{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2743,7 +2846,7 @@ func (x *JobProgressResponse) String() string {
 func (*JobProgressResponse) ProtoMessage() {}
 
 func (x *JobProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2756,7 +2859,7 @@ func (x *JobProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgressResponse.ProtoReflect.Descriptor instead.
 func (*JobProgressResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *JobProgressResponse) GetCancelled() bool {
@@ -2779,7 +2882,7 @@ type AddGeodataRequest struct {
 
 func (x *AddGeodataRequest) Reset() {
 	*x = AddGeodataRequest{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +2894,7 @@ func (x *AddGeodataRequest) String() string {
 func (*AddGeodataRequest) ProtoMessage() {}
 
 func (x *AddGeodataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +2907,7 @@ func (x *AddGeodataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddGeodataRequest.ProtoReflect.Descriptor instead.
 func (*AddGeodataRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AddGeodataRequest) GetApp() string {
@@ -2851,7 +2954,7 @@ type AddGeodataResponse struct {
 
 func (x *AddGeodataResponse) Reset() {
 	*x = AddGeodataResponse{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2863,7 +2966,7 @@ func (x *AddGeodataResponse) String() string {
 func (*AddGeodataResponse) ProtoMessage() {}
 
 func (x *AddGeodataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2876,7 +2979,7 @@ func (x *AddGeodataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddGeodataResponse.ProtoReflect.Descriptor instead.
 func (*AddGeodataResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AddGeodataResponse) GetId() int64 {
@@ -2897,7 +3000,7 @@ type UpdateRecordsRequest struct {
 
 func (x *UpdateRecordsRequest) Reset() {
 	*x = UpdateRecordsRequest{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +3012,7 @@ func (x *UpdateRecordsRequest) String() string {
 func (*UpdateRecordsRequest) ProtoMessage() {}
 
 func (x *UpdateRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3025,7 @@ func (x *UpdateRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRecordsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UpdateRecordsRequest) GetApp() string {
@@ -2955,7 +3058,7 @@ type UpdateRecordsResponse struct {
 
 func (x *UpdateRecordsResponse) Reset() {
 	*x = UpdateRecordsResponse{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2967,7 +3070,7 @@ func (x *UpdateRecordsResponse) String() string {
 func (*UpdateRecordsResponse) ProtoMessage() {}
 
 func (x *UpdateRecordsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2980,7 +3083,7 @@ func (x *UpdateRecordsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRecordsResponse.ProtoReflect.Descriptor instead.
 func (*UpdateRecordsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateRecordsResponse) GetVersions() []int64 {
@@ -2995,7 +3098,7 @@ var File_plugin_proto protoreflect.FileDescriptor
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x10strata.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\x8c\x04\n" +
+	"\x0fDescribeRequest\"\xaf\x05\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -3008,7 +3111,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\rsystem_tables\x18\t \x03(\v2\x1d.strata.plugin.v1.SystemTableR\fsystemTables\x12'\n" +
 	"\x0fsettings_schema\x18\n" +
 	" \x01(\fR\x0esettingsSchema\x12.\n" +
-	"\x13min_server_protocol\x18\v \x01(\rR\x11minServerProtocol\"\xf2\x02\n" +
+	"\x13min_server_protocol\x18\v \x01(\rR\x11minServerProtocol\x12D\n" +
+	"\bmessages\x18\f \x03(\v2(.strata.plugin.v1.Manifest.MessagesEntryR\bmessages\x1a[\n" +
+	"\rMessagesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.strata.plugin.v1.TranslationsR\x05value:\x028\x01\"\x85\x01\n" +
+	"\fTranslations\x12<\n" +
+	"\x04text\x18\x01 \x03(\v2(.strata.plugin.v1.Translations.TextEntryR\x04text\x1a7\n" +
+	"\tTextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf1\x03\n" +
 	"\fTableFeature\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaliases\x18\x02 \x03(\tR\aaliases\x12\x14\n" +
@@ -3025,19 +3137,36 @@ const file_plugin_proto_rawDesc = "" +
 	" \x01(\tR\n" +
 	"schemaFlag\x12\x1d\n" +
 	"\n" +
-	"depends_on\x18\v \x03(\tR\tdependsOn\"\x8f\x01\n" +
+	"depends_on\x18\v \x03(\tR\tdependsOn\x12B\n" +
+	"\x06labels\x18\f \x03(\v2*.strata.plugin.v1.TableFeature.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x92\x03\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x17\n" +
 	"\adb_type\x18\x04 \x01(\tR\x06dbType\x12\x1a\n" +
 	"\breadonly\x18\x05 \x01(\bR\breadonly\x12\x12\n" +
-	"\x04help\x18\x06 \x01(\tR\x04help\"n\n" +
+	"\x04help\x18\x06 \x01(\tR\x04help\x12<\n" +
+	"\x06labels\x18\a \x03(\v2$.strata.plugin.v1.Column.LabelsEntryR\x06labels\x12I\n" +
+	"\vhelp_labels\x18\b \x03(\v2(.strata.plugin.v1.Column.HelpLabelsEntryR\n" +
+	"helpLabels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a=\n" +
+	"\x0fHelpLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xeb\x01\n" +
 	"\n" +
 	"ChildTable\x12\x16\n" +
 	"\x06suffix\x18\x01 \x01(\tR\x06suffix\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x122\n" +
-	"\acolumns\x18\x03 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\"\xbc\x01\n" +
+	"\acolumns\x18\x03 \x03(\v2\x18.strata.plugin.v1.ColumnR\acolumns\x12@\n" +
+	"\x06labels\x18\x04 \x03(\v2(.strata.plugin.v1.ChildTable.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\x01\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -3052,11 +3181,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eFilterOperator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06fields\x18\x02 \x03(\tR\x06fields\x12\x18\n" +
-	"\afeature\x18\x03 \x01(\tR\afeature\"p\n" +
+	"\afeature\x18\x03 \x01(\tR\afeature\"\x86\x02\n" +
 	"\rRecordSection\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\afeature\x18\x02 \x01(\tR\afeature\x121\n" +
-	"\x04rows\x18\x03 \x01(\v2\x1d.strata.plugin.v1.SectionRowsR\x04rows\"y\n" +
+	"\x04rows\x18\x03 \x01(\v2\x1d.strata.plugin.v1.SectionRowsR\x04rows\x12\x14\n" +
+	"\x05label\x18\x04 \x01(\tR\x05label\x12C\n" +
+	"\x06labels\x18\x05 \x03(\v2+.strata.plugin.v1.RecordSection.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"y\n" +
 	"\vSectionRows\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12!\n" +
 	"\ftable_column\x18\x02 \x01(\tR\vtableColumn\x12\x1b\n" +
@@ -3263,131 +3397,147 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),       // 0: strata.plugin.v1.DescribeRequest
 	(*Manifest)(nil),              // 1: strata.plugin.v1.Manifest
-	(*TableFeature)(nil),          // 2: strata.plugin.v1.TableFeature
-	(*Column)(nil),                // 3: strata.plugin.v1.Column
-	(*ChildTable)(nil),            // 4: strata.plugin.v1.ChildTable
-	(*Route)(nil),                 // 5: strata.plugin.v1.Route
-	(*FilterOperator)(nil),        // 6: strata.plugin.v1.FilterOperator
-	(*RecordSection)(nil),         // 7: strata.plugin.v1.RecordSection
-	(*SectionRows)(nil),           // 8: strata.plugin.v1.SectionRows
-	(*SystemTable)(nil),           // 9: strata.plugin.v1.SystemTable
-	(*SystemIndex)(nil),           // 10: strata.plugin.v1.SystemIndex
-	(*ConfigureRequest)(nil),      // 11: strata.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),     // 12: strata.plugin.v1.ConfigureResponse
-	(*Actor)(nil),                 // 13: strata.plugin.v1.Actor
-	(*HTTPRequest)(nil),           // 14: strata.plugin.v1.HTTPRequest
-	(*HTTPResponse)(nil),          // 15: strata.plugin.v1.HTTPResponse
-	(*Row)(nil),                   // 16: strata.plugin.v1.Row
-	(*SaveRequest)(nil),           // 17: strata.plugin.v1.SaveRequest
-	(*FieldError)(nil),            // 18: strata.plugin.v1.FieldError
-	(*RowResult)(nil),             // 19: strata.plugin.v1.RowResult
-	(*SaveResponse)(nil),          // 20: strata.plugin.v1.SaveResponse
-	(*AfterSaveResponse)(nil),     // 21: strata.plugin.v1.AfterSaveResponse
-	(*FilterRequest)(nil),         // 22: strata.plugin.v1.FilterRequest
-	(*FilterResponse)(nil),        // 23: strata.plugin.v1.FilterResponse
-	(*EnrichRequest)(nil),         // 24: strata.plugin.v1.EnrichRequest
-	(*EnrichResponse)(nil),        // 25: strata.plugin.v1.EnrichResponse
-	(*QueryRequest)(nil),          // 26: strata.plugin.v1.QueryRequest
-	(*QueryResponse)(nil),         // 27: strata.plugin.v1.QueryResponse
-	(*SystemReadRequest)(nil),     // 28: strata.plugin.v1.SystemReadRequest
-	(*SystemRows)(nil),            // 29: strata.plugin.v1.SystemRows
-	(*SystemWriteRequest)(nil),    // 30: strata.plugin.v1.SystemWriteRequest
-	(*SystemWriteResponse)(nil),   // 31: strata.plugin.v1.SystemWriteResponse
-	(*AppSettingsRequest)(nil),    // 32: strata.plugin.v1.AppSettingsRequest
-	(*AppSettingsResponse)(nil),   // 33: strata.plugin.v1.AppSettingsResponse
-	(*LogRequest)(nil),            // 34: strata.plugin.v1.LogRequest
-	(*LogResponse)(nil),           // 35: strata.plugin.v1.LogResponse
-	(*CatalogRequest)(nil),        // 36: strata.plugin.v1.CatalogRequest
-	(*CatalogResponse)(nil),       // 37: strata.plugin.v1.CatalogResponse
-	(*SealRequest)(nil),           // 38: strata.plugin.v1.SealRequest
-	(*SealResponse)(nil),          // 39: strata.plugin.v1.SealResponse
-	(*OpenRequest)(nil),           // 40: strata.plugin.v1.OpenRequest
-	(*OpenResponse)(nil),          // 41: strata.plugin.v1.OpenResponse
-	(*JobProgressRequest)(nil),    // 42: strata.plugin.v1.JobProgressRequest
-	(*JobProgressResponse)(nil),   // 43: strata.plugin.v1.JobProgressResponse
-	(*AddGeodataRequest)(nil),     // 44: strata.plugin.v1.AddGeodataRequest
-	(*AddGeodataResponse)(nil),    // 45: strata.plugin.v1.AddGeodataResponse
-	(*UpdateRecordsRequest)(nil),  // 46: strata.plugin.v1.UpdateRecordsRequest
-	(*UpdateRecordsResponse)(nil), // 47: strata.plugin.v1.UpdateRecordsResponse
-	nil,                           // 48: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                           // 49: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                           // 50: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                           // 51: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                           // 52: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                           // 53: strata.plugin.v1.LogRequest.FieldsEntry
+	(*Translations)(nil),          // 2: strata.plugin.v1.Translations
+	(*TableFeature)(nil),          // 3: strata.plugin.v1.TableFeature
+	(*Column)(nil),                // 4: strata.plugin.v1.Column
+	(*ChildTable)(nil),            // 5: strata.plugin.v1.ChildTable
+	(*Route)(nil),                 // 6: strata.plugin.v1.Route
+	(*FilterOperator)(nil),        // 7: strata.plugin.v1.FilterOperator
+	(*RecordSection)(nil),         // 8: strata.plugin.v1.RecordSection
+	(*SectionRows)(nil),           // 9: strata.plugin.v1.SectionRows
+	(*SystemTable)(nil),           // 10: strata.plugin.v1.SystemTable
+	(*SystemIndex)(nil),           // 11: strata.plugin.v1.SystemIndex
+	(*ConfigureRequest)(nil),      // 12: strata.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),     // 13: strata.plugin.v1.ConfigureResponse
+	(*Actor)(nil),                 // 14: strata.plugin.v1.Actor
+	(*HTTPRequest)(nil),           // 15: strata.plugin.v1.HTTPRequest
+	(*HTTPResponse)(nil),          // 16: strata.plugin.v1.HTTPResponse
+	(*Row)(nil),                   // 17: strata.plugin.v1.Row
+	(*SaveRequest)(nil),           // 18: strata.plugin.v1.SaveRequest
+	(*FieldError)(nil),            // 19: strata.plugin.v1.FieldError
+	(*RowResult)(nil),             // 20: strata.plugin.v1.RowResult
+	(*SaveResponse)(nil),          // 21: strata.plugin.v1.SaveResponse
+	(*AfterSaveResponse)(nil),     // 22: strata.plugin.v1.AfterSaveResponse
+	(*FilterRequest)(nil),         // 23: strata.plugin.v1.FilterRequest
+	(*FilterResponse)(nil),        // 24: strata.plugin.v1.FilterResponse
+	(*EnrichRequest)(nil),         // 25: strata.plugin.v1.EnrichRequest
+	(*EnrichResponse)(nil),        // 26: strata.plugin.v1.EnrichResponse
+	(*QueryRequest)(nil),          // 27: strata.plugin.v1.QueryRequest
+	(*QueryResponse)(nil),         // 28: strata.plugin.v1.QueryResponse
+	(*SystemReadRequest)(nil),     // 29: strata.plugin.v1.SystemReadRequest
+	(*SystemRows)(nil),            // 30: strata.plugin.v1.SystemRows
+	(*SystemWriteRequest)(nil),    // 31: strata.plugin.v1.SystemWriteRequest
+	(*SystemWriteResponse)(nil),   // 32: strata.plugin.v1.SystemWriteResponse
+	(*AppSettingsRequest)(nil),    // 33: strata.plugin.v1.AppSettingsRequest
+	(*AppSettingsResponse)(nil),   // 34: strata.plugin.v1.AppSettingsResponse
+	(*LogRequest)(nil),            // 35: strata.plugin.v1.LogRequest
+	(*LogResponse)(nil),           // 36: strata.plugin.v1.LogResponse
+	(*CatalogRequest)(nil),        // 37: strata.plugin.v1.CatalogRequest
+	(*CatalogResponse)(nil),       // 38: strata.plugin.v1.CatalogResponse
+	(*SealRequest)(nil),           // 39: strata.plugin.v1.SealRequest
+	(*SealResponse)(nil),          // 40: strata.plugin.v1.SealResponse
+	(*OpenRequest)(nil),           // 41: strata.plugin.v1.OpenRequest
+	(*OpenResponse)(nil),          // 42: strata.plugin.v1.OpenResponse
+	(*JobProgressRequest)(nil),    // 43: strata.plugin.v1.JobProgressRequest
+	(*JobProgressResponse)(nil),   // 44: strata.plugin.v1.JobProgressResponse
+	(*AddGeodataRequest)(nil),     // 45: strata.plugin.v1.AddGeodataRequest
+	(*AddGeodataResponse)(nil),    // 46: strata.plugin.v1.AddGeodataResponse
+	(*UpdateRecordsRequest)(nil),  // 47: strata.plugin.v1.UpdateRecordsRequest
+	(*UpdateRecordsResponse)(nil), // 48: strata.plugin.v1.UpdateRecordsResponse
+	nil,                           // 49: strata.plugin.v1.Manifest.MessagesEntry
+	nil,                           // 50: strata.plugin.v1.Translations.TextEntry
+	nil,                           // 51: strata.plugin.v1.TableFeature.LabelsEntry
+	nil,                           // 52: strata.plugin.v1.Column.LabelsEntry
+	nil,                           // 53: strata.plugin.v1.Column.HelpLabelsEntry
+	nil,                           // 54: strata.plugin.v1.ChildTable.LabelsEntry
+	nil,                           // 55: strata.plugin.v1.RecordSection.LabelsEntry
+	nil,                           // 56: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                           // 57: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                           // 58: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                           // 59: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                           // 60: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                           // 61: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	2,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
-	5,  // 1: strata.plugin.v1.Manifest.routes:type_name -> strata.plugin.v1.Route
-	6,  // 2: strata.plugin.v1.Manifest.operators:type_name -> strata.plugin.v1.FilterOperator
-	7,  // 3: strata.plugin.v1.Manifest.sections:type_name -> strata.plugin.v1.RecordSection
-	9,  // 4: strata.plugin.v1.Manifest.system_tables:type_name -> strata.plugin.v1.SystemTable
-	3,  // 5: strata.plugin.v1.TableFeature.columns:type_name -> strata.plugin.v1.Column
-	4,  // 6: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
-	3,  // 7: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
-	8,  // 8: strata.plugin.v1.RecordSection.rows:type_name -> strata.plugin.v1.SectionRows
-	3,  // 9: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
-	10, // 10: strata.plugin.v1.SystemTable.indexes:type_name -> strata.plugin.v1.SystemIndex
-	48, // 11: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	49, // 12: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
-	13, // 13: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	50, // 14: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
-	16, // 15: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
-	13, // 16: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
-	18, // 17: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
-	19, // 18: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
-	13, // 19: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
-	13, // 20: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	51, // 21: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
-	13, // 22: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	52, // 23: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	53, // 24: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
-	13, // 25: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
-	0,  // 26: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
-	11, // 27: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
-	14, // 28: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
-	17, // 29: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
-	17, // 30: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
-	22, // 31: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
-	24, // 32: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
-	26, // 33: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
-	28, // 34: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
-	30, // 35: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
-	32, // 36: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
-	34, // 37: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
-	36, // 38: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
-	38, // 39: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
-	40, // 40: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
-	42, // 41: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
-	44, // 42: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
-	46, // 43: strata.plugin.v1.Host.UpdateRecords:input_type -> strata.plugin.v1.UpdateRecordsRequest
-	1,  // 44: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	12, // 45: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	15, // 46: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	20, // 47: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	21, // 48: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	23, // 49: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	25, // 50: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	27, // 51: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	29, // 52: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	31, // 53: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	33, // 54: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	35, // 55: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	37, // 56: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
-	39, // 57: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
-	41, // 58: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
-	43, // 59: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
-	45, // 60: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
-	47, // 61: strata.plugin.v1.Host.UpdateRecords:output_type -> strata.plugin.v1.UpdateRecordsResponse
-	44, // [44:62] is the sub-list for method output_type
-	26, // [26:44] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	3,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
+	6,  // 1: strata.plugin.v1.Manifest.routes:type_name -> strata.plugin.v1.Route
+	7,  // 2: strata.plugin.v1.Manifest.operators:type_name -> strata.plugin.v1.FilterOperator
+	8,  // 3: strata.plugin.v1.Manifest.sections:type_name -> strata.plugin.v1.RecordSection
+	10, // 4: strata.plugin.v1.Manifest.system_tables:type_name -> strata.plugin.v1.SystemTable
+	49, // 5: strata.plugin.v1.Manifest.messages:type_name -> strata.plugin.v1.Manifest.MessagesEntry
+	50, // 6: strata.plugin.v1.Translations.text:type_name -> strata.plugin.v1.Translations.TextEntry
+	4,  // 7: strata.plugin.v1.TableFeature.columns:type_name -> strata.plugin.v1.Column
+	5,  // 8: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
+	51, // 9: strata.plugin.v1.TableFeature.labels:type_name -> strata.plugin.v1.TableFeature.LabelsEntry
+	52, // 10: strata.plugin.v1.Column.labels:type_name -> strata.plugin.v1.Column.LabelsEntry
+	53, // 11: strata.plugin.v1.Column.help_labels:type_name -> strata.plugin.v1.Column.HelpLabelsEntry
+	4,  // 12: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
+	54, // 13: strata.plugin.v1.ChildTable.labels:type_name -> strata.plugin.v1.ChildTable.LabelsEntry
+	9,  // 14: strata.plugin.v1.RecordSection.rows:type_name -> strata.plugin.v1.SectionRows
+	55, // 15: strata.plugin.v1.RecordSection.labels:type_name -> strata.plugin.v1.RecordSection.LabelsEntry
+	4,  // 16: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
+	11, // 17: strata.plugin.v1.SystemTable.indexes:type_name -> strata.plugin.v1.SystemIndex
+	56, // 18: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	57, // 19: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	14, // 20: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
+	58, // 21: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	17, // 22: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
+	14, // 23: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
+	19, // 24: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
+	20, // 25: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
+	14, // 26: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
+	14, // 27: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
+	59, // 28: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	14, // 29: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
+	60, // 30: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	61, // 31: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	14, // 32: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
+	2,  // 33: strata.plugin.v1.Manifest.MessagesEntry.value:type_name -> strata.plugin.v1.Translations
+	0,  // 34: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
+	12, // 35: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
+	15, // 36: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
+	18, // 37: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
+	18, // 38: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
+	23, // 39: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
+	25, // 40: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
+	27, // 41: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
+	29, // 42: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
+	31, // 43: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
+	33, // 44: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
+	35, // 45: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
+	37, // 46: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
+	39, // 47: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
+	41, // 48: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
+	43, // 49: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
+	45, // 50: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
+	47, // 51: strata.plugin.v1.Host.UpdateRecords:input_type -> strata.plugin.v1.UpdateRecordsRequest
+	1,  // 52: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	13, // 53: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	16, // 54: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	21, // 55: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	22, // 56: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	24, // 57: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	26, // 58: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	28, // 59: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	30, // 60: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	32, // 61: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	34, // 62: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	36, // 63: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	38, // 64: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	40, // 65: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
+	42, // 66: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
+	44, // 67: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
+	46, // 68: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
+	48, // 69: strata.plugin.v1.Host.UpdateRecords:output_type -> strata.plugin.v1.UpdateRecordsResponse
+	52, // [52:70] is the sub-list for method output_type
+	34, // [34:52] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3401,7 +3551,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   54,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -3,6 +3,7 @@
 // (SPEC §5.1: no cookies); a token is refreshed when less than 30 minutes
 // of it remain.
 import { reactive } from 'vue'
+import { locale } from './i18n.js'
 
 export const REFRESH_BEFORE_MS = 30 * 60 * 1000
 const STORAGE_KEY = 'strata.sessions'
@@ -71,7 +72,9 @@ const endedListeners = new Set()
 export function onSessionEnded(fn) { endedListeners.add(fn); return () => endedListeners.delete(fn) }
 
 async function raw(method, url, { body, token, headers = {} } = {}) {
-  const h = { Accept: 'application/json', ...headers }
+  // The interface's language: the server shows plugin labels in it
+  // (docs/api.md, "Plugin labels in other languages").
+  const h = { Accept: 'application/json', 'Accept-Language': locale.value, ...headers }
   if (token) h.Authorization = 'Bearer ' + token
   let payload
   if (body !== undefined) {

@@ -3,6 +3,12 @@
 // (null: ante or post quem). The axis works on a continuous scale where
 // year y sits at y (CE) or y+1 (BCE), so 1 BCE and 1 CE are one year apart.
 
+import { t as tr } from './i18n.js'
+
+// Era words in the interface's language ("BCE"/"CE", "a.C."/"d.C.").
+const bce = () => tr('era.bce')
+const ce = () => tr('era.ce')
+
 // pos is a year's place on the continuous scale.
 export function pos(year) { return year < 0 ? year + 1 : year }
 
@@ -10,7 +16,7 @@ export function pos(year) { return year < 0 ? year + 1 : year }
 export function yearText(year) {
   if (year === null || year === undefined || year === '') return ''
   const y = Number(year)
-  return y < 0 ? `${-y} BCE` : `${y} CE`
+  return y < 0 ? `${-y} ${bce()}` : `${y} ${ce()}`
 }
 
 // spanText writes a dating: "325–301 BCE", "c. 50 BCE – 20 CE", open sides
@@ -22,8 +28,8 @@ export function spanText(from, to) {
   if (f === null) return `… ${yearText(t)}`
   if (t === null) return `${yearText(f)} …`
   if (f === t) return yearText(f)
-  if (f < 0 && t < 0) return `${-f}–${-t} BCE`
-  if (f > 0 && t > 0) return `${f}–${t} CE`
+  if (f < 0 && t < 0) return `${-f}–${-t} ${bce()}`
+  if (f > 0 && t > 0) return `${f}–${t} ${ce()}`
   return `${yearText(f)} – ${yearText(t)}`
 }
 

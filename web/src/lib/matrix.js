@@ -11,50 +11,140 @@ export function aboveBelow(r) {
   return null
 }
 
+// components returns the strongly connected components of the graph
+// (ids, succs: id → ids below it), Tarjan's algorithm without recursion so
+// a deep sequence of thousands of units cannot overflow the stack. A
+// component of more than one unit, or of one unit above itself, is a loop:
+// contradictory relations, since no unit can be later than itself.
+export function components(ids, succs) {
+  const index = new Map(), low = new Map(), onStack = new Set(), stack = [], out = []
+  let next = 0
+  for (const root of ids) {
+    if (index.has(root)) continue
+    const work = [[root, 0]]
+    index.set(root, next); low.set(root, next); next++
+    stack.push(root); onStack.add(root)
+    while (work.length) {
+      const frame = work[work.length - 1]
+      const [u, i] = frame
+      const vs = succs.get(u) || []
+      if (i < vs.length) {
+        frame[1]++
+        const v = vs[i]
+        if (!index.has(v)) {
+          index.set(v, next); low.set(v, next); next++
+          stack.push(v); onStack.add(v)
+          work.push([v, 0])
+        } else if (onStack.has(v)) {
+          low.set(u, Math.min(low.get(u), index.get(v)))
+        }
+        continue
+      }
+      work.pop()
+      if (work.length) {
+        const p = work[work.length - 1][0]
+        low.set(p, Math.min(low.get(p), low.get(u)))
+      }
+      if (low.get(u) === index.get(u)) {
+        const comp = []
+        let w
+        do { w = stack.pop(); onStack.delete(w); comp.push(w) } while (w !== u)
+        out.push(comp)
+      }
+    }
+  }
+  return out
+}
+
+// loopPath is the shortest way round a loop: from its first unit (in
+// ids order) down through units of the loop only and back to it, as the
+// list of units passed, the first not repeated at the end. A breadth-first
+// search, so a loop of three units is named by three, not by a longer
+// detour through the same units.
+export function loopPath(members, succs) {
+  const inLoop = new Set(members)
+  const start = members[0]
+  const from = new Map([[start, null]])
+  const queue = [start]
+  while (queue.length) {
+    const u = queue.shift()
+    for (const v of succs.get(u) || []) {
+      if (!inLoop.has(v)) continue
+      if (v === start) {
+        const path = [u]
+        for (let p = from.get(u); p !== null; p = from.get(p)) path.push(p)
+        return path.reverse()
+      }
+      if (!from.has(v)) { from.set(v, u); queue.push(v) }
+    }
+  }
+  return [start] // unreachable for a true loop
+}
+
 // layout places nodes by longest-path layering (a unit sits one layer
 // below the lowest of the units above it), then orders each layer by the
 // mean position of its neighbours above (a few barycentre sweeps) to
-// untangle the lines. A cycle (contradictory relations) is broken where
-// it is found; its units still get a layer and cycle lists them.
+// untangle the lines. Loops (contradictory relations) are found first
+// (components): the units of one loop share a layer, the edges inside it
+// are left out of the layering and listed in loops with the path round
+// it, so the rest of the matrix is drawn as if the loop were one unit and
+// the page can show the problem instead of crossing lines.
 export function layout(nodes, relations, { w = 90, h = 34, gx = 24, gy = 40 } = {}) {
   const ids = nodes.map((n) => n.id)
   const preds = new Map(ids.map((id) => [id, []]))
   const succs = new Map(ids.map((id) => [id, []]))
   const edges = []
   const same = []
+  const selfLoops = new Set()
   for (const r of relations) {
     if (!preds.has(r.first) || !preds.has(r.second)) continue
     const ab = aboveBelow(r)
     if (!ab) { same.push({ from: r.first, to: r.second, relation: r.relation }); continue }
     const [u, v] = ab
-    if (u === v) continue
+    if (u === v) { selfLoops.add(u); continue }
     edges.push({ from: u, to: v, relation: r.relation })
     succs.get(u).push(v)
     preds.get(v).push(u)
   }
-  // Kahn's order; what remains is in a cycle.
-  const indeg = new Map(ids.map((id) => [id, preds.get(id).length]))
-  const layer = new Map()
-  const queue = ids.filter((id) => indeg.get(id) === 0)
-  queue.forEach((id) => layer.set(id, 0))
-  const order = []
+  // Loops, in the order of their first unit in ids.
+  const pos0 = new Map(ids.map((id, i) => [id, i]))
+  const comp = new Map()
+  const loops = []
+  for (const c of components(ids, succs)) {
+    c.sort((a, b) => pos0.get(a) - pos0.get(b))
+    c.forEach((id) => comp.set(id, c[0]))
+    if (c.length > 1 || selfLoops.has(c[0])) loops.push({ units: c, path: c.length > 1 ? loopPath(c, succs) : [c[0]] })
+  }
+  loops.sort((a, b) => pos0.get(a.units[0]) - pos0.get(b.units[0]))
+  for (const e of edges) e.loop = comp.get(e.from) === comp.get(e.to)
+  for (const l of loops) l.edges = l.path.map((u, i) => ({ from: u, to: l.path[(i + 1) % l.path.length] }))
+  // Kahn's order over the components (each loop one node), so every unit
+  // gets a layer and nothing is left over.
+  const reps = ids.filter((id) => comp.get(id) === id)
+  const cSuccs = new Map(reps.map((r) => [r, new Set()]))
+  for (const e of edges) if (!e.loop) cSuccs.get(comp.get(e.from)).add(comp.get(e.to))
+  const indeg = new Map(reps.map((r) => [r, 0]))
+  for (const s of cSuccs.values()) for (const v of s) indeg.set(v, indeg.get(v) + 1)
+  const cLayer = new Map()
+  const queue = reps.filter((r) => indeg.get(r) === 0)
+  queue.forEach((r) => cLayer.set(r, 0))
   while (queue.length) {
     const u = queue.shift()
-    order.push(u)
-    for (const v of succs.get(u)) {
-      layer.set(v, Math.max(layer.get(v) ?? 0, layer.get(u) + 1))
+    for (const v of cSuccs.get(u)) {
+      cLayer.set(v, Math.max(cLayer.get(v) ?? 0, cLayer.get(u) + 1))
       indeg.set(v, indeg.get(v) - 1)
       if (indeg.get(v) === 0) queue.push(v)
     }
   }
-  const cycle = ids.filter((id) => !order.includes(id))
-  const maxLayer = Math.max(0, ...layer.values())
-  for (const id of cycle) layer.set(id, (layer.get(id) ?? maxLayer) + 1)
+  const layer = new Map(ids.map((id) => [id, cLayer.get(comp.get(id))]))
+  const cycle = loops.flatMap((l) => l.units)
 
+  // A loop's units enter their layer together, at its first unit.
+  const members = new Map(loops.map((l) => [l.units[0], l.units]))
   const layers = []
   for (const id of ids) {
-    const l = layer.get(id)
-    ;(layers[l] ||= []).push(id)
+    if (comp.get(id) !== id) continue
+    ;(layers[layer.get(id)] ||= []).push(...(members.get(id) || [id]))
   }
   const pos = new Map()
   const place = () => layers.forEach((row, l) => row?.forEach((id, i) => pos.set(id, { l, i })))
@@ -62,11 +152,17 @@ export function layout(nodes, relations, { w = 90, h = 34, gx = 24, gy = 40 } = 
   for (let sweep = 0; sweep < 4; sweep++) {
     for (let l = 1; l < layers.length; l++) {
       if (!layers[l]) continue
-      const bary = (id) => {
+      // A loop's units move together (the mean over all of them), so
+      // they stay side by side and its lines do not cross other units.
+      const sum = new Map(), count = new Map()
+      for (const id of layers[l]) {
+        const c = comp.get(id)
         const ps = preds.get(id).filter((p) => pos.get(p)?.l === l - 1)
-        return ps.length ? ps.reduce((s, p) => s + pos.get(p).i, 0) / ps.length : pos.get(id).i
+        sum.set(c, (sum.get(c) ?? 0) + (ps.length ? ps.reduce((s, p) => s + pos.get(p).i, 0) / ps.length : pos.get(id).i))
+        count.set(c, (count.get(c) ?? 0) + 1)
       }
-      layers[l].sort((a, b) => bary(a) - bary(b))
+      const bary = (id) => sum.get(comp.get(id)) / count.get(comp.get(id))
+      layers[l].sort((a, b) => bary(a) - bary(b) || pos0.get(comp.get(a)) - pos0.get(comp.get(b)) || pos0.get(a) - pos0.get(b))
       layers[l].forEach((id, i) => pos.set(id, { l, i }))
     }
   }
@@ -79,5 +175,5 @@ export function layout(nodes, relations, { w = 90, h = 34, gx = 24, gy = 40 } = 
     const offset = (width - row.length * (w + gx) + gx) / 2
     row.forEach((id, i) => placed.push({ ...byId.get(id), x: offset + i * (w + gx), y: gy / 2 + l * (h + gy), w, h, layer: l }))
   })
-  return { nodes: placed, edges, same, cycle, width, height: layers.length * (h + gy) + gy / 2 }
+  return { nodes: placed, edges, same, cycle, loops, width, height: layers.length * (h + gy) + gy / 2 }
 }

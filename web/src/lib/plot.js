@@ -1,4 +1,5 @@
 // Small helpers for the SVG plots.
+import { yearText } from './chrono.js'
 
 // calBPToYear: cal BP (before AD 1950) to a signed calendar year without a
 // year 0 (1 BCE is -1), as the radiocarbon plugin's *_years are.
@@ -8,7 +9,7 @@ export function calBPToYear(bp) {
 }
 
 export function formatYear(y) {
-  return y < 0 ? `${-y} BCE` : `${y} CE`
+  return yearText(y)
 }
 
 // niceTicks: about n round values spanning [a, b].
