@@ -309,3 +309,31 @@ func (def *FieldDef) applyLinkSchemes(ft FieldType, extra map[string]any) error 
 	extra["link_schemes"] = out
 	return nil
 }
+
+// SettingVocabFree is the field option that lets a select field store
+// values outside its vocabulary ("allow other values").
+const SettingVocabFree = "vocab_free"
+
+// applyVocabFree records the vocab_free option in the field's extra
+// settings (absent when off, so that fields read as they always did).
+func (def *FieldDef) applyVocabFree(ft FieldType, extra map[string]any) {
+	delete(extra, SettingVocabFree)
+	if def.VocabFree && ft.IsSelect() {
+		extra[SettingVocabFree] = true
+	}
+}
+
+// VocabFree reports whether the field allows values outside its
+// vocabulary.
+func (f *Field) VocabFree() bool {
+	on, _ := f.Extra[SettingVocabFree].(bool)
+	return on
+}
+
+// VocabEnforced reports whether a save must refuse values of f that are
+// not items of its vocabulary: a select or multi_select bound to a
+// vocabulary, without vocab_free. A combo_select is a select the user may
+// type into (BraDypUS's editable select): it suggests, never enforces.
+func (f *Field) VocabEnforced() bool {
+	return f.VocabularySet != "" && !f.VocabFree() && (f.Type == TypeSelect || f.Type == TypeMultiSelect)
+}
