@@ -9,7 +9,11 @@ export function editorKind(f) {
     case 'date': return 'date'
     case 'slider': return 'slider'
     case 'multi_select': return 'multi'
-    case 'select': case 'combo_select': return f.options_source ? 'select' : 'text'
+    // A combo_select, or a select that allows other values (vocab_free),
+    // is typed into with its values as suggestions; a plain select picks
+    // one of them (the server refuses others: rule "vocabulary").
+    case 'combo_select': return f.options_source ? 'suggest' : 'text'
+    case 'select': return !f.options_source ? 'text' : f.vocab_free ? 'suggest' : 'select'
     case 'link_out': return 'url'
   }
   if (f.db_type === 'bool') return 'boolean'
