@@ -1965,7 +1965,7 @@ const scenarios = {
           assert.equal(await page.locator('[data-test=create-table] [data-test=schema-table]').count(), 0, `${where}: selector outside the create box`)
           await picker.selectOption(tb)
           const form = page.locator('[data-test=table-settings]')
-          await form.filter({ hasText: names[lang].save }).waitFor()
+          await form.locator('h2').filter({ hasText: `${names[lang].save} Probe ${where}` }).waitFor()
           await form.locator('[data-test=table-label]').fill('Renamed probe ' + where)
           await form.locator('[data-test=table-id-field]').selectOption('code')
           await form.locator('[data-test=preview-note]').check()
@@ -1993,6 +1993,7 @@ const scenarios = {
           // Off again: the record page loses both sections.
           await page.goto(`${BASE}/${APP}/admin/tables`)
           await picker.selectOption(tb)
+          await form.locator('h2').filter({ hasText: `${names[lang].save} Renamed probe ${where}` }).waitFor()
           await form.locator('[data-test=table-rs]').uncheck()
           await form.locator('[data-test=table-geodata]').uncheck()
           await form.locator('[data-test=save-table]').click()
@@ -2004,6 +2005,7 @@ const scenarios = {
           // Rename: the records follow the table.
           await page.goto(`${BASE}/${APP}/admin/tables`)
           await picker.selectOption(tb)
+          await form.locator('h2').filter({ hasText: `${names[lang].save} Renamed probe ${where}` }).waitFor()
           const moved = tb + '_x'
           await page.locator('[data-test=rename-input]').fill(moved)
           await page.locator('[data-test=rename-submit]').click()
