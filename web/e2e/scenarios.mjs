@@ -1908,7 +1908,7 @@ const scenarios = {
           await page.locator('[data-test=edit]').click()
           const input = page.locator('.field[data-field=material] input')
           await input.waitFor()
-          assert.ok(await page.locator('.field[data-field=material] datalist option[value=bronze]').count() > 0, `${where}: suggestions`)
+          await page.locator('.field[data-field=material] datalist option[value=bronze]').waitFor({ state: 'attached' }) // the suggestions
           // Meanwhile the option is turned off again: the save is refused
           // inline, under the field, and nothing is written.
           await setFree(false)
