@@ -3,25 +3,11 @@ package records
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"slices"
 
 	"github.com/strata-archaeo/strata/core/schema"
 )
-
-// selectValues are the values a select field's stored text holds: a
-// multi_select stores a JSON list (a lone value as itself), a select its
-// value.
-func selectValues(f *schema.Field, stored string) []string {
-	if f.Type == schema.TypeMultiSelect {
-		var list []string
-		if json.Unmarshal([]byte(stored), &list) == nil {
-			return list
-		}
-	}
-	return []string{stored}
-}
 
 // vocabularyItems is the set of items of vocabulary voc, read once per
 // batch. An empty set means the vocabulary has no items yet: nothing to
@@ -66,11 +52,11 @@ func (s *Scope) outsideVocabulary(ctx context.Context, t *schema.Table, f *schem
 		return nil, nil // a select stored as a number or date is not text a vocabulary holds
 	}
 	items, err := s.vocabularyItems(ctx, f.VocabularySet)
-	if err != nil || len(items) == 0 {
-		return nil, err
+	if err != nil || len(items) == 0 || items[text] {
+		return nil, err // a lone item is accepted whole, commas and all
 	}
 	var bad []string
-	for _, x := range selectValues(f, text) {
+	for _, x := range schema.SelectValues(f, text) {
 		if x != "" && !items[x] && !slices.Contains(bad, x) {
 			bad = append(bad, x)
 		}
@@ -82,7 +68,7 @@ func (s *Scope) outsideVocabulary(ctx context.Context, t *schema.Table, f *schem
 	if err != nil {
 		return nil, err
 	}
-	had := selectValues(f, kept)
+	had := schema.SelectValues(f, kept)
 	return slices.DeleteFunc(bad, func(x string) bool { return slices.Contains(had, x) }), nil
 }
 

@@ -3,7 +3,6 @@ package schema
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -94,15 +93,8 @@ func (c *checker) outside(ctx context.Context, t *Table, f *Field) (map[string]i
 		if err := rows.Scan(&stored, &n); err != nil {
 			return nil, 0, err
 		}
-		values := []string{stored.String}
-		if f.Type == TypeMultiSelect {
-			var list []string
-			if json.Unmarshal([]byte(stored.String), &list) == nil {
-				values = list
-			}
-		}
 		hit := false
-		for _, v := range values {
+		for _, v := range SelectValues(f, stored.String) {
 			if v != "" && !items[v] {
 				bad[v] += n
 				hit = true

@@ -337,3 +337,24 @@ func (f *Field) VocabFree() bool {
 func (f *Field) VocabEnforced() bool {
 	return f.VocabularySet != "" && !f.VocabFree() && (f.Type == TypeSelect || f.Type == TypeMultiSelect)
 }
+
+// SelectValues are the values a select field's stored text holds. A
+// multi_select stores a JSON list; BraDypUS clients send it as text with
+// the values separated by commas (or semicolons), which is read as that
+// list; a lone value is itself. Other selects hold their value.
+func SelectValues(f *Field, stored string) []string {
+	if f.Type != TypeMultiSelect {
+		return []string{stored}
+	}
+	var list []string
+	if json.Unmarshal([]byte(stored), &list) == nil {
+		return list
+	}
+	out := []string{}
+	for _, v := range strings.FieldsFunc(stored, func(r rune) bool { return r == ',' || r == ';' }) {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

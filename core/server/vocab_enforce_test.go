@@ -66,6 +66,7 @@ func TestVocabularyEnforced(t *testing.T) {
 			{"case matters", `{"core":{"label":"a","material":"Bronze"}}`, "material"},
 			{"multi_select list", `{"core":{"label":"a","materials":["iron","unobtainium"]}}`, "materials"},
 			{"multi_select lone value", `{"core":{"label":"a","materials":"unobtainium"}}`, "materials"},
+			{"multi_select as BraDypUS's comma-separated text", `{"core":{"label":"a","materials":"iron, unobtainium"}}`, "materials"},
 			{"plugin row", `{"core":{"label":"a"},"plugins":{"finds_samples":[{"lab":"L","material":"unobtainium"}]}}`, "material"},
 		} {
 			code, m := f.do(t, f.writer, "POST", api+"/record/finds", c.body)
@@ -77,6 +78,7 @@ func TestVocabularyEnforced(t *testing.T) {
 
 		// Items, free fields, combo_select and an empty vocabulary pass.
 		ok := f.create(t, f.writer, "finds", `{"label":"b","material":"bronze","materials":["iron","pottery"],"ware":"terra sigillata","colour":"teal","shape":"anything"}`)
+		f.create(t, f.writer, "finds", `{"label":"b2","materials":"iron,pottery"}`) // BraDypUS's form of a list
 
 		// Updates: a new bad value is refused; the value the record holds is
 		// kept when it is sent back unchanged, or with other fields.
