@@ -334,6 +334,7 @@ func (s *Scope) putDefaults(t *schema.Table, rec map[string]any, keys []string) 
 type Batch struct {
 	tx      *store.DB
 	found   map[lookupKey]bool
+	vocabs  map[string]map[string]bool // vocabulary items read once per batch
 	history map[historyKey]historyEntry
 	order   []historyKey
 	// written are the records the batch has saved or deleted: their
@@ -358,7 +359,7 @@ type historyEntry struct {
 // NewBatch starts the writes of a batch in tx, a transaction the caller
 // commits after Finish, or rolls back.
 func NewBatch(tx *store.DB) *Batch {
-	return &Batch{tx: tx, found: map[lookupKey]bool{}, history: map[historyKey]historyEntry{}, written: map[lookupKey]bool{}}
+	return &Batch{tx: tx, found: map[lookupKey]bool{}, vocabs: map[string]map[string]bool{}, history: map[historyKey]historyEntry{}, written: map[lookupKey]bool{}}
 }
 
 // scope is s bound to the batch's transaction.

@@ -448,7 +448,7 @@ func FieldSchema(f *schema.Field) obj {
 		"hide": f.Hide, "required": f.Required, "unique": f.Unique, "min": f.Min, "max": f.Max,
 		"max_length": f.MaxLength, "pattern": f.Pattern, "def_value": f.DefValue, "help": f.Help,
 		"widget": f.Widget, "vocabulary_set": f.VocabularySet, "get_values_from_tb": f.GetValuesFromTb,
-		"id_from_tb": f.IDFromTb, "options_source": OptionsSource(f)}
+		"id_from_tb": f.IDFromTb, "options_source": OptionsSource(f), "vocab_free": f.VocabFree()}
 }
 
 // schemaSection is the table's schema as the full record shows it,

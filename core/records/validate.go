@@ -47,6 +47,9 @@ const (
 	RuleMin      = "min"
 	RuleMax      = "max"
 	RuleRegex    = "pattern"
+	// RuleVocabulary refuses a value of a select bound to a vocabulary
+	// that is not one of its items (schema.Field.VocabEnforced).
+	RuleVocabulary = "vocabulary"
 )
 
 // patternRule names a failed pattern by what it stands for.
@@ -145,6 +148,16 @@ func (s *Scope) checkInDB(ctx context.Context, t *schema.Table, f *schema.Field,
 		}
 		if n > 0 {
 			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: RuleUnique, Message: "another record has this value"})
+		}
+	}
+	if f.VocabEnforced() {
+		bad, err := s.outsideVocabulary(ctx, t, f, v, selfID)
+		if err != nil {
+			return nil, fmt.Errorf("check vocabulary %s: %w", f.Name, err)
+		}
+		if len(bad) > 0 {
+			out = append(out, FieldError{Field: f.Name, Label: f.Label, Rule: RuleVocabulary,
+				Message: "not in the vocabulary " + f.VocabularySet + ": " + strings.Join(bad, ", ")})
 		}
 	}
 	if f.IDFromTb != "" {

@@ -52,6 +52,7 @@ type checker struct {
 	db     *store.DB
 	st     *state
 	vocabs map[string]bool
+	items  map[string]map[string]bool // vocabulary items, read once (check_vocab.go)
 	out    []CheckItem
 }
 
@@ -146,6 +147,9 @@ func CheckConfiguration(ctx context.Context, db *store.DB) ([]CheckItem, error) 
 	}
 	if broken() == before {
 		c.add(CheckSuccess, "references", "Every lookup, value list, relation, plugin parent and table setting names an existing table, field or vocabulary")
+	}
+	if err := c.vocabularyValues(ctx, present); err != nil {
+		return nil, err
 	}
 	return c.out, nil
 }

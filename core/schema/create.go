@@ -133,6 +133,10 @@ type FieldDef struct {
 	// refuses one (false); null or absent: the field has one while it is a
 	// preview field (search_index.go).
 	SearchIndex *bool `json:"search_index"`
+	// VocabFree lets a select or multi_select field bound to a vocabulary
+	// store values outside it ("allow other values"); without it a save
+	// refuses them (rule "vocabulary"). combo_select is always free.
+	VocabFree bool `json:"vocab_free"`
 	// DateMin and DateMax bound a date field (min and max sent as dates).
 	DateMin string `json:"-"`
 	DateMax string `json:"-"`
@@ -229,6 +233,7 @@ func checkFieldDef(cat *Catalog, t *Table, def *FieldDef) (*Field, error) {
 		return nil, err
 	}
 	def.applySearchIndex(extra)
+	def.applyVocabFree(ft, extra)
 	return &Field{
 		TableID: t.ID, Name: def.Name, Label: label, Type: ft, DBType: dbt, Sort: len(t.Fields),
 		Readonly: def.Readonly || def.Disabled, Hide: def.Hide, VocabularySet: def.VocabularySet,

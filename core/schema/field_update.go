@@ -39,6 +39,7 @@ type FieldUpdate struct {
 	Dic             Patch[wire.List] `json:"dic"`
 	LinkSchemes     Patch[wire.List] `json:"link_schemes"`
 	SearchIndex     Patch[*bool]     `json:"search_index"`
+	VocabFree       Patch[bool]      `json:"vocab_free"`
 	DateMin         Patch[string]    `json:"-"`
 	DateMax         Patch[string]    `json:"-"`
 	// CheckWidget asks that a changed Widget name an installed widget
@@ -56,6 +57,7 @@ func defOf(f *Field) FieldDef {
 		Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
 		Check: stringsOf(f.Extra["check"]), Dic: f.Dic(), DateMin: f.DateBound("min"), DateMax: f.DateBound("max"),
 		LinkSchemes: stringsOf(f.Extra["link_schemes"]), SearchIndex: searchIndexPtr(f),
+		VocabFree: f.VocabFree(),
 	}
 }
 
@@ -89,6 +91,7 @@ func (in *FieldUpdate) applyTo(def *FieldDef) {
 	in.Dic.apply(&def.Dic)
 	in.LinkSchemes.apply(&def.LinkSchemes)
 	in.SearchIndex.apply(&def.SearchIndex)
+	in.VocabFree.apply(&def.VocabFree)
 	in.DateMin.apply(&def.DateMin)
 	in.DateMax.apply(&def.DateMax)
 	if in.Min.Set && !in.DateMin.Set {
@@ -152,6 +155,7 @@ func PutField(ctx context.Context, db *store.DB, table, field string, in FieldUp
 			return err
 		}
 		def.applySearchIndex(nf.Extra)
+		def.applyVocabFree(nf.Type, nf.Extra)
 		delete(nf.Extra, "disabled")
 		if def.Disabled {
 			nf.Extra["disabled"] = true

@@ -309,3 +309,52 @@ func (def *FieldDef) applyLinkSchemes(ft FieldType, extra map[string]any) error 
 	extra["link_schemes"] = out
 	return nil
 }
+
+// SettingVocabFree is the field option that lets a select field store
+// values outside its vocabulary ("allow other values").
+const SettingVocabFree = "vocab_free"
+
+// applyVocabFree records the vocab_free option in the field's extra
+// settings (absent when off, so that fields read as they always did).
+func (def *FieldDef) applyVocabFree(ft FieldType, extra map[string]any) {
+	delete(extra, SettingVocabFree)
+	if def.VocabFree && ft.IsSelect() {
+		extra[SettingVocabFree] = true
+	}
+}
+
+// VocabFree reports whether the field allows values outside its
+// vocabulary.
+func (f *Field) VocabFree() bool {
+	on, _ := f.Extra[SettingVocabFree].(bool)
+	return on
+}
+
+// VocabEnforced reports whether a save must refuse values of f that are
+// not items of its vocabulary: a select or multi_select bound to a
+// vocabulary, without vocab_free. A combo_select is a select the user may
+// type into (BraDypUS's editable select): it suggests, never enforces.
+func (f *Field) VocabEnforced() bool {
+	return f.VocabularySet != "" && !f.VocabFree() && (f.Type == TypeSelect || f.Type == TypeMultiSelect)
+}
+
+// SelectValues are the values a select field's stored text holds. A
+// multi_select stores a JSON list; BraDypUS clients send it as text with
+// the values separated by commas (or semicolons), which is read as that
+// list; a lone value is itself. Other selects hold their value.
+func SelectValues(f *Field, stored string) []string {
+	if f.Type != TypeMultiSelect {
+		return []string{stored}
+	}
+	var list []string
+	if json.Unmarshal([]byte(stored), &list) == nil {
+		return list
+	}
+	out := []string{}
+	for _, v := range strings.FieldsFunc(stored, func(r rune) bool { return r == ',' || r == ';' }) {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

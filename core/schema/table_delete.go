@@ -25,23 +25,10 @@ type TableDeletion struct {
 func DeleteTable(ctx context.Context, db *store.DB, table string, cascade bool, now time.Time) (*TableDeletion, error) {
 	var out *TableDeletion
 	err := change(ctx, db, func(tx *store.DB, st *state) error {
-		t, ok := st.cat.Table(table)
-		if !ok {
-			return ErrTableNotFound
+		gone, uses, err := deletionPlan(st, table)
+		if err != nil {
+			return err
 		}
-		var uses []Usage
-		gone := []string{}
-		for _, c := range st.cat.PluginTables(table) {
-			// A plugin feature's child table belongs to the feature of
-			// this table and goes with it; a plugin table an admin made
-			// holds data of its own and needs cascade.
-			if c.Feature == "" {
-				uses = append(uses, Usage{Kind: UsePluginTable, Table: c.Name})
-			}
-			gone = append(gone, c.Name)
-		}
-		gone = append(gone, t.Name) // children first: they reference it
-		uses = append(uses, tableUsages(st, gone)...)
 		if len(uses) > 0 && !cascade {
 			return ErrTableInUse.With("used_by", uses)
 		}
@@ -76,6 +63,28 @@ func DeleteTable(ctx context.Context, db *store.DB, table string, cascade bool, 
 		return nil
 	})
 	return out, err
+}
+
+// deletionPlan is what deleting table drops (its plugin tables, children
+// first, then the table) and the references to them that need cascade.
+func deletionPlan(st *state, table string) (gone []string, uses []Usage, err error) {
+	t, ok := st.cat.Table(table)
+	if !ok {
+		return nil, nil, ErrTableNotFound
+	}
+	gone = []string{}
+	for _, c := range st.cat.PluginTables(table) {
+		// A plugin feature's child table belongs to the feature of
+		// this table and goes with it; a plugin table an admin made
+		// holds data of its own and needs cascade.
+		if c.Feature == "" {
+			uses = append(uses, Usage{Kind: UsePluginTable, Table: c.Name})
+		}
+		gone = append(gone, c.Name)
+	}
+	gone = append(gone, t.Name) // children first: they reference it
+	uses = append(uses, tableUsages(st, gone)...)
+	return gone, uses, nil
 }
 
 // removeTableUsage removes one reference to a table that is going.

@@ -175,7 +175,7 @@ func TestConfigFieldStructure(t *testing.T) {
 				}
 			}
 		}
-		if want := "name label type db_type vocabulary_set get_values_from_tb id_from_tb check required unique readonly hide def_value max_length min max pattern help widget"; strings.Join(keys, " ") != want {
+		if want := "name label type db_type vocabulary_set vocab_free get_values_from_tb id_from_tb check required unique readonly hide def_value max_length min max pattern help widget"; strings.Join(keys, " ") != want {
 			t.Fatalf("keys %v", keys)
 		}
 		var st map[string]struct {

@@ -2354,6 +2354,168 @@ const scenarios = {
     }
   },
   // ---- plugin-i18n end
+  // ---- vocab/table settings (issue 30) begin
+  // A select bound to a vocabulary refuses other values, shown inline in
+  // the record form; "allow other values" in Tables and fields lets them in.
+  async 'vocabulary: a select refuses values outside its vocabulary'(page) {
+    await signIn(page)
+    const setFree = async (on) => {
+      const r = await api(page, '/config/table/finds/field/material', { method: 'PUT', body: JSON.stringify({ vocab_free: on }) })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+    }
+    // The API refuses, with the rule the form reads.
+    const bad = await api(page, '/record/finds', { method: 'POST', body: JSON.stringify({ core: { label: 'V-1', unit: 1, material: 'unobtainium' } }) })
+    assert.equal(bad.status, 400)
+    assert.ok(bad.body.errors.some((e) => e.field === 'material' && e.rule === 'vocabulary'), JSON.stringify(bad.body))
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const [lang, refusal, freeLabel] of [['en', 'Not one of the vocabulary’s values.', 'allow other values'], ['it', 'Non è tra i valori del vocabolario.', 'ammetti altri valori']]) {
+          const where = `${size} ${lang}`
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          // The admin turns "allow other values" on in the field editor.
+          await page.goto(`${BASE}/${APP}/admin/tables`)
+          await page.locator('[data-test=schema-table]').selectOption('finds')
+          await page.locator('[data-test=edit-field-material]').click()
+          const free = page.locator('[data-test=field-vocab-free]')
+          await page.getByLabel(freeLabel).waitFor()
+          await free.check()
+          await page.locator('[data-test=save-field]').click()
+          await page.locator('[data-test=schema-notice]').waitFor()
+          assert.equal((await api(page, '/config/table/finds/fields')).body.data.find((f) => f.name === 'material').vocab_free, true, where)
+          // The form now takes typed text, with the vocabulary as suggestions.
+          await page.goto(`${BASE}/${APP}/t/finds/1`)
+          await page.locator('[data-test=edit]').click()
+          const input = page.locator('.field[data-field=material] input')
+          await input.waitFor()
+          await page.locator('.field[data-field=material] datalist option[value=bronze]').waitFor({ state: 'attached' }) // the suggestions
+          // Meanwhile the option is turned off again: the save is refused
+          // inline, under the field, and nothing is written.
+          await setFree(false)
+          const before = (await api(page, '/record/finds/1')).body.core.material.val
+          await input.fill('unobtainium')
+          await page.locator('[data-test=save]').click()
+          await page.locator('.field[data-field=material] .field-error').filter({ hasText: refusal }).waitFor()
+          assert.equal(await input.getAttribute('aria-invalid'), 'true', where)
+          assert.equal((await api(page, '/record/finds/1')).body.core.material.val, before, `${where}: nothing written`)
+          await shot(page, `vocab-refused-${size}-${lang}`)
+          // A vocabulary value saves.
+          await input.fill('bronze')
+          await page.locator('[data-test=save]').click()
+          await page.locator('[data-test=notice]').waitFor()
+          assert.equal((await api(page, '/record/finds/1')).body.core.material.val, 'bronze', where)
+          // A strict select offers only the vocabulary.
+          await page.goto(`${BASE}/${APP}/t/finds/1`)
+          await page.locator('[data-test=edit]').click()
+          await page.locator('.field[data-field=material] select').waitFor()
+        }
+      }
+    } finally {
+      await setFree(false)
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+
+  // Every table setting is edited in Tables and fields and seen where it
+  // acts: the label in the menu, the record label in the record's title,
+  // the preview in the list's columns, stratigraphy and geodata on the
+  // record page; rename moves the table; delete shows what goes first.
+  async 'tables and fields: every table setting, rename and delete'(page) {
+    await signIn(page)
+    const must = async (path, init) => { const r = await api(page, path, init); assert.ok(r.status < 300, `${path}: ${r.status} ${JSON.stringify(r.body)}`); return r.body }
+    const names = { en: { save: 'Settings of', removed: 'Removed', kept: 'Kept', deleted: 'deleted' }, it: { save: 'Impostazioni di', removed: 'Viene rimosso', kept: 'Resta', deleted: 'eliminata' } }
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          const where = `${size} ${lang}`
+          const tb = `vt_${size}_${lang}`
+          await must('/config/tables', { method: 'POST', body: JSON.stringify({ name: tb, label: 'Probe ' + where }) })
+          await must(`/config/table/${tb}/field`, { method: 'POST', body: JSON.stringify({ name: 'code', label: 'Code' }) })
+          await must(`/config/table/${tb}/field`, { method: 'POST', body: JSON.stringify({ name: 'note', label: 'Note' }) })
+          const r1 = await must(`/record/${tb}`, { method: 'POST', body: JSON.stringify({ core: { code: 'P-1', note: 'first' } }) })
+          const r2 = await must(`/record/${tb}`, { method: 'POST', body: JSON.stringify({ core: { code: 'P-2', note: 'second' } }) })
+          await must(`/record/${tb}/${r2.id}`, { method: 'POST', body: JSON.stringify({ core: { note: 'second, again' } }) })
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.goto(`${BASE}/${APP}/admin/tables`)
+          // The table selector stands on its own, outside the create box.
+          const picker = page.locator('[data-test=table-picker] [data-test=schema-table]')
+          await picker.waitFor()
+          assert.equal(await page.locator('[data-test=create-table] [data-test=schema-table]').count(), 0, `${where}: selector outside the create box`)
+          await picker.selectOption(tb)
+          const form = page.locator('[data-test=table-settings]')
+          await form.locator('h2').filter({ hasText: `${names[lang].save} Probe ${where}` }).waitFor()
+          await form.locator('[data-test=table-label]').fill('Renamed probe ' + where)
+          await form.locator('[data-test=table-id-field]').selectOption('code')
+          await form.locator('[data-test=preview-note]').check()
+          await form.locator('[data-test=preview-code]').check()
+          await form.locator('[data-test=table-rs]').check()
+          await form.locator('[data-test=table-geodata]').check()
+          await form.locator('[data-test=save-table]').click()
+          await page.locator('[data-test=schema-notice]').waitFor()
+          const cfg = (await must(`/config/table/${tb}`)).table
+          assert.deepEqual([cfg.label, cfg.id_field, cfg.preview, !!cfg.rs, cfg.geodata], ['Renamed probe ' + where, 'code', ['note', 'code'], true, true], where)
+          await shot(page, `table-settings-${size}-${lang}`)
+          const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)
+          assert.ok(fits, `${where}: Tables and fields fits the width`)
+          // Their effects: the menu's label, the record's title, the list's
+          // columns, the stratigraphy panel and the map link.
+          await page.goto(`${BASE}/${APP}/t/${tb}/${r1.id}`)
+          await page.locator('[data-test=record-title]').filter({ hasText: 'Renamed probe ' + where + ' › P-1' }).waitFor()
+          await page.locator('[data-test=relations-panel]').waitFor()
+          await page.locator('[data-test=on-map]').waitFor()
+          await page.goto(`${BASE}/${APP}/t/${tb}`)
+          const heads = page.locator('table.records thead th')
+          await heads.first().waitFor()
+          const headText = (await heads.allTextContents()).map((x) => x.trim()).filter(Boolean).join('|')
+          assert.ok(/Note.*Code/.test(headText), `${where}: preview columns in order, got ${headText}`)
+          // Off again: the record page loses both sections.
+          await page.goto(`${BASE}/${APP}/admin/tables`)
+          await picker.selectOption(tb)
+          await form.locator('h2').filter({ hasText: `${names[lang].save} Renamed probe ${where}` }).waitFor()
+          await form.locator('[data-test=table-rs]').uncheck()
+          await form.locator('[data-test=table-geodata]').uncheck()
+          await form.locator('[data-test=save-table]').click()
+          await page.locator('[data-test=schema-notice]').waitFor()
+          await page.goto(`${BASE}/${APP}/t/${tb}/${r1.id}`)
+          await page.locator('[data-test=record-title]').waitFor()
+          assert.equal(await page.locator('[data-test=relations-panel]').count(), 0, `${where}: no stratigraphy`)
+          assert.equal(await page.locator('[data-test=on-map]').count(), 0, `${where}: no map link`)
+          // Rename: the records follow the table.
+          await page.goto(`${BASE}/${APP}/admin/tables`)
+          await picker.selectOption(tb)
+          await form.locator('h2').filter({ hasText: `${names[lang].save} Renamed probe ${where}` }).waitFor()
+          const moved = tb + '_x'
+          await page.locator('[data-test=rename-input]').fill(moved)
+          await page.locator('[data-test=rename-submit]').click()
+          await page.locator('[data-test=schema-notice]').filter({ hasText: moved }).waitFor()
+          assert.equal(await picker.inputValue(), moved, where)
+          assert.equal((await must(`/records/${moved}`)).total, 2, `${where}: the records follow`)
+          // Delete: the consequences first, then the app's own dialog.
+          await page.locator('[data-test=delete-table]').click()
+          const preview = page.locator('[data-test=deletion-preview]')
+          await preview.filter({ hasText: names[lang].removed }).filter({ hasText: names[lang].kept }).waitFor()
+          const removes = (await preview.locator('[data-test=deletion-removes] li').allTextContents()).join(' | ')
+          assert.ok(removes.includes('2 ') && removes.includes(moved), `${where}: records counted: ${removes}`)
+          assert.ok(/\d+ (stored version|version[ei] salvat)/.test(removes), `${where}: versions counted: ${removes}`)
+          await shot(page, `table-delete-${size}-${lang}`)
+          await preview.locator('[data-test=delete-table-confirm]').click()
+          const dlg = page.locator('[data-test=app-dialog]')
+          await dlg.waitFor()
+          assert.ok((await dlg.textContent()).includes(moved), `${where}: the dialog names the table`)
+          await dlg.locator('[data-test=dialog-ok]').click()
+          await page.locator('[data-test=schema-notice]').filter({ hasText: names[lang].deleted }).waitFor()
+          assert.equal((await api(page, `/config/table/${moved}`)).status, 404, `${where}: gone`)
+          assert.equal(await page.locator(`[data-test=schema-table] option[value=${moved}]`).count(), 0, where)
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- vocab/table settings (issue 30) end
 }
 
 const { ctx, close } = await launch()

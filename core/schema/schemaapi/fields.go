@@ -37,6 +37,8 @@ type fieldView struct {
 	Check           []string              `json:"check"`
 	Dic             []string              `json:"dic"`
 	LinkSchemes     []string              `json:"link_schemes,omitempty"` // link_out fields
+	// VocabFree: a select bound to a vocabulary also takes other values.
+	VocabFree bool `json:"vocab_free"`
 	// SearchIndex is the field's search_index setting (null: a search
 	// index while it is a preview field); SearchIndexed whether the index
 	// exists now (text storage only; on PostgreSQL only with pg_trgm).
@@ -50,7 +52,7 @@ func viewField(f *schema.Field) fieldView {
 		Readonly: f.Readonly, Hide: f.Hide, VocabularySet: f.VocabularySet, GetValuesFromTb: f.GetValuesFromTb,
 		IDFromTb: f.IDFromTb, Widget: f.Widget, Required: f.Required, Unique: f.Unique, Min: f.Min, Max: f.Max,
 		MaxLength: f.MaxLength, Pattern: f.Pattern, DefValue: f.DefValue, Help: f.Help, Disabled: disabled,
-		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic(), SearchIndexed: f.SearchIndexed}
+		OptionsSource: f.OptionsSource(), Check: f.ChecksOf(), Dic: f.Dic(), SearchIndexed: f.SearchIndexed, VocabFree: f.VocabFree()}
 	if on, set := f.SearchIndexSetting(); set {
 		v.SearchIndex = &on
 	}

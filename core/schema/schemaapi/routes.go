@@ -21,6 +21,7 @@ func Routes(now func() time.Time) []api.Route {
 		{Scope: api.App, Method: http.MethodPut, Path: "/config/table/:tb", Access: auth.SuperAdminOnly, Handler: h.putTable},
 		{Scope: api.App, Method: http.MethodDelete, Path: "/config/table/:tb", Access: auth.SuperAdminOnly, Handler: h.deleteTable},
 		{Scope: api.App, Method: http.MethodPatch, Path: "/config/table/:tb", Access: auth.SuperAdminOnly, Handler: h.renameTable},
+		{Scope: api.App, Method: http.MethodGet, Path: "/config/table/:tb/deletion", Access: auth.SuperAdminOnly, Handler: h.previewDeletion},
 		{Scope: api.App, Method: http.MethodGet, Path: "/config/table/:tb/validation", Access: auth.SuperAdminOnly, Handler: h.validateTable},
 		{Scope: api.App, Method: http.MethodGet, Path: "/config/validation", Access: auth.SuperAdminOnly, Handler: h.validation},
 		{Scope: api.App, Method: http.MethodPost, Path: "/config/validation/fix", Access: auth.SuperAdminOnly, Handler: h.validationFix},

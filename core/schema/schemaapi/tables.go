@@ -236,6 +236,17 @@ func (h handlers) deleteTable(c *gin.Context) {
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_cfg_tb_delete", "dropped": del.Dropped, "removed": del.Removed})
 }
 
+// GET /config/table/{tb}/deletion — what DELETE would remove and keep,
+// counted, so that an admin sees it before confirming.
+func (h handlers) previewDeletion(c *gin.Context) {
+	p, err := schema.PreviewTableDeletion(c.Request.Context(), api.AppOf(c).DB, c.Param("tb"))
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	api.Success(c, http.StatusOK, gin.H{"deletion": p})
+}
+
 // PATCH /config/table/{tb} — {new_name}: rename.
 func (h handlers) renameTable(c *gin.Context) {
 	var body struct {

@@ -9,7 +9,11 @@ export function editorKind(f) {
     case 'date': return 'date'
     case 'slider': return 'slider'
     case 'multi_select': return 'multi'
-    case 'select': case 'combo_select': return f.options_source ? 'select' : 'text'
+    // A combo_select, or a select that allows other values (vocab_free),
+    // is typed into with its values as suggestions; a plain select picks
+    // one of them (the server refuses others: rule "vocabulary").
+    case 'combo_select': return f.options_source ? 'suggest' : 'text'
+    case 'select': return !f.options_source ? 'text' : f.vocab_free ? 'suggest' : 'select'
     case 'link_out': return 'url'
   }
   if (f.db_type === 'bool') return 'boolean'
@@ -72,6 +76,7 @@ export function ruleText(fe, f, { t, tn, lang }) {
     if (rule === 'max' && f.max != null) return t(isDate ? 'rule.max_date' : 'rule.max_value', { max: num(f.max) })
     if (rule === 'max_length' && f.max_length != null) return tn('rule.max_length_n', f.max_length)
   }
+  if (rule === 'vocabulary') return t('rule.vocabulary') // the server's detail names the values, in English
   const k = 'rule.' + rule
   const tr = t(k)
   return tr === k ? fe.message || rule : tr + (fe.message && rule !== 'required' ? ' ' + fe.message : '')

@@ -12,6 +12,10 @@ describe('field kinds and values', () => {
       [{ type: 'multi_select', options_source: {} }, 'multi'], [{ type: 'select', options_source: { type: 'vocabulary' } }, 'select'],
       [{ type: 'text', db_type: 'float' }, 'number'], [{ type: 'text', db_type: 'int' }, 'number'], [{ type: 'text', db_type: 'text' }, 'text'],
       [{ type: 'link_out' }, 'url'],
+      // A combo_select and a select allowing other values are typed into.
+      [{ type: 'combo_select', options_source: { type: 'vocabulary' } }, 'suggest'],
+      [{ type: 'select', vocab_free: true, options_source: { type: 'vocabulary' } }, 'suggest'],
+      [{ type: 'select', vocab_free: false, options_source: { type: 'vocabulary' } }, 'select'],
     ]
     for (const [f, want] of kinds) expect(editorKind(f)).toBe(want)
   })
