@@ -21,12 +21,13 @@ export const FAILING_IMPACTS = ['serious', 'critical']
 export const SAMPLE_PARAMS = { tb: 'finds', id: '1', rest: 'no/such/page' }
 
 // ROUTE_SAMPLES gives a route more than one address, or other values,
-// where one screen has several faces worth auditing.
+// where one screen has several faces worth auditing; `query` is added to
+// that address (the map of a record: its drawing tools).
 export const ROUTE_SAMPLES = {
   record: [{ tb: 'finds', id: '1' }, { tb: 'units', id: '1' }],
   list: [{ tb: 'finds' }, { tb: 'units' }],
   matrix: [{ tb: 'units' }],
-  map: [{}, { tb: 'sites' }],
+  map: [{ tb: 'sites' }, { tb: 'units', query: '?id=1' }],
 }
 
 // ROUTE_QUERIES are states of a route kept in its query string.
@@ -47,14 +48,14 @@ export function concretePaths(routes, app) {
   for (const r of routes) {
     if (!r.name) continue
     const samples = ROUTE_SAMPLES[r.name] || [{}]
-    for (const sample of samples) {
+    for (const { query, ...sample } of samples) {
       const values = { app, ...SAMPLE_PARAMS, ...sample }
       const path = r.path.replace(/:(\w+)(\([^)]*\))?([?*+]?)/g, (_, key, _re, mod) => {
         if (key in sample || (key in values && mod !== '?')) return values[key]
         if (mod === '?' || mod === '*') return ''
         throw new Error(`route ${r.name} (${r.path}): no sample for :${key}; add one to SAMPLE_PARAMS or ROUTE_SAMPLES in web/e2e/a11y.mjs`)
       }).replace(/\/+$/, '') || '/'
-      for (const q of ROUTE_QUERIES[r.name] || ['']) {
+      for (const q of query ? [query] : ROUTE_QUERIES[r.name] || ['']) {
         const url = path + q.replaceAll('{app}', app)
         if (seen.has(url)) continue
         seen.add(url)

@@ -1887,6 +1887,9 @@ const scenarios = {
     await page.addInitScript({ path: AXE_SOURCE })
     await page.addInitScript(SETTLE_SCRIPT)
     await signIn(page)
+    // A table with geodata, so the map of a record shows its drawing tools
+    // (the map scenarios turn it on the same way).
+    assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ geodata: true }) })).status, 200)
     const routes = await page.evaluate(() => document.getElementById('app').__vue_app__.config.globalProperties.$router
       .getRoutes().map((r) => ({ name: r.name, path: r.path })))
     const screens = concretePaths(routes, APP)
@@ -1902,6 +1905,12 @@ const scenarios = {
       { name: 'record edit form, radiocarbon', url: `/${APP}/t/units/1`, run: () => page.locator('[data-test=edit]').click() },
       { name: 'delete confirmation dialog', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=delete]').click(), wait: dialog,
         after: async () => { await page.keyboard.press('Escape'); await dialog.waitFor({ state: 'hidden' }) } },
+      { name: 'duplicate prompt dialog', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=duplicate]').click(), wait: dialog,
+        after: async () => { await page.keyboard.press('Escape'); await dialog.waitFor({ state: 'hidden' }) } },
+      { name: 'new API key shown', url: `/${APP}/admin/keys`, run: async () => {
+        await page.locator('[data-test=create-key] input[name=label]').fill('axe audit')
+        await page.locator('[data-test=create-key] button[type=submit]').click()
+      }, wait: page.locator('[data-test=new-key]') },
       { name: 'list filter and columns open', url: `/${APP}/t/finds`, run: async () => {
         await page.locator('[data-test=toggle-filter]').click()
         await page.locator('[data-test=filter-group-0] [data-test=add-condition]').last().click()
