@@ -25,9 +25,8 @@ export const SAMPLE_PARAMS = { tb: 'finds', id: '1', rest: 'no/such/page' }
 // that address (the map of a record: its drawing tools).
 export const ROUTE_SAMPLES = {
   record: [{ tb: 'finds', id: '1' }, { tb: 'units', id: '1' }],
-  list: [{ tb: 'finds' }, { tb: 'units' }],
   matrix: [{ tb: 'units' }],
-  map: [{ tb: 'sites' }, { tb: 'units', query: '?id=1' }],
+  map: [{ tb: 'units', query: '?id=1' }],
 }
 
 // ROUTE_QUERIES are states of a route kept in its query string.

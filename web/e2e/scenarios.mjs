@@ -1905,6 +1905,11 @@ const scenarios = {
       { name: 'record edit form, radiocarbon', url: `/${APP}/t/units/1`, run: () => page.locator('[data-test=edit]').click() },
       { name: 'delete confirmation dialog', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=delete]').click(), wait: dialog,
         after: async () => { await page.keyboard.press('Escape'); await dialog.waitFor({ state: 'hidden' }) } },
+      { name: 'sign-in refused', url: `/?app=${APP}`, run: async () => {
+        await page.locator('[data-test=signin] input[name=email]').fill(ADMIN.email)
+        await page.locator('[data-test=signin] input[name=password]').fill('not-the-password')
+        await page.locator('[data-test=signin] button[type=submit]').click()
+      }, wait: page.locator('[data-test=signin] [role=alert]') },
       { name: 'duplicate prompt dialog', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=duplicate]').click(), wait: dialog,
         after: async () => { await page.keyboard.press('Escape'); await dialog.waitFor({ state: 'hidden' }) } },
       { name: 'new API key shown', url: `/${APP}/admin/keys`, run: async () => {
