@@ -969,7 +969,7 @@ const scenarios = {
     assert.equal(poly.geojson.coordinates[0].length, 4, 'three vertices, closed')
     await shot(page, 'map-drawn')
     // Reshape the polygon: drag its first vertex 40 px right, save.
-    await rec.getByRole('button', { name: `Move the vertices of Polygon ${poly.id}` }).click()
+    await rec.getByRole('button', { name: `Move vertices of Polygon ${poly.id}` }).click()
     const handle = page.locator('[data-test=map] .marker-icon:not(.marker-icon-middle)').first()
     await page.locator('[data-test=map-draw]').scrollIntoViewIfNeeded()
     const hb = await handle.boundingBox()
