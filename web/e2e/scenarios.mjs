@@ -9,6 +9,8 @@ import { launch } from './browser.mjs'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
 import { crc32 } from 'node:zlib'
+// ---- accessibility audit (axe) import
+import { AXE_SOURCE, FAILING_IMPACTS, SETTLE_SCRIPT, concretePaths, runAxe, settle } from './a11y.mjs'
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v }
 const BASE = env('BASE_URL')
@@ -1004,7 +1006,7 @@ const scenarios = {
     assert.equal(poly.geojson.coordinates[0].length, 4, 'three vertices, closed')
     await shot(page, 'map-drawn')
     // Reshape the polygon: drag its first vertex 40 px right, save.
-    await rec.getByRole('button', { name: `Move the vertices of Polygon ${poly.id}` }).click()
+    await rec.getByRole('button', { name: `Move vertices of Polygon ${poly.id}` }).click()
     const handle = page.locator('[data-test=map] .marker-icon:not(.marker-icon-middle)').first()
     await page.locator('[data-test=map-draw]').scrollIntoViewIfNeeded()
     const hb = await handle.boundingBox()
@@ -1760,9 +1762,9 @@ const scenarios = {
     }, [APP, email, password])
     const withToken = (token, path) => page.evaluate(async ([app, token, path]) => (await fetch(`/${app}/api${path}`, { headers: { Authorization: 'Bearer ' + token } })).status, [APP, token, path])
     const words = {
-      en: { level: 'Level of', change: 'Change level', writer: 'writer', suspend: 'Suspend', reactivate: 'Reactivate', end: 'End the sessions of', reset: 'Send a password reset mail to', del: 'Delete', ok: { suspend: 'Suspend', end: 'End sessions', reset: 'Send reset mail', del: 'Delete' },
+      en: { level: 'Level of', change: 'Change level', writer: 'writer', suspend: 'Suspend', reactivate: 'Reactivate', end: 'End sessions of', reset: 'Send reset mail to', del: 'Delete', ok: { suspend: 'Suspend', end: 'End sessions', reset: 'Send reset mail', del: 'Delete' },
         saved: 'is now writer', suspended: 'is suspended', active: 'is active again', ended: 'have ended', sent: 'A password reset mail was sent', deleted: 'was deleted' },
-      it: { level: 'Livello di', change: 'Cambia livello', writer: 'scrittore', suspend: 'Sospendi', reactivate: 'Riattiva', end: 'Termina le sessioni di', reset: 'Invia a', del: 'Elimina', ok: { suspend: 'Sospendi', end: 'Termina le sessioni', reset: 'Invia mail di reimpostazione', del: 'Elimina' },
+      it: { level: 'Livello di', change: 'Cambia livello', writer: 'scrittore', suspend: 'Sospendi', reactivate: 'Riattiva', end: 'Termina le sessioni di', reset: 'Invia mail di reimpostazione a', del: 'Elimina', ok: { suspend: 'Sospendi', end: 'Termina le sessioni', reset: 'Invia mail di reimpostazione', del: 'Elimina' },
         saved: 'ora è scrittore', suspended: 'è sospeso', active: 'è di nuovo attivo', ended: 'sono terminate', sent: 'È stata inviata una mail', deleted: 'è stato eliminato' },
     }
     const password = 'usersui-password'
@@ -2516,6 +2518,102 @@ const scenarios = {
     }
   },
   // ---- vocab/table settings (issue 30) end
+  // ---- accessibility audit (axe) begin
+  // axe-core over every route of the router (web/e2e/a11y.mjs fills in the
+  // parameters) and the states no address reaches (STATES below), at 1280
+  // and 390 px, in English and Italian: any serious or critical violation
+  // fails, printed with its rule, impact, element and help page. One
+  // signed-in tab; screens are opened through the app's own router (no
+  // reload), so each audit costs the audit itself.
+  async 'accessibility audit of every screen (axe)'(page) {
+    await page.addInitScript({ path: AXE_SOURCE })
+    await page.addInitScript(SETTLE_SCRIPT)
+    await signIn(page)
+    // A table with geodata, so the map of a record shows its drawing tools
+    // (the map scenarios turn it on the same way).
+    assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ geodata: true }) })).status, 200)
+    const routes = await page.evaluate(() => document.getElementById('app').__vue_app__.config.globalProperties.$router
+      .getRoutes().map((r) => ({ name: r.name, path: r.path })))
+    const screens = concretePaths(routes, APP)
+    const open = async (url) => {
+      await page.evaluate((u) => document.getElementById('app').__vue_app__.config.globalProperties.$router.push(u), url)
+      await settle(page)
+    }
+    const dialog = page.locator('[data-test=app-dialog]')
+    // States reached by a click from a screen: dialogs, forms, open panels.
+    // `phone` only where the state exists at phone width alone.
+    const STATES = [
+      { name: 'record edit form', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=edit]').click() },
+      { name: 'record edit form, radiocarbon', url: `/${APP}/t/units/1`, run: () => page.locator('[data-test=edit]').click() },
+      { name: 'delete confirmation dialog', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=delete]').click(), wait: dialog,
+        after: async () => { await page.keyboard.press('Escape'); await dialog.waitFor({ state: 'hidden' }) } },
+      { name: 'sign-in refused', url: `/?app=${APP}`, run: async () => {
+        await page.locator('[data-test=signin] input[name=email]').fill(ADMIN.email)
+        await page.locator('[data-test=signin] input[name=password]').fill('not-the-password')
+        await page.locator('[data-test=signin] button[type=submit]').click()
+      }, wait: page.locator('[data-test=signin] [role=alert]') },
+      { name: 'duplicate prompt dialog', url: `/${APP}/t/finds/1`, run: () => page.locator('[data-test=duplicate]').click(), wait: dialog,
+        after: async () => { await page.keyboard.press('Escape'); await dialog.waitFor({ state: 'hidden' }) } },
+      { name: 'new API key shown', url: `/${APP}/admin/keys`, run: async () => {
+        await page.locator('[data-test=create-key] input[name=label]').fill('axe audit')
+        await page.locator('[data-test=create-key] button[type=submit]').click()
+      }, wait: page.locator('[data-test=new-key]') },
+      { name: 'list filter and columns open', url: `/${APP}/t/finds`, run: async () => {
+        await page.locator('[data-test=toggle-filter]').click()
+        await page.locator('[data-test=filter-group-0] [data-test=add-condition]').last().click()
+        await page.locator('[data-test=columns] summary, details:has([data-test=columns]) > summary').first().click()
+      } },
+      { name: 'field form', url: `/${APP}/admin/tables`, run: () => page.locator('[data-test^=edit-field-]').first().click(), wait: page.locator('[data-test=field-form]') },
+      { name: 'user privileges', url: `/${APP}/admin/users`, run: () => page.locator('[data-test^=privileges-]:enabled').first().click(), wait: page.locator('[data-test=privileges-panel]') },
+      { name: 'menu open', url: `/${APP}`, phone: true, run: () => page.locator('.menu-toggle').click() },
+    ]
+    const failures = []
+    const minor = new Map()
+    let audits = 0
+    let axeMs = 0
+    const started = Date.now()
+    const audit = async (where) => {
+      audits++
+      const t0 = Date.now()
+      const violations = await runAxe(page)
+      axeMs += Date.now() - t0
+      for (const v of violations) {
+        if (!FAILING_IMPACTS.includes(v.impact)) { minor.set(`${v.id} (${v.impact})`, where); continue }
+        for (const n of v.nodes) failures.push(`${where}: ${v.id} [${v.impact}] ${n.target} — ${v.help} ${v.helpUrl}`)
+      }
+    }
+    try {
+      for (const [size, width, height] of [['desktop', 1280, 860], ['phone', 390, 844]]) {
+        await page.setViewportSize({ width, height })
+        for (const lang of ['en', 'it']) {
+          await open(`/${APP}`)
+          await page.locator('[data-test=language]').selectOption(lang)
+          for (const s of screens) {
+            await open(s.url)
+            await audit(`${size} ${lang} ${s.url}`)
+          }
+          for (const st of STATES) {
+            if (st.phone && size !== 'phone') continue
+            await open(st.url)
+            await st.run()
+            if (st.wait) await st.wait.waitFor()
+            await settle(page)
+            await audit(`${size} ${lang} ${st.url} (${st.name})`)
+            if (st.after) await st.after()
+          }
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+    const ms = Date.now() - started
+    console.log(`  axe: ${audits} audits (${screens.length} routes and ${STATES.length} states) in ${ms} ms (axe itself ${axeMs} ms, ${Math.round(axeMs / audits)} ms an audit)`)
+    if (minor.size) console.log(`  axe, moderate or minor (not failed on): ${[...minor.entries()].map(([k, w]) => `${k} e.g. ${w}`).join('; ')}`)
+    for (const f of failures) console.log('  axe: ' + f)
+    assert.deepEqual(failures.slice(0, 5), [], `${failures.length} serious or critical accessibility violations`)
+  },
+  // ---- accessibility audit (axe) end
 }
 
 const { ctx, close } = await launch()

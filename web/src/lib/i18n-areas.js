@@ -20,7 +20,7 @@ export const en = {
   'map.updated': 'Feature saved.',
   'map.deleted': 'Feature deleted.',
   'map.reshape': 'Move vertices',
-  'map.reshape_named': 'Move the vertices of {name}',
+  'map.reshape_named': 'Move vertices of {name}',
   'map.reshape_help': 'Drag the vertices (or the point) on the map, then save.',
   'map.save_shape': 'Save the shape',
   'map.cancel': 'Cancel',
