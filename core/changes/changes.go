@@ -92,7 +92,12 @@ func Record(ctx context.Context, db *store.DB, e Entry) error {
 	if !db.InTx() {
 		return db.Tx(ctx, func(tx *store.DB) error { return Record(ctx, tx, e) })
 	}
-	p := db.TxValue(txKey, func() any { return &pending{index: map[string]int{}} }).(*pending)
+	p, ok := db.TxValue(txKey, func() any { return &pending{index: map[string]int{}} }).(*pending)
+	if !ok {
+		// A transaction not made by store's Tx (no commit hooks): the row
+		// is written now, in it.
+		return write(ctx, db, []Entry{e})
+	}
 	key := e.Table + "\x00" + strconv.FormatInt(e.RecordID, 10)
 	if e.Op == Privilege {
 		key = "\x01privilege\x00" + strconv.FormatInt(e.RecordID, 10)
@@ -265,4 +270,19 @@ func Wake(key string) {
 func committed(base *store.DB, _ int64) {
 	Wake(base.Key())
 	maybeTrim(base)
+}
+
+// WakeAll wakes every watcher of the process (a listener that lost its
+// connection may have missed notifications).
+func WakeAll() {
+	watchers.Lock()
+	defer watchers.Unlock()
+	for _, cs := range watchers.m {
+		for c := range cs {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+	}
 }

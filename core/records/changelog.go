@@ -2,9 +2,11 @@ package records
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/strata-archaeo/strata/core/changes"
+	"github.com/strata-archaeo/strata/core/schema"
 )
 
 // logChange notes a change of record id of the scope's table in the app's
@@ -40,4 +42,50 @@ func (s *Scope) actorName() string {
 // saved on its own): it is an update of the record.
 func LogChange(ctx context.Context, s *Scope, id int64) error {
 	return s.logChange(ctx, id, changes.Update)
+}
+
+// Matches reports whether record id is one of the scope's rows matching
+// cond (nil: any of its rows): whether a list of the table as the scope's
+// caller, with that filter, would show it. Realtime decides with it
+// whether a change moved a row into or out of a subscription.
+func Matches(ctx context.Context, s *Scope, id int64, cond *Cond) (bool, error) {
+	where, args := s.where(andID(s, id, cond))
+	var n int
+	err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where, args...).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("match %s %d: %w", s.Table.Name, id, err)
+	}
+	return n > 0, nil
+}
+
+// MatchingIDs lists up to limit ids of the scope's rows matching cond, and
+// whether there were more.
+func MatchingIDs(ctx context.Context, s *Scope, cond *Cond, limit int) (ids []int64, more bool, err error) {
+	where, args := s.where(cond)
+	rows, err := s.DB.Query(ctx, `SELECT `+s.column(schema.ColID)+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where+` LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("list %s: %w", s.Table.Name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, false, err
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) > limit {
+		return ids[:limit], true, rows.Err()
+	}
+	return ids, false, rows.Err()
+}
+
+// andID is cond restricted to record id.
+func andID(s *Scope, id int64, cond *Cond) *Cond {
+	c := &Cond{SQL: s.column(schema.ColID) + " = ?", Args: []any{id}}
+	if cond != nil && cond.SQL != "" {
+		c.SQL += " AND (" + cond.SQL + ")"
+		c.Args = append(c.Args, cond.Args...)
+	}
+	return c
 }

@@ -21,8 +21,12 @@ type txHooks struct {
 // commit and never waits on a row lock while holding it). Outside a
 // transaction fn runs at once in a transaction of its own.
 func (db *DB) BeforeCommit(ctx context.Context, key string, fn func(ctx context.Context, tx *DB) error) error {
-	if !db.tx || db.hooks == nil {
+	if !db.tx {
 		return db.Tx(ctx, func(tx *DB) error { return tx.BeforeCommit(ctx, key, fn) })
+	}
+	if db.hooks == nil {
+		// A transaction not made by Tx: nothing runs at its commit.
+		return fn(ctx, db)
 	}
 	if db.hooks.keys[key] {
 		return nil
