@@ -72,7 +72,7 @@ func (h *Hub) stream(c *gin.Context) {
 	}
 	a := api.AppOf(c)
 	cl := &client{id: newClientID(), app: a, actor: *api.ActorOf(c), changed: make(chan struct{}, 1),
-		out: make(chan frame, h.cfg.Buffer), overflow: make(chan struct{})}
+		out: make(chan frame, h.cfg.Buffer+2), overflow: make(chan struct{})} // +2: connect and resync, queued before the pump starts
 	if err := h.admit(cl); err != nil {
 		api.Fail(c, err)
 		return
