@@ -62,6 +62,19 @@ type Config struct {
 	// cap waits for a slot before 503 app_busy (STRATA_APP_QUEUE_TIMEOUT).
 	AppMaxConcurrent int
 	AppQueueTimeout  time.Duration
+	// ChangeLogMaxAge and ChangeLogMaxEvents bound each app's change log
+	// (STRATA_CHANGELOG_MAX_AGE, default 15m; STRATA_CHANGELOG_MAX_EVENTS,
+	// default 50000): a live stream resumes within them, else resyncs.
+	ChangeLogMaxAge    time.Duration
+	ChangeLogMaxEvents int64
+	// RealtimePerApp and RealtimePerUser cap the open live streams of an
+	// app and of one of its users (STRATA_REALTIME_PER_APP, default 1000;
+	// STRATA_REALTIME_PER_USER, default 20); RealtimeBuffer is how many
+	// events may wait for a slow client before it is dropped with resync
+	// (STRATA_REALTIME_BUFFER, default 256). 0: the default.
+	RealtimePerApp  int
+	RealtimePerUser int
+	RealtimeBuffer  int
 	// RateLimits slow repeated sign-in, reset and API-key attempts.
 	RateLimits RateLimits
 	// PluginPingInterval is how often each plugin process's health is
@@ -297,6 +310,32 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_APP_MAX_CONCURRENT: %q is not a whole number (0 removes the cap)", v))
 		}
 		c.AppMaxConcurrent = n
+	}
+	for _, iv := range []struct {
+		env string
+		to  *int
+	}{{"STRATA_REALTIME_PER_APP", &c.RealtimePerApp}, {"STRATA_REALTIME_PER_USER", &c.RealtimePerUser}, {"STRATA_REALTIME_BUFFER", &c.RealtimeBuffer}} {
+		if v := strings.TrimSpace(getenv(iv.env)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errList = append(errList, fmt.Errorf("%s: %q is not a whole number (0 for the default)", iv.env, v))
+			}
+			*iv.to = n
+		}
+	}
+	if v := strings.TrimSpace(getenv("STRATA_CHANGELOG_MAX_EVENTS")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_CHANGELOG_MAX_EVENTS: %q is not a whole number (0 for the default)", v))
+		}
+		c.ChangeLogMaxEvents = n
+	}
+	if v := strings.TrimSpace(getenv("STRATA_CHANGELOG_MAX_AGE")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_CHANGELOG_MAX_AGE: %q is not a duration (e.g. 15m; 0 for the default)", v))
+		}
+		c.ChangeLogMaxAge = d
 	}
 	if v := strings.TrimSpace(getenv("STRATA_APP_QUEUE_TIMEOUT")); v != "" {
 		d, err := time.ParseDuration(v)

@@ -93,6 +93,16 @@ func WithLinkSigner(ctx context.Context, sign LinkSigner) context.Context {
 	return context.WithValue(ctx, linkSignerKey{}, sign)
 }
 
+// LinkToken is the `t` for path signed for the caller of ctx, or "" when
+// ctx carries no signer (an API key's request).
+func LinkToken(ctx context.Context, path string) string {
+	sign, _ := ctx.Value(linkSignerKey{}).(LinkSigner)
+	if sign == nil {
+		return ""
+	}
+	return sign(path)
+}
+
 // SignedURL is path with a `t` for the caller of ctx, or path unchanged
 // when ctx carries no signer (an API key's request: a script, which sends
 // its key anyway).

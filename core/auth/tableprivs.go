@@ -88,15 +88,20 @@ func SaveTablePrivilege(ctx context.Context, db *store.DB, tp *TablePrivilege, n
 		return ErrOverridePrivilege
 	}
 	tp.CreatedAt, tp.UpdatedAt = now, now
-	err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "user_id"}, {Name: "table_name"}},
-		DoUpdates: clause.AssignmentColumns([]string{"privilege", "subset", "updated_at"}),
-	}).Create(tp).Error
-	if err != nil {
-		return fmt.Errorf("save table privilege: %w", err)
-	}
-	// The upsert may have updated an existing row: read back its id.
-	return db.Gorm.WithContext(ctx).Where("user_id = ? AND table_name = ?", tp.UserID, tp.TableName).Take(tp).Error
+	return db.Tx(ctx, func(tx *store.DB) error {
+		err := tx.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "user_id"}, {Name: "table_name"}},
+			DoUpdates: clause.AssignmentColumns([]string{"privilege", "subset", "updated_at"}),
+		}).Create(tp).Error
+		if err != nil {
+			return fmt.Errorf("save table privilege: %w", err)
+		}
+		// The upsert may have updated an existing row: read back its id.
+		if err := tx.Gorm.WithContext(ctx).Where("user_id = ? AND table_name = ?", tp.UserID, tp.TableName).Take(tp).Error; err != nil {
+			return err
+		}
+		return privilegeChanged(ctx, tx, tp.UserID)
+	})
 }
 
 // DeleteTablePrivilege removes an override; it returns the removed row.
@@ -109,5 +114,10 @@ func DeleteTablePrivilege(ctx context.Context, db *store.DB, id int64) (*TablePr
 	if err != nil {
 		return nil, err
 	}
-	return &tp, db.Gorm.WithContext(ctx).Delete(&tp).Error
+	return &tp, db.Tx(ctx, func(tx *store.DB) error {
+		if err := tx.Gorm.WithContext(ctx).Delete(&tp).Error; err != nil {
+			return err
+		}
+		return privilegeChanged(ctx, tx, tp.UserID)
+	})
 }

@@ -315,7 +315,13 @@ func updateUser(ctx context.Context, tx *store.DB, actor *Actor, in UserInput, h
 	}
 	changes["updated_at"] = now
 	err = tx.Gorm.WithContext(ctx).Model(&User{}).Where("id = ?", target.ID).Updates(changes).Error
-	return userWriteError("update user", err)
+	if err != nil {
+		return userWriteError("update user", err)
+	}
+	if _, bumped := changes["token_version"]; bumped {
+		return privilegeChanged(ctx, tx, target.ID)
+	}
+	return nil
 }
 
 // DeleteUser removes an account on behalf of actor. Its table overrides go
@@ -339,7 +345,7 @@ func DeleteUser(ctx context.Context, db *store.DB, actor *Actor, id int64) error
 		if err := tx.Gorm.WithContext(ctx).Where("id = ?", id).Delete(&User{}).Error; err != nil {
 			return fmt.Errorf("delete user %d: %w", id, err)
 		}
-		return nil
+		return privilegeChanged(ctx, tx, id)
 	})
 }
 
@@ -359,7 +365,7 @@ func RevokeTokens(ctx context.Context, db *store.DB, actor *Actor, id int64, now
 		if err != nil {
 			return fmt.Errorf("revoke tokens of user %d: %w", id, err)
 		}
-		return nil
+		return privilegeChanged(ctx, tx, id)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -50,14 +51,24 @@ func GetLink(ctx context.Context, db *store.DB, id int64) (*Link, error) {
 
 // DeleteLink removes a link; the file stays.
 func DeleteLink(ctx context.Context, db *store.DB, id int64) error {
-	r, err := db.Exec(ctx, `DELETE FROM `+db.Sys("file_links")+` WHERE id = ?`, id)
-	if err != nil {
-		return fmt.Errorf("delete file link %d: %w", id, err)
-	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return ErrLinkNotFound
-	}
-	return nil
+	return db.Tx(ctx, func(tx *store.DB) error {
+		var tb string
+		var rec int64
+		err := tx.QueryRow(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE id = ? RETURNING tb, record_id`, id).Scan(&tb, &rec)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrLinkNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("delete file link %d: %w", id, err)
+		}
+		return recordChanged(ctx, tx, tb, rec)
+	})
+}
+
+// recordChanged notes in the change log (core/changes) that the files of
+// record id of table changed: an update of the record.
+func recordChanged(ctx context.Context, tx *store.DB, table string, id int64) error {
+	return changes.Record(ctx, tx, changes.Entry{Table: table, RecordID: id, Op: changes.Update})
 }
 
 // LinksOf lists the links of files, by file id, in display order.
@@ -89,8 +100,17 @@ func LinksOf(ctx context.Context, db *store.DB, fileIDs []int64) (map[int64][]Li
 func Sort(ctx context.Context, db *store.DB, order []int64) error {
 	return db.Tx(ctx, func(tx *store.DB) error {
 		for i, id := range order {
-			if _, err := tx.Exec(ctx, `UPDATE `+tx.Sys("file_links")+` SET sort = ? WHERE id = ?`, i+1, id); err != nil {
+			var tb string
+			var rec int64
+			err := tx.QueryRow(ctx, `UPDATE `+tx.Sys("file_links")+` SET sort = ? WHERE id = ? RETURNING tb, record_id`, i+1, id).Scan(&tb, &rec)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
 				return fmt.Errorf("sort file link %d: %w", id, err)
+			}
+			if err := recordChanged(ctx, tx, tb, rec); err != nil {
+				return err
 			}
 		}
 		return nil

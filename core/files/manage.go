@@ -27,8 +27,27 @@ func (s *Service) Delete(ctx context.Context, db *store.DB, app string, id int64
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE file_id = ?`, id); err != nil {
+		rows, err := tx.Query(ctx, `DELETE FROM `+tx.Sys("file_links")+` WHERE file_id = ? RETURNING tb, record_id`, id)
+		if err != nil {
 			return fmt.Errorf("delete links of file %d: %w", id, err)
+		}
+		var linked []Target
+		for rows.Next() {
+			var t Target
+			if err := rows.Scan(&t.Table, &t.ID); err != nil {
+				rows.Close()
+				return err
+			}
+			linked = append(linked, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, t := range linked {
+			if err := recordChanged(ctx, tx, t.Table, t.ID); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM `+tx.Sys("files")+` WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("delete file %d: %w", id, err)

@@ -212,7 +212,7 @@ func addLink(ctx context.Context, tx *store.DB, fileID int64, to Target) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("link file %d to %s %d: %w", fileID, to.Table, to.ID, err)
 	}
-	return id, nil
+	return id, recordChanged(ctx, tx, to.Table, to.ID)
 }
 
 const fileColumns = `id, filename, ext, mime, size, sha256, description, keywords, printable, blob_key, COALESCE(thumb_key, ''), created_at, creator`
@@ -286,5 +286,5 @@ func InsertLinkKept(ctx context.Context, tx *store.DB, l Link) error {
 	if err != nil {
 		return fmt.Errorf("link file %d to %s %d: %w", l.FileID, l.Table, l.RecordID, err)
 	}
-	return nil
+	return recordChanged(ctx, tx, l.Table, l.RecordID)
 }

@@ -101,7 +101,10 @@ func (t *Tx) touch(ctx context.Context, table string, id int64) error {
 		return nil
 	}
 	t.versions[key] = true
-	return records.SnapshotGeodata(ctx, &ts, id)
+	if err := records.SnapshotGeodata(ctx, &ts, id); err != nil {
+		return err
+	}
+	return records.LogChange(ctx, &ts, id)
 }
 
 // Insert adds a feature to record id of table and returns its id.

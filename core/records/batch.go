@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -440,6 +441,13 @@ func (b *Batch) Save(ctx context.Context, s *Scope, in *SaveInput, hookErrs []Fi
 	if err := ts.writeUnchecked(ctx, id, in, created); err != nil {
 		return 0, nil, err
 	}
+	op := changes.Update
+	if insert {
+		op = changes.Create
+	}
+	if err := ts.logChange(ctx, id, op); err != nil {
+		return 0, nil, err
+	}
 	b.touch(ts, id, action)
 	b.written[lookupKey{table: s.Table.Name, id: fmt.Sprint(id)}] = true
 	return id, nil, nil
@@ -471,6 +479,9 @@ func (b *Batch) Delete(ctx context.Context, s *Scope, id int64) error {
 		return mapForeignKeyViolation(err)
 	}
 	if err := clearUncheckedOf(ctx, b.tx, s.Table.Name, id); err != nil {
+		return err
+	}
+	if err := ts.logChange(ctx, id, changes.Delete); err != nil {
 		return err
 	}
 	clear(b.found) // a lookup target may be gone

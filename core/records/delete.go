@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -58,6 +59,9 @@ func Delete(ctx context.Context, s *Scope, ids []int64) (*DeleteResult, error) {
 			if err := clearUncheckedOf(ctx, tx, s.Table.Name, id); err != nil {
 				return err
 			}
+			if err := ts.logChange(ctx, id, changes.Delete); err != nil {
+				return err
+			}
 			res.Deleted = append(res.Deleted, id)
 		}
 		return nil
@@ -83,6 +87,9 @@ func DeletePlugins(ctx context.Context, s *Scope, id int64) (int64, error) {
 			return ErrNotEnough.With("reason", "not_your_record")
 		}
 		if err := ts.snapshot(ctx, id, "delete_plugins"); err != nil {
+			return err
+		}
+		if err := ts.logChange(ctx, id, changes.Update); err != nil {
 			return err
 		}
 		for _, pt := range s.Catalog.PluginTables(s.Table.Name) {
@@ -167,6 +174,9 @@ func Duplicate(ctx context.Context, s *Scope, id int64, overrides map[string]any
 			return ErrValidation.With("errors", fes)
 		}
 		if newID, err = ts.insertRow(ctx, s.Table, p, map[string]any{schema.ColCreator: ts.creatorValue()}); err != nil {
+			return err
+		}
+		if err := ts.logChange(ctx, newID, changes.Create); err != nil {
 			return err
 		}
 		return ts.touch(ctx, newID, "create")

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/wire"
@@ -335,10 +336,13 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 		if err := ts.writeUnchecked(ctx, id, in, res.ChildIDs); err != nil {
 			return err
 		}
-		action := "update"
+		action, op := "update", changes.Update
 		if insert {
-			action = "create"
+			action, op = "create", changes.Create
 		} else if res.Version, err = RecordVersion(ctx, &ts, id); err != nil {
+			return err
+		}
+		if err := ts.logChange(ctx, id, op); err != nil {
 			return err
 		}
 		return ts.touch(ctx, id, action)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -305,6 +306,13 @@ func Restore(ctx context.Context, s *Scope, versionID int64, fields, restorePlug
 			if err := ts.restoreGeodata(ctx, v.RecordID, v.Content.Geodata); err != nil {
 				return err
 			}
+		}
+		op := changes.Update
+		if res.Created {
+			op = changes.Create
+		}
+		if err := ts.logChange(ctx, v.RecordID, op); err != nil {
+			return err
 		}
 		return ts.touch(ctx, v.RecordID, "restore")
 	})

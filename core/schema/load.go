@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -169,7 +170,9 @@ func bumpVersion(ctx context.Context, tx *store.DB) error {
 	if err != nil {
 		return fmt.Errorf("bump catalog version: %w", err)
 	}
-	return nil
+	// Every catalog change comes here: the change log tells realtime
+	// subscribers (a schema event).
+	return changes.Record(ctx, tx, changes.Entry{Op: changes.Schema})
 }
 
 // Load reads the whole catalog (two queries).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/api"
@@ -24,6 +25,7 @@ import (
 	"github.com/strata-archaeo/strata/core/backup"
 	"github.com/strata-archaeo/strata/core/batch"
 	"github.com/strata-archaeo/strata/core/bradypus"
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/charts"
 	"github.com/strata-archaeo/strata/core/dbml/dbmlapi"
 	"github.com/strata-archaeo/strata/core/files"
@@ -38,10 +40,12 @@ import (
 	"github.com/strata-archaeo/strata/core/ops"
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/ratelimit"
+	"github.com/strata-archaeo/strata/core/realtime"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/searchreplace"
+	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/templates"
 	"github.com/strata-archaeo/strata/core/vocab"
 	"github.com/strata-archaeo/strata/core/webui"
@@ -80,6 +84,9 @@ type Deps struct {
 	// ExtraRoutes are mounted after the core routes with the same middleware
 	// (tests mount probes this way).
 	ExtraRoutes []Route
+	// RealtimeHeartbeat overrides the live streams' heartbeat interval
+	// (0: 15 s); tests shorten it.
+	RealtimeHeartbeat time.Duration
 	// Plugins is the started plugin host (nil: no plugins). Its routes are
 	// mounted after the core routes, behind the same gate; its features,
 	// operators and sections join the records scope.
@@ -151,6 +158,7 @@ type Server struct {
 	metrics  *ops.Metrics
 	backups  backup.Deps
 	gate     *appgate.Gate  // requests in progress per app
+	realtime *realtime.Hub  // live streams (core/realtime)
 	webui    *webui.Handler // the web application's pages (fallback)
 
 	// scopeWatch, when set (by tests only), is told of every table a
@@ -229,6 +237,15 @@ func New(d Deps) (*Server, error) {
 	if d.Apps != nil {
 		s.unlocks = freesql.UnlocksFor(d.Apps.Backend())
 	}
+	changes.SetRetention(changes.Retention{MaxAge: d.Config.ChangeLogMaxAge, MaxEvents: d.Config.ChangeLogMaxEvents})
+	var pgConn *pgx.ConnConfig
+	if d.Apps != nil {
+		if pg, ok := d.Apps.Backend().(*store.PostgresBackend); ok {
+			pgConn = pg.ConnConfig()
+		}
+	}
+	s.realtime = realtime.New(s, realtime.Config{PerApp: d.Config.RealtimePerApp, PerUser: d.Config.RealtimePerUser,
+		Buffer: d.Config.RealtimeBuffer, Heartbeat: d.RealtimeHeartbeat}, d.Now, pgConn)
 	s.catalogs = schema.NewCache()
 	s.access = auth.NewAccessCache()
 	s.tokens = auth.NewTokenCache()
@@ -342,6 +359,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
+	core = append(core, s.realtime.Routes()...)
 	core = append(core, assemblage.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.files, s.now)...)
 	core = append(core, widgets.Routes(s.now)...)

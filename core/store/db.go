@@ -46,6 +46,9 @@ type DB struct {
 	stmts *stmtCache
 	// ptx is the PostgreSQL transaction the DB is bound to (pgtx.go).
 	ptx *pgTx
+	// hooks run around the commit of the transaction the DB is bound to
+	// (commithooks.go).
+	hooks *txHooks
 	// file is the SQLite database file, and pgcfg what the PostgreSQL
 	// pool connects with: RunConfined opens connections of its own.
 	file  string
@@ -160,9 +163,18 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 		// statement.
 		return err
 	} else {
+		var hooks *txHooks
 		err = db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-			return fn(db.bindTx(gtx, gtx.Statement.ConnPool))
+			tx := db.bindTx(gtx, gtx.Statement.ConnPool)
+			hooks = tx.hooks
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return hooks.runBefore(ctx, tx)
 		})
+		if err == nil && hooks != nil {
+			defer hooks.runAfter(db)
+		}
 	}
 	if err == nil && db.gen != nil {
 		db.gen.Add(1)
@@ -183,6 +195,7 @@ func (db *DB) bindTx(g *gorm.DB, conn gorm.ConnPool) *DB {
 	c.SQL = ex
 	c.tx = true
 	c.owned = false
+	c.hooks = &txHooks{keys: map[string]bool{}}
 	return &c
 }
 

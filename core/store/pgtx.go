@@ -59,7 +59,11 @@ func (db *DB) runPgTx(ctx context.Context, fn func(tx *DB) error) (err error) {
 	g := db.Gorm.Session(&gorm.Session{Context: ctx, NewDB: true})
 	tx := db.bindTx(g, t)
 	tx.ptx = t
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	if err == nil {
+		err = tx.hooks.runBefore(ctx, tx)
+	}
+	if err != nil {
 		if t.err != nil && !errors.Is(err, t.err) {
 			// What fn saw (a transaction aborted) came from this.
 			return t.err
@@ -76,6 +80,7 @@ func (db *DB) runPgTx(ctx context.Context, fn func(tx *DB) error) (err error) {
 		return err
 	}
 	committed = true
+	tx.hooks.runAfter(db)
 	return nil
 }
 

@@ -1,0 +1,585 @@
+package realtime_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/strata-archaeo/strata/config"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/changes"
+	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/server"
+	"github.com/strata-archaeo/strata/core/store"
+	"github.com/strata-archaeo/strata/core/testenv"
+)
+
+// event is one Server-Sent Event as a client reads it.
+type event struct {
+	id    int64
+	name  string
+	data  map[string]any
+	raw   string
+	isEOF bool
+}
+
+// client is a real HTTP client reading a stream.
+type client struct {
+	resp   *http.Response
+	events chan event
+	id     string // client_id of the connect event
+}
+
+// openStream opens GET url and reads its connect event.
+func openStream(t *testing.T, hc *http.Client, url string, headers map[string]string) *client {
+	t.Helper()
+	return openStreamBuffered(t, hc, url, headers, 100000)
+}
+
+// openStreamBuffered is openStream whose reader stops reading the socket
+// once buffer events wait unread.
+func openStreamBuffered(t *testing.T, hc *http.Client, url string, headers map[string]string, buffer int) *client {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	c := &client{resp: resp, events: make(chan event, buffer)}
+	t.Cleanup(func() { resp.Body.Close() })
+	go func() {
+		r := bufio.NewReader(resp.Body)
+		var ev event
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				c.events <- event{isEOF: true}
+				close(c.events)
+				return
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case line == "":
+				if ev.name != "" {
+					_ = json.Unmarshal([]byte(ev.raw), &ev.data)
+					c.events <- ev
+				}
+				ev = event{}
+			case strings.HasPrefix(line, ":"):
+				c.events <- event{name: "#comment"}
+			case strings.HasPrefix(line, "id: "):
+				ev.id, _ = strconv.ParseInt(line[4:], 10, 64)
+			case strings.HasPrefix(line, "event: "):
+				ev.name = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				ev.raw = line[6:]
+			}
+		}
+	}()
+	first := c.next(t, 10*time.Second)
+	if first.name != "connect" || first.data["client_id"] == "" {
+		t.Fatalf("first event: %+v", first)
+	}
+	c.id, _ = first.data["client_id"].(string)
+	return c
+}
+
+// next is the next event that is not a heartbeat.
+func (c *client) next(t *testing.T, within time.Duration) event {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				return event{isEOF: true}
+			}
+			if ev.name == "#comment" {
+				continue
+			}
+			return ev
+		case <-deadline:
+			t.Fatalf("no event within %s", within)
+		}
+	}
+}
+
+// until reads events up to and including the first for which stop is true.
+func (c *client) until(t *testing.T, stop func(event) bool) []event {
+	t.Helper()
+	var out []event
+	for {
+		ev := c.next(t, 30*time.Second)
+		if ev.isEOF {
+			t.Fatalf("stream ended after %d events", len(out))
+		}
+		out = append(out, ev)
+		if stop(ev) {
+			return out
+		}
+	}
+}
+
+// harness is an instance served over real HTTP with an app "dig".
+type harness struct {
+	inst *testenv.Instance
+	srv  *httptest.Server
+	app  *apps.App
+	hc   *http.Client
+}
+
+func newHarness(t *testing.T, e store.Engine, deps server.Deps, opts ...func(*config.Config)) *harness {
+	t.Helper()
+	inst := testenv.NewInstanceWith(t, e, deps, opts...)
+	a := testenv.NewApp(t, inst.Apps, "dig")
+	ctx, now := context.Background(), time.Now().UTC()
+	if _, err := schema.CreateTable(ctx, a.DB, schema.TableDef{Name: "finds", Label: "Finds"}, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range []schema.FieldDef{{Name: "label", Label: "Label"}, {Name: "keep", Label: "Keep"}, {Name: "weight", Label: "Weight", DBType: "float"}, {Name: "note", Label: "Note"}} {
+		if _, err := schema.AddField(ctx, a.DB, "finds", fd, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(inst.Server)
+	t.Cleanup(srv.Close)
+	return &harness{inst: inst, srv: srv, app: a, hc: &http.Client{}}
+}
+
+func (h *harness) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+func (h *harness) subscribe(t *testing.T, token, clientID, subs string) {
+	t.Helper()
+	code, body := h.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", token, `{"client_id":"`+clientID+`","subscriptions":`+subs+`}`)
+	if code != http.StatusOK {
+		t.Fatalf("subscribe: %d %v", code, body)
+	}
+}
+
+// save creates (id 0) or updates a find as token and returns its id.
+func (h *harness) save(t *testing.T, token string, id int64, core string) int64 {
+	t.Helper()
+	path := "/dig/api/record/finds"
+	if id != 0 {
+		path += "/" + strconv.FormatInt(id, 10)
+	}
+	code, body := h.do(t, http.MethodPost, path, token, `{"core":`+core+`}`)
+	if code >= 300 {
+		t.Fatalf("save %d %s: %d %v", id, core, code, body)
+	}
+	if id == 0 {
+		n, _ := body["id"].(float64)
+		return int64(n)
+	}
+	return id
+}
+
+func (h *harness) login(t *testing.T, email string) string {
+	return testenv.Login(t, h.inst.Server, "dig", email, testenv.Password)
+}
+
+func (h *harness) streamURL() string { return h.srv.URL + "/dig/api/realtime" }
+
+// TestEventsAreWhatEachUserMayRead: three users with different privileges
+// and row subsets subscribe to finds; after mixed creates, updates (rows
+// moving in and out of a subset and of a filter) and deletes, what each
+// built from its events is, record by record, what a list and a read as
+// that user answer; record events of the subset user only ever hold rows
+// of its subset, and leave and delete events hold no field value.
+func TestEventsAreWhatEachUserMayRead(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{})
+		ctx := context.Background()
+		admin := h.login(t, "admin@example.org")
+		w := testenv.NewUser(t, h.app, "Writer", "writer@example.org", auth.Writer)
+		testenv.NewUser(t, h.app, "Reader", "reader@example.org", auth.Reader)
+		subset := `{"keep":{"_eq":"yes"}}`
+		s := subset
+		if err := auth.SaveTablePrivilege(ctx, h.app.DB, &auth.TablePrivilege{UserID: w.ID, TableName: "finds", Privilege: auth.Writer, Subset: &s}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		users := []struct {
+			email, subs string
+		}{
+			{"admin@example.org", `[{"id":"all","table":"finds"}]`},
+			{"writer@example.org", `[{"id":"mine","table":"finds"}]`},
+			{"reader@example.org", `[{"id":"heavy","table":"finds","filter":{"weight":{"_gt":5}}}]`},
+		}
+		tokens := make([]string, len(users))
+		streams := make([]*client, len(users))
+		for i, u := range users {
+			tokens[i] = h.login(t, u.email)
+			streams[i] = openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": tokens[i]})
+			h.subscribe(t, tokens[i], streams[i].id, u.subs)
+		}
+		// Mixed writes by the admin and the writer.
+		var ids []int64
+		for i := range 12 {
+			keep := map[bool]string{true: "yes", false: "no"}[i%3 != 0]
+			ids = append(ids, h.save(t, admin, 0, fmt.Sprintf(`{"label":"F%d","keep":%q,"weight":%d}`, i, keep, i)))
+		}
+		h.save(t, admin, ids[1], `{"keep":"no"}`)     // leaves the writer's subset
+		h.save(t, admin, ids[0], `{"keep":"yes"}`)    // enters it
+		h.save(t, admin, ids[7], `{"weight":1}`)      // leaves the reader's filter
+		h.save(t, admin, ids[2], `{"weight":50}`)     // enters it
+		h.save(t, tokens[1], ids[4], `{"note":"w"}`)  // the writer edits its row
+		h.save(t, admin, ids[10], `{"label":"F10b"}`) // an update everyone sees
+		if code, body := h.do(t, http.MethodDelete, "/dig/api/record/finds/"+strconv.FormatInt(ids[5], 10), admin, ""); code != 200 {
+			t.Fatalf("delete: %d %v", code, body)
+		}
+		if code, body := h.do(t, http.MethodDelete, "/dig/api/record/finds/"+strconv.FormatInt(ids[3], 10), admin, ""); code != 200 {
+			t.Fatalf("delete: %d %v", code, body)
+		}
+		// A last row every subscription shows marks the end.
+		last := h.save(t, admin, 0, `{"label":"END","keep":"yes","weight":99}`)
+		for i, u := range users {
+			evs := streams[i].until(t, func(ev event) bool { return ev.name == "create" && int64(ev.data["id"].(float64)) == last })
+			view := map[int64]map[string]any{}
+			prev := int64(0)
+			for _, ev := range evs {
+				if ev.id < prev {
+					t.Fatalf("%s: ids go back: %d after %d", u.email, ev.id, prev)
+				}
+				prev = ev.id
+				id := int64(ev.data["id"].(float64))
+				switch ev.name {
+				case "create", "update", "enter":
+					rec, _ := ev.data["record"].(map[string]any)
+					if rec == nil {
+						t.Fatalf("%s: %s without record: %s", u.email, ev.name, ev.raw)
+					}
+					if i == 1 {
+						if core, _ := rec["core"].(map[string]any); core == nil || core["keep"].(map[string]any)["val"] != "yes" {
+							t.Fatalf("writer got a row outside its subset: %s", ev.raw)
+						}
+					}
+					view[id] = rec
+				case "leave", "delete":
+					for k := range ev.data {
+						if k != "table" && k != "id" && k != "subscriptions" {
+							t.Fatalf("%s: %s carries %q: %s", u.email, ev.name, k, ev.raw)
+						}
+					}
+					delete(view, id)
+				default:
+					t.Fatalf("%s: unexpected event %s", u.email, ev.raw)
+				}
+			}
+			// What a list as this user shows.
+			filter := ""
+			if i == 2 {
+				filter = "?filter[weight][_gt]=5"
+			}
+			sep := "?"
+			if filter != "" {
+				sep = "&"
+			}
+			code, list := h.do(t, http.MethodGet, "/dig/api/records/finds"+filter+sep+"ids_only=1&per_page=1000", tokens[i], "")
+			if code != 200 {
+				t.Fatalf("list: %d %v", code, list)
+			}
+			want := map[int64]bool{}
+			for _, v := range list["ids"].([]any) {
+				want[int64(v.(float64))] = true
+			}
+			if len(want) != len(view) {
+				t.Fatalf("%s: events show %d rows, a list %d (%v)", u.email, len(view), len(want), list["ids"])
+			}
+			for id, rec := range view {
+				if !want[id] {
+					t.Fatalf("%s: events show %d, a list does not", u.email, id)
+				}
+				_, read := h.do(t, http.MethodGet, "/dig/api/record/finds/"+strconv.FormatInt(id, 10), tokens[i], "")
+				delete(read, "status")
+				gotJSON, _ := json.Marshal(rec)
+				readJSON, _ := json.Marshal(read)
+				if string(gotJSON) != string(readJSON) {
+					t.Fatalf("%s: record %d from events\n%s\nfrom a read\n%s", u.email, id, gotJSON, readJSON)
+				}
+			}
+		}
+	})
+}
+
+// TestReplayFromLastEventID: a client that was away resumes with
+// Last-Event-ID and gets exactly the 50 changes it missed, in order, with
+// the change log's ids; one behind the window gets a single resync.
+func TestReplayFromLastEventID(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{})
+		admin := h.login(t, "admin@example.org")
+		c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+		h.subscribe(t, admin, c.id, `[{"id":"all","table":"finds"}]`)
+		first := h.save(t, admin, 0, `{"label":"first"}`)
+		ev := c.next(t, 10*time.Second)
+		if ev.name != "create" || int64(ev.data["id"].(float64)) != first {
+			t.Fatalf("first event %+v", ev)
+		}
+		c.resp.Body.Close()
+		var want []int64
+		for i := range 50 {
+			if i%2 == 0 {
+				h.save(t, admin, 0, fmt.Sprintf(`{"label":"R%d"}`, i))
+			} else {
+				h.save(t, admin, first, fmt.Sprintf(`{"weight":%d}`, i))
+			}
+		}
+		got, err := changes.Since(context.Background(), h.app.DB, ev.id, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range got {
+			want = append(want, ch.ID)
+		}
+		if len(want) != 50 {
+			t.Fatalf("%d changes logged, want 50", len(want))
+		}
+		back := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin, "Last-Event-ID": strconv.FormatInt(ev.id, 10)})
+		h.subscribe(t, admin, back.id, `[{"id":"all","table":"finds"}]`)
+		for i, id := range want {
+			ev := back.next(t, 20*time.Second)
+			if ev.id != id || (ev.name != "create" && ev.name != "update") {
+				t.Fatalf("replayed event %d: %s id %d, want id %d", i, ev.name, ev.id, id)
+			}
+		}
+		// Behind the window: one resync, then the stream goes on.
+		if _, err := changes.Trim(context.Background(), h.app.DB, changes.Retention{MaxAge: time.Hour, MaxEvents: 10}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		late := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin, "Last-Event-ID": strconv.FormatInt(ev.id, 10)})
+		if rs := late.next(t, 10*time.Second); rs.name != "resync" || rs.id != want[len(want)-1] {
+			t.Fatalf("behind the window: %+v", rs)
+		}
+		h.subscribe(t, admin, late.id, `[{"id":"all","table":"finds"}]`)
+		id := h.save(t, admin, 0, `{"label":"after"}`)
+		if ev := late.next(t, 10*time.Second); ev.name != "create" || int64(ev.data["id"].(float64)) != id {
+			t.Fatalf("after the resync: %+v", ev)
+		}
+	})
+}
+
+// TestStreamAccess: the signed `t` of POST /realtime/token opens the
+// stream without a header (for that path only); subscriptions are refused
+// with the list's own codes; another user's client_id is unknown; the
+// per-user cap answers 429 rate_limited; a revoked session ends the
+// stream with unauthorized.
+func TestStreamAccess(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{RealtimeHeartbeat: 50 * time.Millisecond}, func(c *config.Config) { c.RealtimePerUser = 2 })
+		admin := h.login(t, "admin@example.org")
+		u := testenv.NewUser(t, h.app, "Reader", "reader@example.org", auth.Reader)
+		reader := h.login(t, "reader@example.org")
+
+		code, tok := h.do(t, http.MethodPost, "/dig/api/realtime/token", reader, "")
+		if code != 200 || tok["t"] == "" {
+			t.Fatalf("token: %d %v", code, tok)
+		}
+		c := openStream(t, h.hc, h.streamURL()+"?t="+tok["t"].(string), nil)
+		// Heartbeats come as comments.
+		select {
+		case ev := <-c.events:
+			if ev.name != "#comment" {
+				t.Fatalf("expected a heartbeat, got %+v", ev)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no heartbeat")
+		}
+		if code, body := h.do(t, http.MethodGet, "/dig/api/records/finds?t="+tok["t"].(string), "", ""); code != http.StatusUnauthorized {
+			t.Fatalf("the stream's t opened another path: %d %v", code, body)
+		}
+
+		// Refusals, with the codes a list gives for the same filter.
+		_, listErr := h.do(t, http.MethodPost, "/dig/api/records/finds", reader, `{"filter":{"colour":{"_eq":"x"}}}`)
+		for _, tc := range []struct {
+			name, subs string
+			status     int
+			code       string
+		}{
+			{"unknown table", `[{"id":"a","table":"nowhere"}]`, 404, "table_not_found"},
+			{"unknown field", `[{"id":"a","table":"finds","filter":{"colour":{"_eq":"x"}}}]`, 400, listErr["code"].(string)},
+			{"bad operator", `[{"id":"a","table":"finds","filter":{"label":{"_nope":1}}}]`, 400, ""},
+			{"no id", `[{"table":"finds"}]`, 400, "invalid_parameter"},
+			{"same id twice", `[{"id":"a","table":"finds"},{"id":"a","table":"finds"}]`, 400, "invalid_parameter"},
+			{"filter and record", `[{"id":"a","table":"finds","record":1,"filter":{"label":{"_eq":"x"}}}]`, 400, "invalid_parameter"},
+			{"bad record id", `[{"id":"a","table":"finds","record":-3}]`, 400, ""},
+		} {
+			code, body := h.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", reader, `{"client_id":"`+c.id+`","subscriptions":`+tc.subs+`}`)
+			if code != tc.status || (tc.code != "" && body["code"] != tc.code) {
+				t.Errorf("%s: %d %v, want %d %s", tc.name, code, body, tc.status, tc.code)
+			}
+		}
+		if code, body := h.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", admin, `{"client_id":"`+c.id+`","subscriptions":[]}`); code != 404 || body["code"] != "client_not_found" {
+			t.Fatalf("another user's client: %d %v", code, body)
+		}
+
+		// Two streams per user here: a third is refused.
+		openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": reader})
+		if code, body := h.do(t, http.MethodGet, "/dig/api/realtime", reader, ""); code != http.StatusTooManyRequests || body["code"] != "rate_limited" {
+			t.Fatalf("third stream: %d %v", code, body)
+		}
+
+		// A revoked session ends the stream.
+		h.subscribe(t, reader, c.id, `[{"id":"a","table":"finds"}]`)
+		if code, body := h.do(t, http.MethodPost, "/dig/api/user/"+strconv.FormatInt(u.ID, 10)+"/revoke", admin, ""); code != 200 {
+			t.Fatalf("revoke: %d %v", code, body)
+		}
+		ev := c.next(t, 10*time.Second)
+		if ev.name != "unauthorized" {
+			t.Fatalf("after the revoke: %+v", ev)
+		}
+		if end := c.next(t, 10*time.Second); !end.isEOF {
+			t.Fatalf("the stream went on: %+v", end)
+		}
+	})
+}
+
+// TestSlowConsumerIsDropped: a client that stops reading is sent resync
+// and dropped once its buffer is full, while saves keep their pace.
+func TestSlowConsumerIsDropped(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{}, func(c *config.Config) { c.RealtimeBuffer = 4 })
+		admin := h.login(t, "admin@example.org")
+		// A client that reads little: a small receive buffer, filled once
+		// it stops reading, so the server's writes block.
+		// (set before connecting, so the window it announces is small).
+		dialer := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			if err != nil {
+				return err
+			}
+			return serr
+		}}
+		slow := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+		c := openStreamBuffered(t, slow, h.streamURL(), map[string]string{"Authorization": admin}, 1)
+		h.subscribe(t, admin, c.id, `[{"id":"all","table":"finds"}]`)
+		// Stop reading (the reader goroutine blocks once its channel is
+		// full), then write large records.
+		big := strings.Repeat("x", 60_000)
+		id := h.save(t, admin, 0, `{"label":"big"}`)
+		start := time.Now()
+		var worst time.Duration
+		for i := range 150 {
+			t0 := time.Now()
+			h.save(t, admin, id, fmt.Sprintf(`{"note":"%d%s"}`, i, big))
+			worst = max(worst, time.Since(t0))
+		}
+		t.Logf("150 saves in %s, slowest %s", time.Since(start), worst)
+		deadline := time.After(30 * time.Second)
+		got := 0
+		for {
+			select {
+			case ev, ok := <-c.events:
+				if !ok || ev.isEOF {
+					t.Fatal("the stream ended without resync")
+				}
+				got++
+				if ev.name == "resync" {
+					if ev.data["reason"] != "slow_consumer" {
+						t.Fatalf("resync %s", ev.raw)
+					}
+					if end := c.next(t, 10*time.Second); !end.isEOF {
+						t.Fatalf("the stream went on after resync: %+v", end)
+					}
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the slow client was never dropped (%d events read)", got)
+			}
+		}
+	})
+}
+
+// TestWriteOnAnotherNode: a change committed by another process (its own
+// connection: the record, the log row and the notification, as a node's
+// save writes them) reaches a stream of this node through LISTEN.
+func TestWriteOnAnotherNode(t *testing.T) {
+	testenv.RequireEngine(t, store.Postgres)
+	h := newHarness(t, store.Postgres, server.Deps{})
+	admin := h.login(t, "admin@example.org")
+	id := h.save(t, admin, 0, `{"label":"here"}`)
+	c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+	h.subscribe(t, admin, c.id, `[{"id":"one","table":"finds","record":`+strconv.FormatInt(id, 10)+`}]`)
+	url, _ := testenv.PostgresURL()
+	ctx := context.Background()
+	// Give the listener its moment to connect: it wakes every stream once
+	// connected, which would hide a lost notification otherwise.
+	time.Sleep(500 * time.Millisecond)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schemaName := h.app.DB.Schema()
+	q := func(s string) string { return `"` + schemaName + `".` + s }
+	start := time.Now()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE ` + q(`"finds"`) + ` SET "label" = 'there' WHERE id = $1`, []any{id}},
+		{`SELECT pg_advisory_xact_lock(1398031176, hashtext($1))`, []any{h.app.DB.Key()}},
+		{`WITH ins AS (INSERT INTO ` + q(`sys_changes`) + ` (tb, record_id, op, version, at) VALUES ('finds', $1, 'update', 0, now()) RETURNING id)
+		  SELECT pg_notify('strata_changes', $2 || ':' || MAX(id)) FROM ins`, []any{id, schemaName}},
+	} {
+		if _, err := tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := c.next(t, 5*time.Second)
+	if ev.name != "update" {
+		t.Fatalf("event %+v", ev)
+	}
+	core := ev.data["record"].(map[string]any)["core"].(map[string]any)
+	if core["label"].(map[string]any)["val"] != "there" {
+		t.Fatalf("record %v", core)
+	}
+	t.Logf("delivered in %s", time.Since(start))
+}

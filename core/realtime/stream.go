@@ -1,0 +1,203 @@
+package realtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/strata-archaeo/strata/core/api"
+	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/changes"
+)
+
+// client is one open stream.
+type client struct {
+	id    string
+	app   *apps.App
+	actor auth.Actor
+
+	mu         sync.Mutex
+	subs       []*subscription
+	subscribed bool          // a set was given: the cursor moves
+	changed    chan struct{} // the set changed (cap 1)
+
+	out      chan frame    // events for the writer (cap Config.Buffer)
+	overflow chan struct{} // closed when out was full: resync and end
+	once     sync.Once
+}
+
+// frame is one event as sent.
+type frame struct {
+	id    int64 // 0: no id line (connect)
+	event string
+	data  any
+	final bool // the stream ends after it
+}
+
+func (cl *client) userKey() string {
+	if cl.actor.KeyID != 0 {
+		return cl.app.Name + "\x00key:" + strconv.FormatInt(cl.actor.KeyID, 10)
+	}
+	return cl.app.Name + "\x00user:" + strconv.FormatInt(cl.actor.UserID, 10)
+}
+
+// send queues f for the writer without ever waiting: a client whose
+// buffer is full is dropped (overflow), so that a slow reader holds up
+// nobody, writers least of all.
+func (cl *client) send(f frame) bool {
+	select {
+	case cl.out <- f:
+		return true
+	default:
+		cl.once.Do(func() { close(cl.overflow) })
+		return false
+	}
+}
+
+// GET /realtime — the app's changes as Server-Sent Events (docs/api.md
+// "Live changes").
+func (h *Hub) stream(c *gin.Context) {
+	after, resume, err := lastEventID(c)
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	a := api.AppOf(c)
+	cl := &client{id: newClientID(), app: a, actor: *api.ActorOf(c), changed: make(chan struct{}, 1),
+		out: make(chan frame, h.cfg.Buffer+2), overflow: make(chan struct{})} // +2: connect and resync, queued before the pump starts
+	if err := h.admit(cl); err != nil {
+		api.Fail(c, err)
+		return
+	}
+	defer h.leave(cl)
+	ctx, cancel := context.WithCancel(c.Request.Context())
+	defer cancel()
+	// Watch before reading the head: a commit in between wakes the pump.
+	wake, stop := changes.Watch(a.DB.Key())
+	defer stop()
+	oldest, newest, err := changes.Bounds(ctx, a.DB)
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
+	w := c.Writer
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	cursor := newest
+	cl.out <- frame{event: "connect", data: gin.H{"client_id": cl.id}}
+	if resume {
+		if changes.Missed(after, oldest, newest) {
+			// Past the window: the client reloads what it shows.
+			cl.out <- frame{id: newest, event: "resync", data: gin.H{"reason": "window"}}
+		} else {
+			cursor = after
+		}
+	}
+	go h.pump(ctx, cl, wake, cursor)
+	beat := time.NewTicker(h.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		// A dropped client gets its resync before anything still queued.
+		select {
+		case <-cl.overflow:
+			writeFrame(w, frame{id: 0, event: "resync", data: gin.H{"reason": "slow_consumer"}})
+			return
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-cl.overflow:
+			writeFrame(w, frame{id: 0, event: "resync", data: gin.H{"reason": "slow_consumer"}})
+			return
+		case f := <-cl.out:
+			if writeFrame(w, f) != nil || f.final {
+				return
+			}
+		case <-beat.C:
+			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			w.Flush()
+		}
+	}
+}
+
+// writeFrame writes one event and flushes it.
+func writeFrame(w gin.ResponseWriter, f frame) error {
+	data, err := json.Marshal(f.data)
+	if err != nil {
+		return err
+	}
+	if f.id > 0 {
+		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", f.id, f.event, data)
+	} else {
+		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.event, data)
+	}
+	w.Flush()
+	return err
+}
+
+// readBatch is how many log rows the pump reads at a time.
+const readBatch = 200
+
+// pump moves cl's cursor along the log once it has a subscription set,
+// and queues the events each change gives it.
+func (h *Hub) pump(ctx context.Context, cl *client, wake <-chan struct{}, cursor int64) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-cl.overflow:
+			return
+		case <-wake:
+		case <-cl.changed:
+		}
+		cl.mu.Lock()
+		subscribed := cl.subscribed
+		cl.mu.Unlock()
+		if !subscribed {
+			// The cursor waits for the set: events between the connection
+			// and the first set are given once it arrives.
+			continue
+		}
+		for {
+			batch, err := changes.Since(ctx, cl.app.DB, cursor, readBatch)
+			if err != nil {
+				if ctx.Err() == nil {
+					cl.send(frame{event: "error", data: gin.H{"code": "internal_error", "message": "the change log could not be read"}, final: true})
+				}
+				return
+			}
+			for _, ch := range batch {
+				frames, err := h.evaluate(ctx, cl, ch)
+				if err != nil {
+					if ctx.Err() == nil {
+						cl.send(frame{event: "error", data: gin.H{"code": "internal_error", "message": "a change could not be read"}, final: true})
+					}
+					return
+				}
+				for _, f := range frames {
+					if !cl.send(f) || f.final {
+						return
+					}
+				}
+				cursor = ch.ID
+			}
+			if len(batch) < readBatch {
+				break
+			}
+		}
+	}
+}
