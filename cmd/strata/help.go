@@ -63,6 +63,11 @@ var (
 		{"STRATA_METRICS_TOKEN", "", "serve the metrics at /metrics on the main port to the bearer of this token"},
 		{"STRATA_MAX_BACKUP_UPLOAD_BYTES", "4294967296", "cap of an archive sent to POST /<app>/api/backups/upload (backups live in <data-dir>/backups)"},
 		{"STRATA_CURVES_DIR", "<data-dir>/curves", "extra or replacement radiocarbon curves (.14c); passed on to plugins"},
+		{"STRATA_CHANGELOG_MAX_AGE", "15m", "how long each app's change log keeps a change (live streams resume within it, else resync)"},
+		{"STRATA_CHANGELOG_MAX_EVENTS", "50000", "most changes each app's change log keeps"},
+		{"STRATA_REALTIME_PER_APP", "1000", "open live streams (GET /<app>/api/realtime) of one application; more get 429 rate_limited"},
+		{"STRATA_REALTIME_PER_USER", "20", "open live streams of one user (or API key); more get 429 rate_limited"},
+		{"STRATA_REALTIME_BUFFER", "256", "events waiting for a slow live stream before it gets resync and is dropped"},
 		{"REFMGR_ZOTERO_URL", "https://api.zotero.org", "Zotero Web API base URL for the refmgr plugin (its setting zotero_url in <plugin dir>/refmgr.json wins); passed on to plugins"},
 	}
 	// File storage: S3-compatible object storage when STRATA_S3_BUCKET is

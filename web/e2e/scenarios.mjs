@@ -2003,7 +2003,7 @@ const scenarios = {
       const row = reader.locator('[data-test=rows] tr.open-row').first()
       await row.waitFor()
       assert.equal(await reader.locator('[data-test=select-row], [data-test=select-page]').count(), 0, 'no selection for a reader')
-      await row.getByRole('button', { name: /^View .* here$/ }).click()
+      await row.getByRole('button', { name: /^View here: / }).click()
       await reader.locator('[data-test=panel-read-only]').waitFor()
       assert.equal(await reader.locator('[data-test=side-panel] [data-test=record-form]').count(), 0)
       await reader.keyboard.press('Escape')
@@ -2468,10 +2468,19 @@ const scenarios = {
           await page.locator('[data-test=relations-panel]').waitFor()
           await page.locator('[data-test=on-map]').waitFor()
           await page.goto(`${BASE}/${APP}/t/${tb}`)
-          const heads = page.locator('table.records thead th')
-          await heads.first().waitFor()
-          const headText = (await heads.allTextContents()).map((x) => x.trim()).filter(Boolean).join('|')
-          assert.ok(/Note.*Code/.test(headText), `${where}: preview columns in order, got ${headText}`)
+          if (size === 'desktop') {
+            const heads = page.locator('table.records thead th')
+            await heads.first().waitFor()
+            const headText = (await heads.allTextContents()).map((x) => x.trim()).filter(Boolean).join('|')
+            assert.ok(/Note.*Code/.test(headText), `${where}: preview columns in order, got ${headText}`)
+          } else {
+            // A phone shows cards: titled by the record label (the code),
+            // then the preview's other fields.
+            const card = page.locator('[data-test=card]').first()
+            await card.waitFor()
+            await page.locator('[data-test=card] .record-card-title').filter({ hasText: /^\s*P-1\s*$/ }).waitFor()
+            assert.deepEqual((await card.locator('dt').allTextContents()).map((x) => x.trim()), ['Note'], `${where}: the preview's other field`)
+          }
           // Off again: the record page loses both sections.
           await page.goto(`${BASE}/${APP}/admin/tables`)
           await picker.selectOption(tb)

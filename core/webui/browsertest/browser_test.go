@@ -243,7 +243,7 @@ func TestBrowserScenarios(t *testing.T) {
 		if err := os.MkdirAll(shots, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, "e2e/scenarios.mjs")
 		cmd.Dir = filepath.Join(root(t), "web")
@@ -256,7 +256,7 @@ func TestBrowserScenarios(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		t.Logf("scenarios (%s), screenshots in %s:\n%s", e, shots, out)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatal("the scenarios took more than 8 minutes")
+			t.Fatal("the scenarios took more than 12 minutes")
 		}
 		if err != nil {
 			var failed []string

@@ -5,8 +5,8 @@
 export const en = {
   'list.edit_here': 'Edit here',
   'list.view_here': 'View here',
-  'list.edit_here_of': 'Edit {label} here',
-  'list.view_here_of': 'View {label} here',
+  'list.edit_here_of': 'Edit here: {label}',
+  'list.view_here_of': 'View here: {label}',
   'list.select_row': 'Select {label}',
   'list.select_page': 'Select all on this page',
   'list.actions': 'Actions',
@@ -41,8 +41,8 @@ export const en = {
 export const it = {
   'list.edit_here': 'Modifica qui',
   'list.view_here': 'Vedi qui',
-  'list.edit_here_of': 'Modifica {label} qui',
-  'list.view_here_of': 'Vedi {label} qui',
+  'list.edit_here_of': 'Modifica qui: {label}',
+  'list.view_here_of': 'Vedi qui: {label}',
   'list.select_row': 'Seleziona {label}',
   'list.select_page': 'Seleziona tutte in questa pagina',
   'list.actions': 'Azioni',
