@@ -18,20 +18,8 @@ func (s *Scope) vocabularyItems(ctx context.Context, voc string) (map[string]boo
 			return items, nil
 		}
 	}
-	rows, err := s.DB.Query(ctx, `SELECT value FROM `+s.DB.Sys("vocabularies")+` WHERE voc = ?`, voc)
+	items, err := schema.VocabularyItems(ctx, s.DB, voc)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := map[string]bool{}
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		items[v] = true
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if s.batch != nil {

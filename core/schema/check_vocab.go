@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // maxReportedValues caps the values one report line names.
@@ -112,7 +114,21 @@ func vocabularyItemSet(ctx context.Context, c *checker, voc string) (map[string]
 	if items, ok := c.items[voc]; ok {
 		return items, nil
 	}
-	rows, err := c.db.Query(ctx, `SELECT value FROM `+c.db.Sys("vocabularies")+` WHERE voc = ?`, voc)
+	items, err := VocabularyItems(ctx, c.db, voc)
+	if err != nil {
+		return nil, err
+	}
+	if c.items == nil {
+		c.items = map[string]map[string]bool{}
+	}
+	c.items[voc] = items
+	return items, nil
+}
+
+// VocabularyItems is the set of items of vocabulary voc, as stored: the
+// one read behind the save's vocabulary rule and this report.
+func VocabularyItems(ctx context.Context, db *store.DB, voc string) (map[string]bool, error) {
+	rows, err := db.Query(ctx, `SELECT value FROM `+db.Sys("vocabularies")+` WHERE voc = ?`, voc)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +141,5 @@ func vocabularyItemSet(ctx context.Context, c *checker, voc string) (map[string]
 		}
 		items[v] = true
 	}
-	if c.items == nil {
-		c.items = map[string]map[string]bool{}
-	}
-	c.items[voc] = items
 	return items, rows.Err()
 }
