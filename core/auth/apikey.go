@@ -137,19 +137,24 @@ func RevokeAPIKey(ctx context.Context, db *store.DB, id int64, now time.Time) (*
 			return nil
 		}
 		k.RevokedAt = &now
-		return tx.Gorm.WithContext(ctx).Model(&k).Update("revoked_at", now).Error
+		if err := tx.Gorm.WithContext(ctx).Model(&k).Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		return keyChanged(ctx, tx, k.ID)
 	})
 	return &k, err
 }
 
 // DeleteAPIKey removes a key.
 func DeleteAPIKey(ctx context.Context, db *store.DB, id int64) error {
-	res := db.Gorm.WithContext(ctx).Where("id = ?", id).Delete(&APIKey{})
-	if res.Error != nil {
-		return fmt.Errorf("delete api key: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return ErrAPIKeyNotFound
-	}
-	return nil
+	return db.Tx(ctx, func(tx *store.DB) error {
+		res := tx.Gorm.WithContext(ctx).Where("id = ?", id).Delete(&APIKey{})
+		if res.Error != nil {
+			return fmt.Errorf("delete api key: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return ErrAPIKeyNotFound
+		}
+		return keyChanged(ctx, tx, id)
+	})
 }

@@ -14,3 +14,10 @@ import (
 func privilegeChanged(ctx context.Context, db *store.DB, id int64) error {
 	return changes.Record(ctx, db, changes.Entry{RecordID: id, Op: changes.Privilege})
 }
+
+// keyChanged notes in the change log, in db's transaction, that API key id
+// no longer holds as it did (revoked or deleted): realtime ends its
+// streams.
+func keyChanged(ctx context.Context, db *store.DB, id int64) error {
+	return changes.Record(ctx, db, changes.Entry{Table: changes.KeyTable, RecordID: id, Op: changes.Privilege})
+}

@@ -42,9 +42,13 @@ const (
 	// Schema: the catalog changed (Table names the table, "" for many).
 	Schema Op = "schema"
 	// Privilege: a user's privileges changed (RecordID is the user;
-	// Table is "").
+	// Table is ""), or an API key's (Table is KeyTable, RecordID the key:
+	// revoked or deleted).
 	Privilege Op = "privilege"
 )
+
+// KeyTable is the Table of a Privilege change of an API key.
+const KeyTable = "key"
 
 // Entry is one change as a writer reports it.
 type Entry struct {
@@ -100,7 +104,7 @@ func Record(ctx context.Context, db *store.DB, e Entry) error {
 	}
 	key := e.Table + "\x00" + strconv.FormatInt(e.RecordID, 10)
 	if e.Op == Privilege {
-		key = "\x01privilege\x00" + strconv.FormatInt(e.RecordID, 10)
+		key = "\x01privilege\x00" + e.Table + "\x00" + strconv.FormatInt(e.RecordID, 10)
 	}
 	if i, ok := p.index[key]; ok {
 		p.entries[i] = merge(p.entries[i], e)

@@ -71,6 +71,21 @@ func recordChanged(ctx context.Context, tx *store.DB, table string, id int64) er
 	return changes.Record(ctx, tx, changes.Entry{Table: table, RecordID: id, Op: changes.Update})
 }
 
+// linkedChanged notes an update of every record file id is linked to (its
+// metadata or bytes changed: what their files sections show).
+func linkedChanged(ctx context.Context, tx *store.DB, id int64) error {
+	targets, err := linkedTargets(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if err := recordChanged(ctx, tx, t.Table, t.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // LinksOf lists the links of files, by file id, in display order.
 func LinksOf(ctx context.Context, db *store.DB, fileIDs []int64) (map[int64][]Link, error) {
 	out := map[int64][]Link{}

@@ -96,6 +96,10 @@ func Update(ctx context.Context, db *store.DB, id int64, m Meta) (*File, error) 
 			if _, err := tx.Exec(ctx, `UPDATE `+tx.Sys("files")+` SET `+strings.Join(sets, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
 				return fmt.Errorf("update file %d: %w", id, err)
 			}
+			// The metadata is part of each linked record's files section.
+			if err := linkedChanged(ctx, tx, id); err != nil {
+				return err
+			}
 		}
 		var err error
 		out, err = Get(ctx, tx, id)
@@ -137,7 +141,7 @@ func (s *Service) Replace(ctx context.Context, db *store.DB, app string, id int6
 		if n, _ := r.RowsAffected(); n == 0 {
 			return ErrFileNotFound // deleted or replaced meanwhile
 		}
-		return nil
+		return linkedChanged(ctx, tx, id)
 	})
 	if err != nil {
 		s.dropBlobs(app, &nf)

@@ -5,11 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
@@ -198,15 +200,27 @@ type systemTable struct {
 	cols  []string
 	types map[string]schema.DBType
 	table *schema.Table // for the filter language
+	// sectionOf, when the table holds the rows of a record section (the
+	// manifest's Section.Rows), names the columns that say whose: a write
+	// of such a row is an update of that record (core/changes).
+	sectionOf *sectionColumns
+	plugin    string
 }
+
+type sectionColumns struct{ table, id string }
 
 func (p *plugin) systemTable(name string) (*systemTable, error) {
 	for _, t := range p.manifest().GetSystemTables() {
 		if t.GetName() != name {
 			continue
 		}
-		st := &systemTable{name: systemTableName(p.name, name), types: map[string]schema.DBType{}}
+		st := &systemTable{name: systemTableName(p.name, name), types: map[string]schema.DBType{}, plugin: p.name}
 		st.table = &schema.Table{Name: st.name, Features: map[string]schema.FeatureState{}}
+		for _, sec := range p.manifest().GetSections() {
+			if r := sec.GetRows(); r != nil && r.GetTable() == name {
+				st.sectionOf = &sectionColumns{table: r.GetTableColumn(), id: r.GetIdColumn()}
+			}
+		}
 		for _, c := range t.GetColumns() {
 			typ := columnType(c)
 			st.cols = append(st.cols, c.GetName())
@@ -294,6 +308,12 @@ func writeSystemRows(ctx context.Context, db *store.DB, st *systemTable, rawUpse
 			if err != nil {
 				return err
 			}
+			if id != 0 {
+				// The record the row belonged to (an update may move it).
+				if err := sectionChanged(ctx, tx, st, id); err != nil {
+					return err
+				}
+			}
 			if id == 0 {
 				stmt := `INSERT INTO ` + q + ` DEFAULT VALUES`
 				if len(cols) > 0 {
@@ -308,6 +328,9 @@ func writeSystemRows(ctx context.Context, db *store.DB, st *systemTable, rawUpse
 					return fmt.Errorf("insert into %s: %w", st.name, err)
 				}
 				ids = append(ids, id)
+				if err := sectionChanged(ctx, tx, st, id); err != nil {
+					return err
+				}
 				continue
 			}
 			var res sql.Result
@@ -327,8 +350,14 @@ func writeSystemRows(ctx context.Context, db *store.DB, st *systemTable, rawUpse
 				return errSystemRow.With("row", i).With("id", id)
 			}
 			ids = append(ids, id)
+			if err := sectionChanged(ctx, tx, st, id); err != nil {
+				return err
+			}
 		}
 		for _, id := range deleteIDs {
+			if err := sectionChanged(ctx, tx, st, id); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `DELETE FROM `+q+` WHERE `+idCol+` = ?`, id); err != nil {
 				return fmt.Errorf("delete from %s: %w", st.name, err)
 			}
@@ -339,4 +368,25 @@ func writeSystemRows(ctx context.Context, db *store.DB, st *systemTable, rawUpse
 		return nil, err
 	}
 	return ids, nil
+}
+
+// sectionChanged notes, when st holds a record section's rows, an update
+// of the record row id of st belongs to (nothing for a row that is not
+// there, or names no record): a plugin's write of a reference link, say,
+// changes what GET /record shows of that record.
+func sectionChanged(ctx context.Context, tx *store.DB, st *systemTable, id int64) error {
+	if st.sectionOf == nil {
+		return nil
+	}
+	var tb *string
+	var rec *int64
+	err := tx.QueryRow(ctx, `SELECT `+tx.Engine.Quote(st.sectionOf.table)+`, `+tx.Engine.Quote(st.sectionOf.id)+
+		` FROM `+tx.Qualify(st.name)+` WHERE `+tx.Engine.Quote(schema.ColID)+` = ?`, id).Scan(&tb, &rec)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (tb == nil || rec == nil || *tb == "")) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s %d: %w", st.name, id, err)
+	}
+	return changes.Record(ctx, tx, changes.Entry{Table: *tb, RecordID: *rec, Op: changes.Update, Actor: "plugin:" + st.plugin})
 }

@@ -175,7 +175,13 @@ type goneEvent struct {
 func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]frame, error) {
 	switch ch.Op {
 	case changes.Privilege:
-		if cl.actor.KeyID == 0 && ch.RecordID == cl.actor.UserID {
+		// A user's change ends that user's streams; an API key's
+		// (Table changes.KeyTable) that key's.
+		mine := cl.actor.KeyID == 0 && ch.Table == "" && ch.RecordID == cl.actor.UserID
+		if ch.Table == changes.KeyTable {
+			mine = cl.actor.KeyID != 0 && ch.RecordID == cl.actor.KeyID
+		}
+		if mine {
 			return []frame{{id: ch.ID, event: "unauthorized", data: gin.H{"code": "token_invalidated",
 				"message": "your privileges or sessions changed: sign in again, then reopen the stream"}, final: true}}, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -52,8 +53,19 @@ func AddManualLink(ctx context.Context, db *store.DB, one, two Endpoint, label s
 		if label != "" {
 			lbl = label
 		}
-		return tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("manual_links")+` (tb_one, id_one, tb_two, id_two, label, sort, created_at) VALUES (?, ?, ?, ?, ?, 0, ?) RETURNING id`,
-			one.Scope.Table.Name, one.ID, two.Scope.Table.Name, two.ID, lbl, one.Scope.now()).Scan(&id)
+		if err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("manual_links")+` (tb_one, id_one, tb_two, id_two, label, sort, created_at) VALUES (?, ?, ?, ?, ?, 0, ?) RETURNING id`,
+			one.Scope.Table.Name, one.ID, two.Scope.Table.Name, two.ID, lbl, one.Scope.now()).Scan(&id); err != nil {
+			return err
+		}
+		// The link is in both records' manualLinks sections.
+		for _, e := range []Endpoint{one, two} {
+			ts := *e.Scope
+			ts.DB = tx
+			if err := ts.logChange(ctx, e.ID, changes.Update); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil && containsAny(err.Error(), "UNIQUE constraint failed", "SQLSTATE 23505") {
 		return 0, ErrLinkExists
@@ -70,16 +82,31 @@ func ManualLinkEnds(ctx context.Context, db *store.DB, id int64) (tbOne string, 
 	return
 }
 
-// DeleteManualLink removes a link.
-func DeleteManualLink(ctx context.Context, db *store.DB, id int64) error {
-	r, err := db.Exec(ctx, `DELETE FROM `+db.Sys("manual_links")+` WHERE id = ?`, id)
-	if err != nil {
-		return err
-	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return ErrLinkNotFound
-	}
-	return nil
+// DeleteManualLink removes a link, as the caller of scope s (whose
+// actor the change log names).
+func DeleteManualLink(ctx context.Context, s *Scope, id int64) error {
+	return s.DB.Tx(ctx, func(tx *store.DB) error {
+		var ends [2]struct {
+			tb string
+			id int64
+		}
+		err := tx.QueryRow(ctx, `DELETE FROM `+tx.Sys("manual_links")+` WHERE id = ? RETURNING tb_one, id_one, tb_two, id_two`, id).
+			Scan(&ends[0].tb, &ends[0].id, &ends[1].tb, &ends[1].id)
+		if isNoRows(err) {
+			return ErrLinkNotFound
+		}
+		if err != nil {
+			return err
+		}
+		// An update of both records (their manualLinks sections).
+		for _, e := range ends {
+			if err := changes.Record(ctx, tx, changes.Entry{Table: e.tb, RecordID: e.id, Op: changes.Update,
+				UserID: s.actorUserID(), Actor: s.actorName()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // queueManualLinks queues the links of the record from either side, with

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -76,8 +77,15 @@ func AddRelation(ctx context.Context, s *Scope, first, relation, second int64) (
 		if n > 0 {
 			return ErrRelationExists
 		}
-		return tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("rs")+` (tb, first, second, relation, creator, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-			s.Table.Name, a, b, r, ts.creatorValue(), ts.now()).Scan(&id)
+		if err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("rs")+` (tb, first, second, relation, creator, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			s.Table.Name, a, b, r, ts.creatorValue(), ts.now()).Scan(&id); err != nil {
+			return err
+		}
+		// The relation is in both records' rs sections: an update of each.
+		if err := ts.logChange(ctx, first, changes.Update); err != nil {
+			return err
+		}
+		return ts.logChange(ctx, second, changes.Update)
 	})
 	if err != nil && containsAny(err.Error(), "UNIQUE constraint failed", "SQLSTATE 23505") {
 		return 0, ErrRelationExists
@@ -110,8 +118,18 @@ func DeleteRelation(ctx context.Context, s *Scope, id int64) error {
 		if !allowed {
 			return ErrNotEnough.With("reason", "not_your_record")
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM `+tx.Sys("rs")+` WHERE id = ?`, id)
-		return err
+		if _, err = tx.Exec(ctx, `DELETE FROM `+tx.Sys("rs")+` WHERE id = ?`, id); err != nil {
+			return err
+		}
+		// An update of both records (their rs sections), also of one
+		// outside the caller's rows: others may see it. (One deleted gives
+		// nothing: its subscribers were told of the delete.)
+		for _, rec := range []int64{first, second} {
+			if err := ts.logChange(ctx, rec, changes.Update); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -201,11 +201,12 @@ func (s handlers) handleDeleteManualLink(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
-	if _, err := s.scopeAt(c, tbOne, auth.Edit); err != nil {
+	sc, err := s.scopeAt(c, tbOne, auth.Edit)
+	if err != nil {
 		api.Fail(c, err)
 		return
 	}
-	if err := records.DeleteManualLink(ctx, api.AppOf(c).DB, id); err != nil {
+	if err := records.DeleteManualLink(ctx, sc, id); err != nil {
 		api.Fail(c, err)
 		return
 	}
