@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/changes"
@@ -378,15 +379,28 @@ func sectionChanged(ctx context.Context, tx *store.DB, st *systemTable, id int64
 	if st.sectionOf == nil {
 		return nil
 	}
-	var tb *string
-	var rec *int64
+	// Read as any: the manifest does not fix the two columns' types.
+	var tb, rec any
 	err := tx.QueryRow(ctx, `SELECT `+tx.Engine.Quote(st.sectionOf.table)+`, `+tx.Engine.Quote(st.sectionOf.id)+
 		` FROM `+tx.Qualify(st.name)+` WHERE `+tx.Engine.Quote(schema.ColID)+` = ?`, id).Scan(&tb, &rec)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && (tb == nil || rec == nil || *tb == "")) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read %s %d: %w", st.name, id, err)
 	}
-	return changes.Record(ctx, tx, changes.Entry{Table: *tb, RecordID: *rec, Op: changes.Update, Actor: "plugin:" + st.plugin})
+	table, recID := sqlText(tb), sqlText(rec)
+	n, perr := strconv.ParseInt(recID, 10, 64)
+	if tb == nil || rec == nil || table == "" || perr != nil || n <= 0 {
+		return nil // names no record
+	}
+	return changes.Record(ctx, tx, changes.Entry{Table: table, RecordID: n, Op: changes.Update, Actor: "plugin:" + st.plugin})
+}
+
+// sqlText is a scanned value as text ([]byte as its bytes).
+func sqlText(v any) string {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return strings.TrimSpace(fmt.Sprint(v))
 }
