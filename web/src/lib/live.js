@@ -11,6 +11,7 @@
 import { reactive } from 'vue'
 import { api, endSession, sessionOf } from './api.js'
 import { editorKind, fromWire, toWire } from './fields.js'
+import { locale, t } from './i18n.js'
 
 // ---- pure parts (live.test.js) ----
 
@@ -372,6 +373,26 @@ class Live {
   }
 
   nameOf(id) { return this.names.get(Number(id)) ?? null }
+
+  // who names the author of a change event of record id of tb, and when
+  // ({who, when}): "you, in another window", a name presence has told,
+  // else the author of the version the change stored (the versions list
+  // names authors for any reader), else the user's number or the actor.
+  async who(tb, id, ev) {
+    const when = ev.at ? new Date(ev.at).toLocaleTimeString(locale.value, { hour: '2-digit', minute: '2-digit' }) : ''
+    const by = savedBy(ev, sessionOf(this.app)?.user?.id)
+    if (by.me) return { who: t('live.you_elsewhere'), when }
+    if (by.actor !== undefined) return { who: by.actor || t('live.someone'), when }
+    let name = this.nameOf(by.userId)
+    if (!name) {
+      try {
+        const res = await this.client.get(`/record/${tb}/${id}/versions`, { per_page: 5 })
+        name = (res.versions || []).find((v) => Number(v.id) === Number(ev.version))?.user || null
+        if (name) this.remember(by.userId, name)
+      } catch { /* the number will do */ }
+    }
+    return { who: name || t('live.user_n', { id: by.userId }), when }
+  }
 }
 
 const conns = new Map()
