@@ -2526,6 +2526,111 @@ const scenarios = {
     }
   },
   // ---- vocab/table settings (issue 30) end
+  // ---- live changes ----
+  // Issue 31: two signed-in pages. B (a writer) watches a filtered list and
+  // then edits a record; A (the admin) creates, changes and deletes records
+  // and edits the same record. B's list and form follow over the live
+  // stream; presence shows A on B's record page and the field A edits.
+  async 'live changes: list and record form follow another user, presence (live changes)'(page) {
+    const a = page
+    await signIn(a)
+    const aName = (await a.locator('[data-test=user]').textContent()).trim()
+    const made = await api(a, '/user', { method: 'POST', body: JSON.stringify({ name: 'Live Watcher', email: 'live-watcher@example.org', password: 'live-watcher-pw', privilege: 20 }) })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const seed = await newFind(a, 'LIVE seed', { description: 'seed text' })
+    const extra = []
+    const b = await a.context().newPage()
+    b.setDefaultTimeout(TIMEOUT)
+    const problems = []
+    b.on('console', (m) => { if (m.type() === 'error' && /TypeError|ReferenceError|Uncaught|\[Vue warn\]/.test(m.text())) problems.push(m.text()) })
+    b.on('pageerror', (e) => problems.push(String(e)))
+    try {
+      await b.addInitScript({ path: AXE_SOURCE })
+      await signIn(b, { email: 'live-watcher@example.org', password: 'live-watcher-pw' })
+      const f = encodeURIComponent(JSON.stringify({ label: { _starts_with: 'LIVE ' } }))
+      await b.goto(`${BASE}/${APP}/t/finds?f=${f}`)
+      const rows = b.locator('[data-test=rows] tr.open-row')
+      await b.locator(`[data-test=rows] tr[data-id="${seed}"]`).waitFor()
+      const total0 = await totalOf(b)
+      // The list subscribes once its page is shown: a change made before
+      // the server holds the subscription would not be the list's.
+      await b.locator('[data-test=total][data-live=on]').waitFor()
+      // Create: the row comes on top, marked new and said politely.
+      const one = await newFind(a, 'LIVE one')
+      const oneRow = b.locator(`[data-test=rows] tr[data-id="${one}"]`)
+      await oneRow.locator('[data-test=new-mark]').filter({ hasText: 'New' }).waitFor()
+      assert.equal(await rows.first().getAttribute('data-id'), one, 'the new row is on top')
+      await b.locator('[data-test=live-announce]').filter({ hasText: 'New record' }).waitFor({ state: 'attached' })
+      await b.locator('[data-test=total]').filter({ hasText: new RegExp(`^${total0 + 1} records`) }).waitFor()
+      // Update: in place.
+      assert.equal((await api(a, `/record/finds/${seed}`, { method: 'POST', body: JSON.stringify({ core: { label: 'LIVE seed changed' } }) })).status, 200)
+      await b.locator(`[data-test=rows] tr[data-id="${seed}"]`).filter({ hasText: 'LIVE seed changed' }).waitFor()
+      // Delete: gone.
+      assert.equal((await api(a, `/record/finds/${one}`, { method: 'DELETE' })).status, 200)
+      await oneRow.waitFor({ state: 'detached' })
+      await b.locator('[data-test=total]').filter({ hasText: new RegExp(`^${total0} records`) }).waitFor()
+      // Away from the top (here: a quick search, which a subscription cannot
+      // express), arrivals are counted; "Show" brings them in, marked.
+      await b.goto(`${BASE}/${APP}/t/finds?f=${f}&q=LIVE`)
+      await b.locator(`[data-test=rows] tr[data-id="${seed}"]`).waitFor()
+      await b.locator('[data-test=total][data-live=on]').waitFor()
+      const two = await newFind(a, 'LIVE two')
+      extra.push(two)
+      await b.locator('[data-test=live-waiting]').filter({ hasText: '1 new record' }).waitFor()
+      assert.equal(await b.locator(`[data-test=rows] tr[data-id="${two}"]`).count(), 0, 'nothing moved under the user')
+      await shot(b, 'live-list-waiting')
+      await b.locator('[data-test=live-show]').click()
+      await b.locator(`[data-test=rows] tr[data-id="${two}"] [data-test=new-mark]`).waitFor()
+      await shot(b, 'live-list')
+
+      // The record: both open it; B edits label and description.
+      await b.goto(`${BASE}/${APP}/t/finds/${seed}`)
+      await b.locator('[data-test=record-title][data-live=on]').waitFor()
+      await a.goto(`${BASE}/${APP}/t/finds/${seed}`)
+      // Presence: B sees A (who opened the record after B).
+      await b.locator('[data-test=live-viewer]').filter({ hasText: aName }).waitFor()
+      await b.locator('[data-test=edit]').click()
+      await b.getByLabel('Label').fill('LIVE mine')
+      await b.getByLabel('Description').fill('mine from B')
+      await a.locator('[data-test=edit]').click()
+      await a.getByLabel('Description').focus()
+      await b.locator('.field[data-field=description] [data-test=live-editing]').filter({ hasText: `${aName} is editing` }).waitFor()
+      await shot(b, 'live-presence')
+      // A saves label, description and weight; B's form says who, takes
+      // the weight (untouched) and asks about the two B changed too.
+      await a.getByLabel('Label').fill('LIVE theirs')
+      await a.getByLabel('Description').fill('theirs from A')
+      await a.getByLabel('Weight (g)').fill('7')
+      await a.locator('[data-test=save]').click()
+      await a.locator('[data-test=notice]').waitFor()
+      const remote = b.locator('[data-test=live-remote]')
+      await remote.filter({ hasText: `${aName} saved this record at` }).waitFor()
+      assert.ok(/Description/.test(await remote.textContent()), 'the changed fields are named')
+      assert.equal(await b.getByLabel('Weight (g)').inputValue(), '7', 'an untouched field takes the new value')
+      assert.equal(await b.locator('[data-test=live-conflict]').count(), 2, 'label and description to decide')
+      assert.ok(await b.locator('[data-test=save]').isDisabled(), 'no save before deciding')
+      const violations = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
+      assert.deepEqual(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`), [], 'axe on the live form')
+      await shot(b, 'live-conflict')
+      await b.locator('.field[data-field=label] [data-test=keep-mine]').click()
+      await b.locator('.field[data-field=description] [data-test=take-theirs]').click()
+      assert.equal(await b.getByLabel('Description').inputValue(), 'theirs from A')
+      await b.locator('[data-test=save]').click()
+      await b.locator('[data-test=notice]').filter({ hasText: 'Saved.' }).waitFor()
+      const stored = (await api(a, `/record/finds/${seed}`)).body.core
+      assert.deepEqual([stored.label.val, stored.description.val, Number(stored.weight.val)], ['LIVE mine', 'theirs from A', 7])
+      // Deleted under the form: said, and no save.
+      await b.locator('[data-test=edit]').click()
+      assert.equal((await api(a, `/record/finds/${seed}`, { method: 'DELETE' })).status, 200)
+      await b.locator('[data-test=live-gone]').filter({ hasText: 'deleted elsewhere' }).waitFor()
+      assert.ok(await b.locator('[data-test=save]').isDisabled(), 'a deleted record cannot be saved')
+      assert.deepEqual(problems, [], 'console errors on B')
+    } finally {
+      await b.close()
+      for (const id of [seed, ...extra]) await api(a, `/record/finds/${id}`, { method: 'DELETE' }).catch(() => {})
+    }
+  },
+  // ---- end live changes ----
   // ---- accessibility audit (axe) begin
   // axe-core over every route of the router (web/e2e/a11y.mjs fills in the
   // parameters) and the states no address reaches (STATES below), at 1280

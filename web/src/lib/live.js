@@ -162,7 +162,9 @@ class Live {
   constructor(app) {
     this.app = app
     this.client = api(app)
-    this.state = reactive({ status: 'idle', clientId: null })
+    // synced: the server holds the views' current set (pages and tests
+    // can tell that a change made now will reach them).
+    this.state = reactive({ status: 'idle', clientId: null, synced: false })
     this.entries = new Map() // local id → {key, spec, handler}
     this.ids = new Map() // spec key → server subscription id
     this.counter = { n: 0 }
@@ -201,6 +203,7 @@ class Live {
   }
 
   schedulePost() {
+    this.state.synced = false
     clearTimeout(this.postTimer)
     this.postTimer = setTimeout(() => this.post(), POST_DEBOUNCE_MS)
   }
@@ -213,6 +216,7 @@ class Live {
     try {
       const subscriptions = unionSet([...this.entries.values()].map((e) => e.spec), this.ids, this.counter)
       await this.client.post('/realtime/subscriptions', { client_id: this.state.clientId, subscriptions })
+      if (!this.again) this.state.synced = true
     } catch (e) {
       // The stream went away under us (another node, a restart): a new one
       // brings a new client id and the set again.
@@ -297,6 +301,7 @@ class Live {
   drop() {
     if (this.es) { this.es.close(); this.es = null }
     this.state.clientId = null
+    this.state.synced = false
     if (this.state.status !== 'stopped') this.state.status = 'idle'
   }
 
