@@ -2590,7 +2590,7 @@ const scenarios = {
       // Presence: B sees A (who opened the record after B).
       await b.locator('[data-test=live-viewer]').filter({ hasText: aName }).waitFor()
       await b.locator('[data-test=edit]').click()
-      await b.getByLabel('Label').fill('LIVE mine')
+      await b.locator('.field[data-field=label] input').fill('LIVE mine')
       await b.getByLabel('Description').fill('mine from B')
       await a.locator('[data-test=edit]').click()
       await a.getByLabel('Description').focus()
@@ -2598,15 +2598,15 @@ const scenarios = {
       await shot(b, 'live-presence')
       // A saves label, description and weight; B's form says who, takes
       // the weight (untouched) and asks about the two B changed too.
-      await a.getByLabel('Label').fill('LIVE theirs')
+      await a.locator('.field[data-field=label] input').fill('LIVE theirs')
       await a.getByLabel('Description').fill('theirs from A')
-      await a.getByLabel('Weight (g)').fill('7')
+      await a.locator('.field[data-field=weight] input').fill('7')
       await a.locator('[data-test=save]').click()
       await a.locator('[data-test=notice]').waitFor()
       const remote = b.locator('[data-test=live-remote]')
       await remote.filter({ hasText: `${aName} saved this record at` }).waitFor()
       assert.ok(/Description/.test(await remote.textContent()), 'the changed fields are named')
-      assert.equal(await b.getByLabel('Weight (g)').inputValue(), '7', 'an untouched field takes the new value')
+      assert.equal(await b.locator('.field[data-field=weight] input').inputValue(), '7', 'an untouched field takes the new value')
       assert.equal(await b.locator('[data-test=live-conflict]').count(), 2, 'label and description to decide')
       assert.ok(await b.locator('[data-test=save]').isDisabled(), 'no save before deciding')
       const violations = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
