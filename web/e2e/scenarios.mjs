@@ -2624,6 +2624,9 @@ const scenarios = {
       assert.equal((await api(a, `/record/finds/${seed}`, { method: 'DELETE' })).status, 200)
       await b.locator('[data-test=live-gone]').filter({ hasText: 'deleted elsewhere' }).waitFor()
       assert.ok(await b.locator('[data-test=save]').isDisabled(), 'a deleted record cannot be saved')
+      // A new password ends B's sessions: the stream's last word sends B to sign in.
+      assert.equal((await api(a, '/user', { method: 'POST', body: JSON.stringify({ id: made.body.id, password: 'live-watcher-pw2' }) })).status, 200)
+      await b.waitForURL(/ended=1/)
       assert.deepEqual(problems, [], 'console errors on B')
     } finally {
       await b.close()
