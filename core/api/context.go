@@ -51,6 +51,10 @@ type Host interface {
 	// ScopeFor is a user's scope on table outside a request (a job's),
 	// their account and overrides read afresh.
 	ScopeFor(ctx context.Context, a *apps.App, userID int64, table string) (*records.Scope, error)
+	// ActorScope is actor's scope on table and filter (JSON, may be
+	// empty) as a condition on it, outside a request: the gate of
+	// RecordScope and Condition for an actor a stream authenticated.
+	ActorScope(ctx context.Context, a *apps.App, actor *auth.Actor, table string, filter json.RawMessage) (*records.Scope, *records.Cond, error)
 }
 
 // RecordTarget is the caller's scope on the path's table (:tb) and the

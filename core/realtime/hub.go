@@ -42,10 +42,19 @@ type Config struct {
 	// (to tell update from enter, and send leave); past it, a change that
 	// takes a row out sends leave even for a row the client never got.
 	KnownLimit int
+	// PresenceTTL is how long a presence entry lasts after its last POST
+	// (clients post again every 20 s); PresencePerApp caps an app's
+	// entries over all nodes (one per stream at most).
+	PresenceTTL    time.Duration
+	PresencePerApp int
+	// Beat is how often the node refreshes its streams' rows and sweeps
+	// expired presence (tests shorten it).
+	Beat time.Duration
 }
 
 // DefaultConfig is what the service runs with unless told otherwise.
-var DefaultConfig = Config{PerApp: 1000, PerUser: 20, Buffer: 256, Heartbeat: 15 * time.Second, MaxSubscriptions: 100, KnownLimit: 50_000}
+var DefaultConfig = Config{PerApp: 1000, PerUser: 20, Buffer: 256, Heartbeat: 15 * time.Second, MaxSubscriptions: 100, KnownLimit: 50_000,
+	PresenceTTL: 60 * time.Second, PresencePerApp: 1000, Beat: beatEvery}
 
 // Hub holds the process's streams.
 type Hub struct {
@@ -56,11 +65,23 @@ type Hub struct {
 	// nodes' commits uses (nil on SQLite: one node).
 	pgConn *pgx.ConnConfig
 
+	// node names this process in sys_realtime_clients and in its
+	// notifications (its own are handled when sent, not when heard).
+	node      string
+	beatEvery time.Duration
+
 	mu      sync.Mutex
 	clients map[string]*client
 	perApp  map[string]int
 	perUser map[string]int
 	listen  *listener
+	upkeep  *upkeep
+
+	// presence holds the records whose viewers changed, for the upkeep
+	// goroutine to tell (coalesced; at most maxPendingPresence).
+	presenceMu   sync.Mutex
+	presence     map[presenceKey]bool
+	presenceWake chan struct{}
 }
 
 // New makes a hub. pgConn, when not nil, is the PostgreSQL connection a
@@ -85,11 +106,21 @@ func New(host api.Host, cfg Config, now func() time.Time, pgConn *pgx.ConnConfig
 	if cfg.KnownLimit <= 0 {
 		cfg.KnownLimit = d.KnownLimit
 	}
+	if cfg.PresenceTTL <= 0 {
+		cfg.PresenceTTL = d.PresenceTTL
+	}
+	if cfg.PresencePerApp <= 0 {
+		cfg.PresencePerApp = d.PresencePerApp
+	}
+	if cfg.Beat <= 0 {
+		cfg.Beat = d.Beat
+	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Hub{host: host, cfg: cfg, now: now, pgConn: pgConn,
-		clients: map[string]*client{}, perApp: map[string]int{}, perUser: map[string]int{}}
+	return &Hub{host: host, cfg: cfg, now: now, pgConn: pgConn, node: newClientID()[:16], beatEvery: cfg.Beat,
+		clients: map[string]*client{}, perApp: map[string]int{}, perUser: map[string]int{},
+		presence: map[presenceKey]bool{}, presenceWake: make(chan struct{}, 1)}
 }
 
 // Routes are the realtime area's.
@@ -98,13 +129,14 @@ func (h *Hub) Routes() []api.Route {
 		{Scope: api.App, Method: http.MethodPost, Path: "/realtime/token", Access: auth.Enter, Handler: h.token},
 		{Scope: api.App, Method: http.MethodGet, Path: "/realtime", Access: auth.Enter, SignedLink: true, Stream: true, Handler: h.stream},
 		{Scope: api.App, Method: http.MethodPost, Path: "/realtime/subscriptions", Access: auth.Enter, Handler: h.subscribe},
+		{Scope: api.App, Method: http.MethodPost, Path: "/realtime/presence", Access: auth.Enter, Handler: h.presencePost},
 	}
 }
 
 var (
 	errRateLimited = errs.New(errs.TooManyRequests, "rate_limited", "too many live streams are open; close one and retry")
 	errNoClient    = errs.New(errs.NotFound, "client_not_found",
-		"no open stream has this client_id on this server: open GET /realtime first and use the client_id of its connect event")
+		"no open stream of yours has this client_id: open GET /realtime first and use the client_id of its connect event")
 	errSessionOnly = errs.New(errs.Invalid, "session_required", "a stream token is made for a signed-in user's session; an API key sends its key with GET /realtime")
 )
 
@@ -132,7 +164,10 @@ func (h *Hub) admit(cl *client) error {
 	h.perUser[cl.userKey()]++
 	h.clients[cl.id] = cl
 	if h.pgConn != nil && h.listen == nil {
-		h.listen = startListener(h.pgConn)
+		h.listen = startListener(h.pgConn, h.heard, h.resume)
+	}
+	if h.upkeep == nil {
+		h.upkeep = h.startUpkeep()
 	}
 	return nil
 }
@@ -140,7 +175,6 @@ func (h *Hub) admit(cl *client) error {
 // leave forgets a stream that ended.
 func (h *Hub) leave(cl *client) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	delete(h.clients, cl.id)
 	if h.perApp[cl.app.Name]--; h.perApp[cl.app.Name] <= 0 {
 		delete(h.perApp, cl.app.Name)
@@ -148,9 +182,19 @@ func (h *Hub) leave(cl *client) {
 	if h.perUser[cl.userKey()]--; h.perUser[cl.userKey()] <= 0 {
 		delete(h.perUser, cl.userKey())
 	}
-	if len(h.clients) == 0 && h.listen != nil {
-		h.listen.stop()
-		h.listen = nil
+	var l *listener
+	var u *upkeep
+	if len(h.clients) == 0 {
+		l, u = h.listen, h.upkeep
+		h.listen, h.upkeep = nil, nil
+	}
+	h.mu.Unlock()
+	// Stopped outside the lock: their goroutines take it.
+	if l != nil {
+		l.stop()
+	}
+	if u != nil {
+		u.stop()
 	}
 }
 

@@ -14,14 +14,20 @@ import (
 // node's commits send (changes.NotifyChannel, "<schema>:<id>") and wakes
 // this process's streams of that app, which then read the log: a write on
 // another node reaches them. It runs while the process has streams open.
+//
+// The same connection hears ControlChannel (sets and presence given on
+// other nodes: heard); after each (re)connection resumed reads what a
+// lost notification would have said from sys_realtime_clients.
 type listener struct {
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+	heard   func(payload string)
+	resumed func()
 }
 
-func startListener(cfg *pgx.ConnConfig) *listener {
+func startListener(cfg *pgx.ConnConfig, heard func(string), resumed func()) *listener {
 	ctx, cancel := context.WithCancel(background())
-	l := &listener{cancel: cancel, done: make(chan struct{})}
+	l := &listener{cancel: cancel, done: make(chan struct{}), heard: heard, resumed: resumed}
 	go l.run(ctx, cfg)
 	return l
 }
@@ -56,14 +62,21 @@ func (l *listener) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `LISTEN `+changes.NotifyChannel); err != nil {
-		return err
+	for _, ch := range []string{changes.NotifyChannel, ControlChannel} {
+		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
+			return err
+		}
 	}
 	changes.WakeAll()
+	go l.resumed()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if n.Channel == ControlChannel {
+			l.heard(n.Payload)
+			continue
 		}
 		schema, _, ok := strings.Cut(n.Payload, ":")
 		if ok {

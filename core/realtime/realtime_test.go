@@ -583,3 +583,133 @@ func TestWriteOnAnotherNode(t *testing.T) {
 	}
 	t.Logf("delivered in %s", time.Since(start))
 }
+
+// node is a second server on the harness's app and database, as another
+// process behind a load balancer would be (its own hub, its own node id).
+type node struct {
+	srv *httptest.Server
+	hc  *http.Client
+}
+
+func (h *harness) secondNode(t *testing.T, deps server.Deps) *node {
+	t.Helper()
+	deps.Apps = h.inst.Apps
+	inst := testenv.NewInstanceWith(t, h.inst.Engine, deps)
+	srv := httptest.NewServer(inst.Server)
+	t.Cleanup(srv.Close)
+	return &node{srv: srv, hc: &http.Client{}}
+}
+
+func (n *node) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, n.srv.URL+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := n.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+func (n *node) login(t *testing.T, email string) string {
+	t.Helper()
+	code, body := n.do(t, http.MethodPost, "/dig/api/auth/login", "", `{"email":"`+email+`","password":"`+testenv.Password+`"}`)
+	if code != 200 {
+		t.Fatalf("login on the second node: %d %v", code, body)
+	}
+	return "Bearer " + body["token"].(string)
+}
+
+// TestSubscriptionsFromAnotherNode: the set of a stream open on node A is
+// POSTed to node B (PostgreSQL, one database): B validates it for the
+// caller with the list's codes and refuses another's client_id; A applies
+// it with its own client's scopes (the writer's row subset holds there);
+// a write on B reaches A.
+func TestSubscriptionsFromAnotherNode(t *testing.T) {
+	testenv.RequireEngine(t, store.Postgres)
+	h := newHarness(t, store.Postgres, server.Deps{})
+	b := h.secondNode(t, server.Deps{})
+	ctx := context.Background()
+	w := testenv.NewUser(t, h.app, "Writer", "writer@example.org", auth.Writer)
+	subset := `{"keep":{"_eq":"yes"}}`
+	if err := auth.SaveTablePrivilege(ctx, h.app.DB, &auth.TablePrivilege{UserID: w.ID, TableName: "finds", Privilege: auth.Writer, Subset: &subset}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	writerA, writerB := h.login(t, "writer@example.org"), b.login(t, "writer@example.org")
+	adminB := b.login(t, "admin@example.org")
+	c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": writerA})
+
+	for _, tc := range []struct {
+		name, token, body string
+		status            int
+		code              string
+	}{
+		{"another user's client", adminB, `{"client_id":"` + c.id + `","subscriptions":[]}`, 404, "client_not_found"},
+		{"unknown client", writerB, `{"client_id":"0123456789abcdef0123456789abcdef","subscriptions":[]}`, 404, "client_not_found"},
+		{"unknown table", writerB, `{"client_id":"` + c.id + `","subscriptions":[{"id":"a","table":"nowhere"}]}`, 404, "table_not_found"},
+		{"bad JSON", writerB, `{"client_id":`, 400, "invalid_json"},
+	} {
+		if code, body := b.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", tc.token, tc.body); code != tc.status || body["code"] != tc.code {
+			t.Errorf("%s: %d %v, want %d %s", tc.name, code, body, tc.status, tc.code)
+		}
+	}
+	if code, body := b.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", writerB, `{"client_id":"`+c.id+`","subscriptions":[{"id":"mine","table":"finds"}]}`); code != 200 {
+		t.Fatalf("subscribe on B: %d %v", code, body)
+	}
+	// Writes on B: one outside the writer's subset (never shown), one in.
+	save := func(core string) int64 {
+		code, body := b.do(t, http.MethodPost, "/dig/api/record/finds", adminB, `{"core":`+core+`}`)
+		if code != 200 {
+			t.Fatalf("save on B: %d %v", code, body)
+		}
+		return int64(body["id"].(float64))
+	}
+	save(`{"label":"out","keep":"no"}`)
+	in := save(`{"label":"in","keep":"yes"}`)
+	ev := c.next(t, 10*time.Second)
+	if ev.name != "create" || int64(ev.data["id"].(float64)) != in {
+		t.Fatalf("event on A: %s", ev.raw)
+	}
+	// A second set from B replaces the first: a record subscription.
+	other := save(`{"label":"other","keep":"yes"}`)
+	if ev := c.next(t, 10*time.Second); ev.name != "create" || int64(ev.data["id"].(float64)) != other {
+		t.Fatalf("event on A: %s", ev.raw)
+	}
+	if code, body := b.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", writerB, `{"client_id":"`+c.id+`","subscriptions":[{"id":"one","table":"finds","record":`+strconv.FormatInt(in, 10)+`}]}`); code != 200 {
+		t.Fatalf("second set on B: %d %v", code, body)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		// The set reaches A in a moment; until then a save of the other
+		// record may still be shown. The first event naming "one" proves it.
+		code, body := b.do(t, http.MethodPost, "/dig/api/record/finds/"+strconv.FormatInt(in, 10), adminB, `{"core":{"note":"x"}}`)
+		if code != 200 {
+			t.Fatalf("update on B: %d %v", code, body)
+		}
+		ev := c.next(t, 10*time.Second)
+		subs, _ := ev.data["subscriptions"].([]any)
+		if ev.name == "update" && len(subs) == 1 && subs[0] == "one" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second set never applied on A: %s", ev.raw)
+		}
+	}
+	h.save(t, h.login(t, "admin@example.org"), other, `{"note":"not subscribed"}`)
+	last := save(`{"label":"unseen","keep":"yes"}`)
+	_ = last
+	code, body := b.do(t, http.MethodPost, "/dig/api/record/finds/"+strconv.FormatInt(in, 10), adminB, `{"core":{"note":"end"}}`)
+	if code != 200 {
+		t.Fatalf("update: %d %v", code, body)
+	}
+	if ev := c.next(t, 10*time.Second); ev.name != "update" || int64(ev.data["id"].(float64)) != in {
+		t.Fatalf("after the record set, another row was shown: %s", ev.raw)
+	}
+}

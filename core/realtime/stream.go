@@ -32,6 +32,15 @@ type client struct {
 	out      chan frame    // events for the writer (cap Config.Buffer)
 	overflow chan struct{} // closed when out was full: resync and end
 	once     sync.Once
+
+	// setMu orders the sets other nodes stored (reloadSet); setSeq is
+	// the sequence of the last one applied.
+	setMu  sync.Mutex
+	setSeq int64
+	// scopes are the client's scopes by table for presence events
+	// (guarded by mu; dropped on a schema change, bounded by the
+	// catalog's tables).
+	scopes map[string]cachedScope
 }
 
 // frame is one event as sent.
@@ -80,6 +89,11 @@ func (h *Hub) stream(c *gin.Context) {
 	defer h.leave(cl)
 	ctx, cancel := context.WithCancel(c.Request.Context())
 	defer cancel()
+	if err := h.register(ctx, cl); err != nil {
+		api.Fail(c, err)
+		return
+	}
+	defer h.unregister(cl)
 	// Watch before reading the head: a commit in between wakes the pump.
 	wake, stop := changes.Watch(a.DB.Key())
 	defer stop()

@@ -35,86 +35,135 @@ type subscription struct {
 }
 
 type subscriptionsBody struct {
-	ClientID      string `json:"client_id"`
-	Subscriptions []struct {
-		ID     string          `json:"id"`
-		Table  string          `json:"table"`
-		Filter json.RawMessage `json:"filter"`
-		Record json.RawMessage `json:"record"`
-	} `json:"subscriptions"`
+	ClientID      string           `json:"client_id"`
+	Subscriptions []subscriptionIn `json:"subscriptions"`
+}
+
+// subscriptionIn is one entry of a set as given: what a POST validated
+// is stored as it is for the stream's node to build again.
+type subscriptionIn struct {
+	ID     string          `json:"id"`
+	Table  string          `json:"table"`
+	Filter json.RawMessage `json:"filter,omitempty"`
+	Record json.RawMessage `json:"record,omitempty"`
 }
 
 var errBadSubscription = errs.New(errs.Invalid, "invalid_parameter", "a subscription is {id, table, filter} or {id, table, record}")
 
 // POST /realtime/subscriptions — {client_id, subscriptions: [...]}
-// replaces the set of the caller's stream client_id. Each table is opened
-// through the records gate and each filter validated as a list validates
-// it, with the list's codes; nothing changes when one is refused.
+// replaces the set of the caller's stream client_id, on this node or
+// another. Each table is opened through the records gate and each filter
+// validated as a list validates it, with the list's codes; nothing
+// changes when one is refused.
 func (h *Hub) subscribe(c *gin.Context) {
 	var body subscriptionsBody
-	dec := json.NewDecoder(c.Request.Body)
+	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
 		api.Fail(c, errs.New(errs.Invalid, "invalid_json", "the body is not the JSON expected").With("detail", err.Error()))
 		return
 	}
-	cl := h.client(body.ClientID)
-	caller := api.ActorOf(c)
-	if cl == nil || cl.app.Name != api.AppOf(c).Name || cl.actor.UserID != caller.UserID || cl.actor.KeyID != caller.KeyID {
-		// Another's stream is as absent as an unknown one.
-		api.Fail(c, errNoClient)
+	local, row, err := h.callerClient(c, body.ClientID)
+	if err != nil {
+		api.Fail(c, err)
 		return
 	}
-	if len(body.Subscriptions) > h.cfg.MaxSubscriptions {
-		api.Fail(c, errBadSubscription.With("detail", "too many subscriptions").With("max", h.cfg.MaxSubscriptions))
+	ctx := c.Request.Context()
+	// Validated here for the caller, with the request's gate and codes,
+	// wherever the stream is.
+	subs, err := h.build(ctx, body.Subscriptions, func(table string, filter json.RawMessage) (*subscription, error) {
+		sc, err := h.host.RecordScope(c, table)
+		if err != nil {
+			return nil, err
+		}
+		s := &subscription{Table: sc.Table.Name, scope: sc, known: map[int64]bool{}}
+		if filter != nil {
+			if s.cond, err = h.host.Condition(c, sc, filter, ""); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	})
+	if err != nil {
+		api.Fail(c, err)
 		return
+	}
+	if local != nil {
+		local.apply(subs)
+	} else {
+		// The stream's node builds the set again for its own client
+		// (reloadSet): the scopes made here are the caller's on this
+		// request, and the stream's events are decided where it is.
+		set, _ := json.Marshal(body.Subscriptions)
+		if err := h.storeSet(ctx, api.AppOf(c).DB, row.ClientID, set); err != nil {
+			api.Fail(c, err)
+			return
+		}
+	}
+	ids := make([]string, len(subs))
+	for i, s := range subs {
+		ids[i] = s.ID
+	}
+	api.Success(c, http.StatusOK, gin.H{"client_id": body.ClientID, "subscriptions": ids})
+}
+
+// maxBody bounds the JSON bodies of the realtime routes.
+const maxBody = 1 << 20
+
+// build checks a set's entries and makes each with mk (the scope on its
+// table and, for a filter subscription, its condition; filter is nil for
+// a record subscription, empty for every row), then reads what each
+// shows now.
+func (h *Hub) build(ctx context.Context, in []subscriptionIn, mk func(table string, filter json.RawMessage) (*subscription, error)) ([]*subscription, error) {
+	if len(in) > h.cfg.MaxSubscriptions {
+		return nil, errBadSubscription.With("detail", "too many subscriptions").With("max", h.cfg.MaxSubscriptions)
 	}
 	seen := map[string]bool{}
-	subs := make([]*subscription, 0, len(body.Subscriptions))
-	ctx := c.Request.Context()
-	for i, in := range body.Subscriptions {
-		if in.ID == "" || len(in.ID) > 64 || seen[in.ID] {
-			api.Fail(c, errBadSubscription.With("index", i).With("detail", "each subscription has its own id (1 to 64 characters)"))
-			return
+	subs := make([]*subscription, 0, len(in))
+	for i, e := range in {
+		if e.ID == "" || len(e.ID) > 64 || seen[e.ID] {
+			return nil, errBadSubscription.With("index", i).With("detail", "each subscription has its own id (1 to 64 characters)")
 		}
-		seen[in.ID] = true
-		// The one gate: a table the caller may not read has no scope, and
-		// an unknown one is table_not_found, as for a list.
-		sc, err := h.host.RecordScope(c, strings.TrimSpace(in.Table))
-		if err != nil {
-			api.Fail(c, err)
-			return
+		seen[e.ID] = true
+		hasRecord := len(e.Record) > 0 && string(e.Record) != "null"
+		hasFilter := len(e.Filter) > 0 && string(e.Filter) != "null"
+		if hasRecord && hasFilter {
+			return nil, errBadSubscription.With("index", i).With("detail", "filter or record, not both")
 		}
-		s := &subscription{ID: in.ID, Table: sc.Table.Name, scope: sc, known: map[int64]bool{}}
-		hasRecord := len(in.Record) > 0 && string(in.Record) != "null"
-		hasFilter := len(in.Filter) > 0 && string(in.Filter) != "null"
-		switch {
-		case hasRecord && hasFilter:
-			api.Fail(c, errBadSubscription.With("index", i).With("detail", "filter or record, not both"))
-			return
-		case hasRecord:
+		var id int64
+		filter := json.RawMessage{}
+		if hasRecord {
 			var raw any
-			_ = json.Unmarshal(in.Record, &raw)
-			id, err := api.ParseID(raw)
-			if err != nil {
-				api.Fail(c, err)
-				return
+			_ = json.Unmarshal(e.Record, &raw)
+			var err error
+			if id, err = api.ParseID(raw); err != nil {
+				return nil, err
 			}
-			s.Record = id
-		default:
-			// The list's own validation and codes (unknown field,
-			// operator, value), within the caller's reach.
-			if s.cond, err = h.host.Condition(c, sc, in.Filter, ""); err != nil {
-				api.Fail(c, err)
-				return
-			}
+			filter = nil
+		} else if hasFilter {
+			filter = e.Filter
+		}
+		// The one gate: a table the caller may not read has no scope, and
+		// an unknown one is table_not_found, as for a list; a filter gets
+		// the list's own validation and codes, within the caller's reach.
+		s, err := mk(strings.TrimSpace(e.Table), filter)
+		if err != nil {
+			return nil, err
+		}
+		s.ID, s.Record = e.ID, id
+		if id != 0 {
+			s.cond = nil
 		}
 		if err := s.loadKnown(ctx, h.cfg.KnownLimit); err != nil {
-			api.Fail(c, err)
-			return
+			return nil, err
 		}
 		subs = append(subs, s)
 	}
+	return subs, nil
+}
+
+// apply makes subs cl's set and wakes its pump.
+func (cl *client) apply(subs []*subscription) {
 	cl.mu.Lock()
 	cl.subs, cl.subscribed = subs, true
 	cl.mu.Unlock()
@@ -122,11 +171,6 @@ func (h *Hub) subscribe(c *gin.Context) {
 	case cl.changed <- struct{}{}:
 	default:
 	}
-	ids := make([]string, len(subs))
-	for i, s := range subs {
-		ids[i] = s.ID
-	}
-	api.Success(c, http.StatusOK, gin.H{"client_id": cl.id, "subscriptions": ids})
 }
 
 // filter is the subscription's condition: its filter, or its record.

@@ -63,6 +63,7 @@ var gateBodyRoutes = map[string]string{
 	"POST /:app/api/geoface/feature":       `"code":"geodata_not_enabled"`, // finds keeps no geodata: refused after the gate
 	"POST /:app/api/manual-link":           `"status":"success"`,
 	"POST /:app/api/assemblage/data":       `"status":"success"`,
+	"POST /:app/api/realtime/presence":     `"code":"client_not_found"`, // the record passed the gate; the walk has no stream
 }
 
 // gateRequest is one call of the walk.
@@ -85,7 +86,7 @@ func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]ga
 	query := fmt.Sprintf("?tb=finds&table=finds&fld=notes&field=notes&id=%d&record_id=%d&q=zqx&search=zqx&value=zqx&x_field=notes", inside, inside)
 	body := strings.ReplaceAll(`{"tb":"finds","table":"finds","fld":"notes","field":"notes","search":"zqx","replace":"zqx","preview":true,"q":"zqx",`+
 		`"name":"gate","label":"gate","definition":{"tb":"finds","type":"bar","x_field":"notes","source_tb":"finds","char_field":"notes","group_field":"label","measure":"count"},`+
-		`"core":{"label":"in"},"id":ID,"ids":[ID],"record_id":ID,"tb_one":"finds","id_one":ID,"tb_two":"sites","id_two":SITE,`+
+		`"core":{"label":"in"},"id":ID,"ids":[ID],"record_id":ID,"record":ID,"tb_one":"finds","id_one":ID,"tb_two":"sites","id_two":SITE,`+
 		`"geometry":{"type":"Point","coordinates":[12.5,41.9]},"update":{"finds":[{"id":ID,"core":{"label":"in"}}]}}`, "ID", fmt.Sprint(inside))
 	body = strings.ReplaceAll(body, "SITE", fmt.Sprint(site))
 	out := map[string]gateRequest{}

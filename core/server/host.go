@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"github.com/strata-archaeo/strata/core/auth"
@@ -10,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/filter"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/wire"
@@ -101,4 +103,45 @@ func (s *Server) ScopeFor(ctx context.Context, a *apps.App, userID int64, table 
 	s.addPluginScope(sc, a.Name)
 	sc.Files = files.Section{}
 	return sc, nil
+}
+
+// ActorScope is actor's scope on table, and filter (the filter language,
+// JSON; empty: none) as a condition on it, outside a request: a realtime
+// stream applying on its own node a subscription set that another node
+// validated for the same actor, or building its subscriber's view of a
+// presence event. It is the request's gate (Grants.Scope, the plugin
+// scope, renderWhere) on the actor the stream authenticated, its
+// overrides read afresh; the catalog is the app's, without a request's
+// Accept-Language relabelling.
+func (s *Server) ActorScope(ctx context.Context, a *apps.App, actor *auth.Actor, table string, filterJSON json.RawMessage) (*records.Scope, *records.Cond, error) {
+	cat, err := s.recordCatalog(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	var list []auth.TablePrivilege
+	if actor.UserID != 0 {
+		if list, err = auth.ListTablePrivileges(ctx, a.DB, actor.UserID); err != nil {
+			return nil, nil, err
+		}
+	}
+	acc := records.NewGrants(actor, list)
+	sc, err := acc.Scope(ctx, a.DB, cat, table)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc.Now = s.now
+	s.addPluginScope(sc, a.Name)
+	sc.Files = files.Section{}
+	if b := bytes.TrimSpace(filterJSON); len(b) == 0 || string(b) == "null" {
+		return sc, nil, nil
+	}
+	node, err := filter.ParseJSON(filterJSON)
+	if err != nil {
+		return nil, nil, err
+	}
+	cond, err := s.renderWhere(ctx, acc, sc, node)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, cond, nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"github.com/strata-archaeo/strata/core/geo"
 
@@ -45,11 +46,17 @@ func (s *Server) listWhere(c *gin.Context, sc *records.Scope, bodyFilter json.Ra
 	if err != nil {
 		return nil, err
 	}
+	return s.renderWhere(c.Request.Context(), acc, sc, node)
+}
+
+// renderWhere is a parsed filter as a condition on sc's table, within
+// acc's reach: the one rendering of listWhere and ActorScope.
+func (s *Server) renderWhere(ctx context.Context, acc *records.Grants, sc *records.Scope, node filter.Node) (*records.Cond, error) {
 	// Plugin filter operators resolve through their plugin, as the caller.
 	opt := acc.FilterOptions(sc.Catalog)
 	opt.Operators = s.plugins.Operators()
 	opt.Core = geo.Operators()
-	ctx := pluginhost.WithActor(c.Request.Context(), pluginActor(sc))
+	ctx = pluginhost.WithActor(ctx, pluginActor(sc))
 	sql, args, err := filter.RenderWith(ctx, sc.DB, sc.Catalog, sc.Table.Name, node, opt)
 	if err != nil {
 		return nil, err
