@@ -1971,6 +1971,12 @@ const scenarios = {
       assert.equal(await page.evaluate(() => document.activeElement?.dataset?.test), 'edit-here', `${where}: focus back after Escape`)
       assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
       // Changed by someone else after the panel read it: refused (If-Match).
+      // The live stream would bring the change into the form first (issue
+      // 31; the live changes scenario covers that): here the form's
+      // subscription never reaches the server, as when the stream is down,
+      // so the save meets the If-Match guard.
+      const subs = '**/api/realtime/subscriptions'
+      await page.route(subs, (r) => r.abort())
       await opener.click()
       await panel.locator('[data-test=record-form]').waitFor()
       const other = await api(page, `/record/finds/${id}`, { method: 'POST', body: JSON.stringify({ core: { description: 'changed meanwhile' } }) })
@@ -1981,6 +1987,7 @@ const scenarios = {
       assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
       await panel.getByRole('button', { name: w.close, exact: true }).click()
       await page.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+      await page.unroute(subs)
       // Desktop: Alt+click on the row opens the panel too.
       if (size === 'desktop') {
         await item.locator('td').nth(2).click({ modifiers: ['Alt'] })
