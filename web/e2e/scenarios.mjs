@@ -2585,9 +2585,13 @@ const scenarios = {
       extra.push(two)
       await b.locator('[data-test=live-waiting]').filter({ hasText: '1 new record' }).waitFor()
       assert.equal(await b.locator(`[data-test=rows] tr[data-id="${two}"]`).count(), 0, 'nothing moved under the user')
+      const axeList = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
+      assert.deepEqual(axeList.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`), [], 'axe on the live list')
       await shot(b, 'live-list-waiting')
       await b.locator('[data-test=live-show]').click()
       await b.locator(`[data-test=rows] tr[data-id="${two}"] [data-test=new-mark]`).waitFor()
+      const axeNew = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
+      assert.deepEqual(axeNew.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`), [], 'axe on the new row')
       await shot(b, 'live-list')
 
       // The record: both open it; B edits label and description.
