@@ -136,7 +136,8 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	srv.RegisterOnShutdown(jobSys.EndStreams) // job event streams do not hold the shutdown
+	srv.RegisterOnShutdown(jobSys.EndStreams)  // job event streams do not hold the shutdown
+	srv.RegisterOnShutdown(handler.EndStreams) // nor live changes' streams (clients resume elsewhere)
 	engine := "sqlite (" + cfg.DataDir + ")"
 	if cfg.DatabaseURL != "" {
 		engine = "postgres"

@@ -70,12 +70,14 @@ type Hub struct {
 	node      string
 	beatEvery time.Duration
 
-	mu      sync.Mutex
-	clients map[string]*client
-	perApp  map[string]int
-	perUser map[string]int
-	listen  *listener
-	upkeep  *upkeep
+	mu       sync.Mutex
+	clients  map[string]*client
+	perApp   map[string]int
+	perUser  map[string]int
+	listen   *listener
+	upkeep   *upkeep
+	quit     chan struct{} // closed by EndStreams
+	quitOnce sync.Once
 
 	// presence holds the records whose viewers changed, for the upkeep
 	// goroutine to tell (coalesced; at most maxPendingPresence).
@@ -83,6 +85,12 @@ type Hub struct {
 	presence     map[presenceKey]bool
 	presenceWake chan struct{}
 }
+
+// EndStreams ends every open stream (no final event: a client reconnects
+// with Last-Event-ID, to another node behind a load balancer); the
+// process calls it when it shuts down, so that streams do not hold the
+// graceful shutdown until its deadline.
+func (h *Hub) EndStreams() { h.quitOnce.Do(func() { close(h.quit) }) }
 
 // New makes a hub. pgConn, when not nil, is the PostgreSQL connection a
 // listener opens while streams are open, to hear other nodes' commits.
@@ -120,7 +128,7 @@ func New(host api.Host, cfg Config, now func() time.Time, pgConn *pgx.ConnConfig
 	}
 	return &Hub{host: host, cfg: cfg, now: now, pgConn: pgConn, node: newClientID()[:16], beatEvery: cfg.Beat,
 		clients: map[string]*client{}, perApp: map[string]int{}, perUser: map[string]int{},
-		presence: map[presenceKey]bool{}, presenceWake: make(chan struct{}, 1)}
+		presence: map[presenceKey]bool{}, presenceWake: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
 // Routes are the realtime area's.

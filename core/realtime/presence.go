@@ -15,7 +15,6 @@ import (
 	"github.com/strata-archaeo/strata/core/api"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/records"
-	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 )
 
@@ -30,6 +29,9 @@ import (
 var (
 	errPresenceFull = errs.New(errs.TooManyRequests, "rate_limited", "too many people are shown as viewing records of this application; retry later")
 	errBadPresence  = errs.New(errs.Invalid, "invalid_json", "the body is not the JSON expected")
+	// A body's field the caller cannot see is a bad request (400), as the
+	// wire says, not a missing resource.
+	errNoField = errs.New(errs.Invalid, "field_not_found", "the record has no field of this name that you can see")
 )
 
 // maxPendingPresence bounds the records waiting to be told.
@@ -119,7 +121,7 @@ func (h *Hub) presencePost(c *gin.Context) {
 				if len(name) > 64 {
 					name = name[:64] + "…"
 				}
-				api.Fail(c, schema.ErrFieldNotFound.With("field", name))
+				api.Fail(c, errNoField.With("field", name))
 				return
 			}
 			field = *body.Field

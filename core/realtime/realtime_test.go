@@ -713,3 +713,235 @@ func TestSubscriptionsFromAnotherNode(t *testing.T) {
 		t.Fatalf("after the record set, another row was shown: %s", ev.raw)
 	}
 }
+
+// presence posts the caller's presence and answers the status and body.
+func (h *harness) presence(t *testing.T, token, body string) (int, map[string]any) {
+	t.Helper()
+	return h.do(t, http.MethodPost, "/dig/api/realtime/presence", token, body)
+}
+
+// nextPresence reads c's events up to the first presence event of the
+// record for which ok holds (earlier presence events of a changing set of
+// viewers are skipped; any other event fails).
+func (c *client) nextPresence(t *testing.T, id int64, ok func(viewers []any) bool) event {
+	t.Helper()
+	for {
+		ev := c.next(t, 20*time.Second)
+		if ev.isEOF {
+			t.Fatal("the stream ended")
+		}
+		if ev.name != "presence" || ev.id != 0 {
+			t.Fatalf("unexpected event: id %d %s %s", ev.id, ev.name, ev.raw)
+		}
+		if int64(ev.data["id"].(float64)) != id {
+			continue
+		}
+		viewers, _ := ev.data["viewers"].([]any)
+		if ok(viewers) {
+			return ev
+		}
+	}
+}
+
+// viewerNames are the names and fields of a viewers list ("name:field").
+func viewerNames(viewers []any) []string {
+	var out []string
+	for _, v := range viewers {
+		m := v.(map[string]any)
+		s := fmt.Sprint(m["name"])
+		if f, ok := m["field"]; ok {
+			s += ":" + fmt.Sprint(f)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestPresence: users viewing one record see each other through their
+// streams, a field named only as far as the receiver can see it (a user
+// denied the record's plugin table never sees its name); a user whose
+// row subset leaves the record out is refused and told nothing; an entry
+// goes with its stream; hostile bodies are refused with stable codes.
+func TestPresence(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{})
+		ctx, now := context.Background(), time.Now().UTC()
+		if _, err := schema.CreateTable(ctx, h.app.DB, schema.TableDef{Name: "finds_samples", Label: "Samples", PluginOf: "finds"}, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schema.AddField(ctx, h.app.DB, "finds_samples", schema.FieldDef{Name: "lab", Label: "Lab"}, now); err != nil {
+			t.Fatal(err)
+		}
+		admin := h.login(t, "admin@example.org")
+		testenv.NewUser(t, h.app, "Maria Rossi", "maria@example.org", auth.Writer)
+		d := testenv.NewUser(t, h.app, "Denied Samples", "denied@example.org", auth.Reader)
+		s := testenv.NewUser(t, h.app, "Subset", "subset@example.org", auth.Writer)
+		if err := auth.SaveTablePrivilege(ctx, h.app.DB, &auth.TablePrivilege{UserID: d.ID, TableName: "finds_samples", Privilege: auth.Pending}, now); err != nil {
+			t.Fatal(err)
+		}
+		keep := `{"keep":{"_eq":"yes"}}`
+		if err := auth.SaveTablePrivilege(ctx, h.app.DB, &auth.TablePrivilege{UserID: s.ID, TableName: "finds", Privilege: auth.Writer, Subset: &keep}, now); err != nil {
+			t.Fatal(err)
+		}
+		maria, denied, subset := h.login(t, "maria@example.org"), h.login(t, "denied@example.org"), h.login(t, "subset@example.org")
+		rec := h.save(t, admin, 0, `{"label":"R","keep":"no"}`)
+		other := h.save(t, admin, 0, `{"label":"O","keep":"yes"}`)
+		recS, otherS := strconv.FormatInt(rec, 10), strconv.FormatInt(other, 10)
+		sA := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+		sM := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": maria})
+		sD := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": denied})
+		sS := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": subset})
+		// The subset user subscribes to the record outside its rows: a
+		// subscription is no way around the gate.
+		h.subscribe(t, subset, sS.id, `[{"id":"r","table":"finds","record":`+recS+`}]`)
+
+		// The admin edits the plugin table's section of the record.
+		code, body := h.presence(t, admin, `{"client_id":"`+sA.id+`","table":"finds","record":`+recS+`,"field":"finds_samples"}`)
+		if code != 200 || len(body["viewers"].([]any)) != 0 {
+			t.Fatalf("first viewer: %d %v", code, body)
+		}
+		sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 0 })
+		// Maria views it, editing label: each sees the other.
+		code, body = h.presence(t, maria, `{"client_id":"`+sM.id+`","table":"finds","record":`+recS+`,"field":"label"}`)
+		if code != 200 || len(body["viewers"].([]any)) != 1 || !strings.HasSuffix(viewerNames(body["viewers"].([]any))[0], ":finds_samples") {
+			t.Fatalf("second viewer: %d %v", code, body)
+		}
+		ev := sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 1 })
+		if got := viewerNames(ev.data["viewers"].([]any)); got[0] != "Maria Rossi:label" {
+			t.Fatalf("the admin sees %v", got)
+		}
+		if uid, _ := ev.data["viewers"].([]any)[0].(map[string]any)["user_id"].(float64); uid == 0 {
+			t.Fatalf("no user_id: %s", ev.raw)
+		}
+		sM.nextPresence(t, rec, func(v []any) bool { return len(v) == 1 })
+		// The user denied finds_samples views it: it sees the admin without
+		// the field it cannot read, Maria with hers.
+		code, body = h.presence(t, denied, `{"client_id":"`+sD.id+`","table":"finds","record":`+recS+`}`)
+		raw, _ := json.Marshal(body)
+		if code != 200 || len(body["viewers"].([]any)) != 2 || strings.Contains(string(raw), "finds_samples") || !strings.Contains(string(raw), `"field":"label"`) {
+			t.Fatalf("the denied user's answer: %d %s", code, raw)
+		}
+		ev = sD.nextPresence(t, rec, func(v []any) bool { return len(v) == 2 })
+		if strings.Contains(ev.raw, "finds_samples") || !strings.Contains(ev.raw, `"field":"label"`) {
+			t.Fatalf("the denied user's event: %s", ev.raw)
+		}
+		ev = sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 2 })
+		if !strings.Contains(ev.raw, "Denied Samples") {
+			t.Fatalf("the admin's event: %s", ev.raw)
+		}
+		if code, body := h.presence(t, denied, `{"client_id":"`+sD.id+`","table":"finds","record":`+recS+`,"field":"finds_samples"}`); code != 400 || body["code"] != "field_not_found" {
+			t.Fatalf("a field the caller cannot see: %d %v", code, body)
+		}
+
+		// Hostile inputs.
+		for _, tc := range []struct {
+			name, token, body string
+			status            int
+			code              string
+		}{
+			{"the subset user on a record outside its rows", subset, `{"client_id":"` + sS.id + `","table":"finds","record":` + recS + `}`, 404, "record_not_found"},
+			{"another user's client", maria, `{"client_id":"` + sA.id + `","table":"finds","record":` + recS + `}`, 404, "client_not_found"},
+			{"another user's client, viewing nothing", maria, `{"client_id":"` + sA.id + `","table":null}`, 404, "client_not_found"},
+			{"unknown client", maria, `{"client_id":"nope","table":null}`, 404, "client_not_found"},
+			{"bad JSON", maria, `{"client_id":`, 400, "invalid_json"},
+			{"wrong types", maria, `{"client_id":1,"table":["finds"]}`, 400, "invalid_json"},
+			{"huge body", maria, `{"client_id":"` + sM.id + `","table":"finds","record":` + recS + `,"field":"` + strings.Repeat("x", 100_000) + `"}`, 400, "invalid_json"},
+			{"long unknown field", maria, `{"client_id":"` + sM.id + `","table":"finds","record":` + recS + `,"field":"` + strings.Repeat("x", 5000) + `"}`, 400, "field_not_found"},
+			{"unknown table", maria, `{"client_id":"` + sM.id + `","table":"nowhere","record":1}`, 404, "table_not_found"},
+			{"bad record id", maria, `{"client_id":"` + sM.id + `","table":"finds","record":-1}`, 400, ""},
+			{"unknown record", maria, `{"client_id":"` + sM.id + `","table":"finds","record":99999}`, 404, "record_not_found"},
+		} {
+			code, body := h.presence(t, tc.token, tc.body)
+			if code != tc.status || (tc.code != "" && body["code"] != tc.code) {
+				t.Errorf("%s: %d %v, want %d %s", tc.name, code, body, tc.status, tc.code)
+			}
+		}
+		// Maria's entry is unchanged by her refused posts: the admin's
+		// next event (Maria's stream closing) still lists her until then.
+		sM.resp.Body.Close()
+		ev = sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 1 })
+		if got := viewerNames(ev.data["viewers"].([]any)); got[0] != "Denied Samples" {
+			t.Fatalf("after Maria's stream closed the admin sees %v", got)
+		}
+		// The admin views nothing: the denied user is alone.
+		if code, body := h.presence(t, admin, `{"client_id":"`+sA.id+`","table":null}`); code != 200 {
+			t.Fatalf("viewing nothing: %d %v", code, body)
+		}
+		sD.nextPresence(t, rec, func(v []any) bool { return len(v) == 0 })
+
+		// The subset user was told nothing of the record: its first
+		// presence event is of the record it may read.
+		if code, body := h.presence(t, subset, `{"client_id":"`+sS.id+`","table":"finds","record":`+otherS+`}`); code != 200 {
+			t.Fatalf("subset user on its own row: %d %v", code, body)
+		}
+		if ev := sS.next(t, 20*time.Second); ev.name != "presence" || int64(ev.data["id"].(float64)) != other {
+			t.Fatalf("the subset user's first event: %s %s", ev.name, ev.raw)
+		}
+	})
+}
+
+// TestPresenceExpires: an entry not posted again within its time goes,
+// and the record's other viewers are told.
+func TestPresenceExpires(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{RealtimePresenceTTL: time.Second, RealtimeBeat: 100 * time.Millisecond})
+		admin := h.login(t, "admin@example.org")
+		testenv.NewUser(t, h.app, "Maria Rossi", "maria@example.org", auth.Writer)
+		maria := h.login(t, "maria@example.org")
+		rec := h.save(t, admin, 0, `{"label":"R"}`)
+		recS := strconv.FormatInt(rec, 10)
+		sA := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+		sM := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": maria})
+		// The admin keeps its entry alive; Maria posts once.
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				h.presence(t, admin, `{"client_id":"`+sA.id+`","table":"finds","record":`+recS+`}`)
+				select {
+				case <-stop:
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+		if code, body := h.presence(t, maria, `{"client_id":"`+sM.id+`","table":"finds","record":`+recS+`,"field":"label"}`); code != 200 {
+			t.Fatalf("presence: %d %v", code, body)
+		}
+		sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 1 })
+		// Past its second, Maria's entry is swept: the admin is told.
+		sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 0 })
+	})
+}
+
+// TestPresenceFromAnotherNode: presence posted to node B for a stream on
+// B reaches a viewer whose stream is on node A (PostgreSQL).
+func TestPresenceFromAnotherNode(t *testing.T) {
+	testenv.RequireEngine(t, store.Postgres)
+	h := newHarness(t, store.Postgres, server.Deps{})
+	b := h.secondNode(t, server.Deps{})
+	admin := h.login(t, "admin@example.org")
+	testenv.NewUser(t, h.app, "Maria Rossi", "maria@example.org", auth.Writer)
+	mariaB := b.login(t, "maria@example.org")
+	rec := h.save(t, admin, 0, `{"label":"R"}`)
+	recS := strconv.FormatInt(rec, 10)
+	sA := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+	sM := openStream(t, b.hc, b.srv.URL+"/dig/api/realtime", map[string]string{"Authorization": mariaB})
+	// The admin's presence, posted to B for its stream on A.
+	if code, body := b.do(t, http.MethodPost, "/dig/api/realtime/presence", b.login(t, "admin@example.org"), `{"client_id":"`+sA.id+`","table":"finds","record":`+recS+`}`); code != 200 {
+		t.Fatalf("presence on B for a stream on A: %d %v", code, body)
+	}
+	sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 0 })
+	if code, body := b.do(t, http.MethodPost, "/dig/api/realtime/presence", mariaB, `{"client_id":"`+sM.id+`","table":"finds","record":`+recS+`,"field":"note"}`); code != 200 || len(body["viewers"].([]any)) != 1 {
+		t.Fatalf("presence on B: %d %v", code, body)
+	}
+	ev := sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 1 })
+	if got := viewerNames(ev.data["viewers"].([]any)); got[0] != "Maria Rossi:note" {
+		t.Fatalf("A sees %v", got)
+	}
+	// Maria's stream on B closes: A is told.
+	sM.resp.Body.Close()
+	sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 0 })
+}

@@ -132,6 +132,8 @@ func (h *Hub) stream(c *gin.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-h.quit:
+			return
 		case <-cl.overflow:
 			writeFrame(w, frame{id: 0, event: "resync", data: gin.H{"reason": "slow_consumer"}})
 			return

@@ -89,7 +89,16 @@ func (h *Hub) subscribe(c *gin.Context) {
 		return
 	}
 	if local != nil {
+		// A set stored earlier through another node and not applied yet
+		// must not replace this later one: its sequence is passed.
+		local.setMu.Lock()
+		var seq int64
+		db := local.app.DB
+		if err := db.QueryRow(ctx, `SELECT subs_seq FROM `+h.table(db)+` WHERE client_id = ?`, local.id).Scan(&seq); err == nil {
+			local.setSeq = max(local.setSeq, seq)
+		}
 		local.apply(subs)
+		local.setMu.Unlock()
 	} else {
 		// The stream's node builds the set again for its own client
 		// (reloadSet): the scopes made here are the caller's on this

@@ -145,3 +145,7 @@ func (s *Server) ActorScope(ctx context.Context, a *apps.App, actor *auth.Actor,
 	}
 	return sc, cond, nil
 }
+
+// EndStreams ends the open live streams (the process is shutting down:
+// http.Server.RegisterOnShutdown), so that they do not hold it.
+func (s *Server) EndStreams() { s.realtime.EndStreams() }

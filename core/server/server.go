@@ -87,6 +87,10 @@ type Deps struct {
 	// RealtimeHeartbeat overrides the live streams' heartbeat interval
 	// (0: 15 s); tests shorten it.
 	RealtimeHeartbeat time.Duration
+	// RealtimePresenceTTL and RealtimeBeat override how long a presence
+	// entry lasts (0: 60 s) and how often a node refreshes its streams'
+	// rows and sweeps expired entries (0: 10 s); tests shorten them.
+	RealtimePresenceTTL, RealtimeBeat time.Duration
 	// Plugins is the started plugin host (nil: no plugins). Its routes are
 	// mounted after the core routes, behind the same gate; its features,
 	// operators and sections join the records scope.
@@ -245,7 +249,7 @@ func New(d Deps) (*Server, error) {
 		}
 	}
 	s.realtime = realtime.New(s, realtime.Config{PerApp: d.Config.RealtimePerApp, PerUser: d.Config.RealtimePerUser,
-		Buffer: d.Config.RealtimeBuffer, Heartbeat: d.RealtimeHeartbeat}, d.Now, pgConn)
+		Buffer: d.Config.RealtimeBuffer, Heartbeat: d.RealtimeHeartbeat, PresenceTTL: d.RealtimePresenceTTL, Beat: d.RealtimeBeat}, d.Now, pgConn)
 	s.catalogs = schema.NewCache()
 	s.access = auth.NewAccessCache()
 	s.tokens = auth.NewTokenCache()
