@@ -2553,6 +2553,12 @@ const scenarios = {
     b.on('pageerror', (e) => problems.push(String(e)))
     try {
       await b.addInitScript({ path: AXE_SOURCE })
+      // The page's event streams, so the scenario can break one.
+      await b.addInitScript(() => {
+        const ES = window.EventSource
+        window.__streams = []
+        window.EventSource = class extends ES { constructor(...args) { super(...args); window.__streams.push(this) } }
+      })
       await signIn(b, { email: 'live-watcher@example.org', password: 'live-watcher-pw' })
       const f = encodeURIComponent(JSON.stringify({ label: { _starts_with: 'LIVE ' } }))
       await b.goto(`${BASE}/${APP}/t/finds?f=${f}`)
@@ -2576,6 +2582,22 @@ const scenarios = {
       assert.equal((await api(a, `/record/finds/${one}`, { method: 'DELETE' })).status, 200)
       await oneRow.waitFor({ state: 'detached' })
       await b.locator('[data-test=total]').filter({ hasText: new RegExp(`^${total0} records?\\b`) }).waitFor()
+      // The stream drops (B offline): a record made meanwhile arrives when
+      // B's stream comes back (a new token, the last event id: replayed).
+      const cdp = await b.context().newCDPSession(b)
+      const net = (offline) => cdp.send('Network.emulateNetworkConditions', { offline, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
+      await cdp.send('Network.enable')
+      await net(true)
+      // Going offline leaves an open response alone: its failure is what
+      // the browser would report when the connection breaks.
+      await b.evaluate(() => window.__streams.filter((es) => es.readyState !== 2).forEach((es) => es.dispatchEvent(new Event('error'))))
+      await b.locator('[data-test=total]:not([data-live])').waitFor()
+      const three = await newFind(a, 'LIVE three')
+      extra.push(three)
+      await net(false)
+      await b.locator(`[data-test=rows] tr[data-id="${three}"] [data-test=new-mark]`).waitFor()
+      await b.locator('[data-test=total][data-live=on]').waitFor()
+      await cdp.detach()
       // Away from the top (here: a quick search, which a subscription cannot
       // express), arrivals are counted; "Show" brings them in, marked.
       await b.goto(`${BASE}/${APP}/t/finds?f=${f}&q=LIVE`)
