@@ -1976,6 +1976,7 @@ const scenarios = {
       // subscription never reaches the server, as when the stream is down,
       // so the save meets the If-Match guard.
       const subs = '**/api/realtime/subscriptions'
+      await page.locator('[data-test=total][data-live=on]').waitFor() // the set without the last panel's record
       await page.route(subs, (r) => r.abort())
       await opener.click()
       await panel.locator('[data-test=record-form]').waitFor()
