@@ -898,7 +898,13 @@ func TestPresenceExpires(t *testing.T) {
 		go func() {
 			defer close(done)
 			for {
-				h.presence(t, admin, `{"client_id":"`+sA.id+`","table":"finds","record":`+recS+`}`)
+				// Not h.presence: no t.Fatal off the test's goroutine.
+				req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/dig/api/realtime/presence",
+					strings.NewReader(`{"client_id":"`+sA.id+`","table":"finds","record":`+recS+`}`))
+				req.Header.Set("Authorization", admin)
+				if resp, err := h.hc.Do(req); err == nil {
+					resp.Body.Close()
+				}
 				select {
 				case <-stop:
 					return
@@ -944,4 +950,50 @@ func TestPresenceFromAnotherNode(t *testing.T) {
 	// Maria's stream on B closes: A is told.
 	sM.resp.Body.Close()
 	sA.nextPresence(t, rec, func(v []any) bool { return len(v) == 0 })
+}
+
+// TestCrashedNodeRowsExpire: the rows of a node that died without
+// closing its streams (heartbeat old) are no open stream (404
+// client_not_found), show no viewer, and are removed by a live node's
+// upkeep; a fresh row of another live node is found.
+func TestCrashedNodeRowsExpire(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{RealtimeBeat: 100 * time.Millisecond})
+		ctx := context.Background()
+		admin := h.login(t, "admin@example.org")
+		rec := h.save(t, admin, 0, `{"label":"R"}`)
+		recS := strconv.FormatInt(rec, 10)
+		var adminID int64
+		if err := h.app.DB.QueryRow(ctx, `SELECT id FROM `+h.app.DB.Sys("users")+` WHERE email = ?`, "admin@example.org").Scan(&adminID); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-time.Minute).UnixMilli()
+		if _, err := h.app.DB.Exec(ctx, `INSERT INTO `+h.app.DB.Sys("realtime_clients")+
+			` (client_id, node, user_id, name, heartbeat, subs_seq, tb, record_id, seen_at) VALUES (?, 'crashed', ?, 'Ghost', ?, 0, 'finds', ?, ?)`,
+			"deadbeefdeadbeefdeadbeefdeadbeef", adminID, old, rec, time.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		if code, body := h.do(t, http.MethodPost, "/dig/api/realtime/subscriptions", admin, `{"client_id":"deadbeefdeadbeefdeadbeefdeadbeef","subscriptions":[]}`); code != 404 || body["code"] != "client_not_found" {
+			t.Fatalf("a crashed node's client: %d %v", code, body)
+		}
+		c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+		if code, body := h.presence(t, admin, `{"client_id":"`+c.id+`","table":"finds","record":`+recS+`}`); code != 200 || len(body["viewers"].([]any)) != 0 {
+			t.Fatalf("the crashed node's entry is shown: %d %v", code, body)
+		}
+		// The live node's upkeep removes the row.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			var n int
+			if err := h.app.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+h.app.DB.Sys("realtime_clients")+` WHERE node = 'crashed'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the crashed node's row was never removed")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 }
