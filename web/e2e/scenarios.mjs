@@ -1971,6 +1971,13 @@ const scenarios = {
       assert.equal(await page.evaluate(() => document.activeElement?.dataset?.test), 'edit-here', `${where}: focus back after Escape`)
       assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
       // Changed by someone else after the panel read it: refused (If-Match).
+      // The live stream would bring the change into the form first (issue
+      // 31; the live changes scenario covers that): here the form's
+      // subscription never reaches the server, as when the stream is down,
+      // so the save meets the If-Match guard.
+      const subs = '**/api/realtime/subscriptions'
+      await page.locator('[data-test=total][data-live=on]').waitFor() // the set without the last panel's record
+      await page.route(subs, (r) => r.abort())
       await opener.click()
       await panel.locator('[data-test=record-form]').waitFor()
       const other = await api(page, `/record/finds/${id}`, { method: 'POST', body: JSON.stringify({ core: { description: 'changed meanwhile' } }) })
@@ -1981,6 +1988,7 @@ const scenarios = {
       assert.equal((await api(page, `/record/finds/${id}`)).body.core.weight.val, 12.5)
       await panel.getByRole('button', { name: w.close, exact: true }).click()
       await page.locator('[data-test=side-panel]').waitFor({ state: 'detached' })
+      await page.unroute(subs)
       // Desktop: Alt+click on the row opens the panel too.
       if (size === 'desktop') {
         await item.locator('td').nth(2).click({ modifiers: ['Alt'] })
@@ -2526,6 +2534,144 @@ const scenarios = {
     }
   },
   // ---- vocab/table settings (issue 30) end
+  // ---- live changes ----
+  // Issue 31: two signed-in pages. B (a writer) watches a filtered list and
+  // then edits a record; A (the admin) creates, changes and deletes records
+  // and edits the same record. B's list and form follow over the live
+  // stream; presence shows A on B's record page and the field A edits.
+  async 'live changes: list and record form follow another user, presence (live changes)'(page) {
+    const a = page
+    await signIn(a)
+    const aName = (await a.locator('[data-test=user]').textContent()).trim()
+    const made = await api(a, '/user', { method: 'POST', body: JSON.stringify({ name: 'Live Watcher', email: 'live-watcher@example.org', password: 'live-watcher-pw', privilege: 20 }) })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const seed = await newFind(a, 'LIVE seed', { description: 'seed text' })
+    const extra = []
+    const b = await a.context().newPage()
+    b.setDefaultTimeout(TIMEOUT)
+    const problems = []
+    b.on('console', (m) => { if (m.type() === 'error' && /TypeError|ReferenceError|Uncaught|\[Vue warn\]/.test(m.text())) problems.push(m.text()) })
+    b.on('pageerror', (e) => problems.push(String(e)))
+    try {
+      await b.addInitScript({ path: AXE_SOURCE })
+      // The page's event streams, so the scenario can break one.
+      await b.addInitScript(() => {
+        const ES = window.EventSource
+        window.__streams = []
+        window.EventSource = class extends ES { constructor(...args) { super(...args); window.__streams.push(this) } }
+      })
+      await signIn(b, { email: 'live-watcher@example.org', password: 'live-watcher-pw' })
+      const f = encodeURIComponent(JSON.stringify({ label: { _starts_with: 'LIVE ' } }))
+      await b.goto(`${BASE}/${APP}/t/finds?f=${f}`)
+      const rows = b.locator('[data-test=rows] tr.open-row')
+      await b.locator(`[data-test=rows] tr[data-id="${seed}"]`).waitFor()
+      const total0 = await totalOf(b)
+      // The list subscribes once its page is shown: a change made before
+      // the server holds the subscription would not be the list's.
+      await b.locator('[data-test=total][data-live=on]').waitFor()
+      // Create: the row comes on top, marked new and said politely.
+      const one = await newFind(a, 'LIVE one')
+      const oneRow = b.locator(`[data-test=rows] tr[data-id="${one}"]`)
+      await oneRow.locator('[data-test=new-mark]').filter({ hasText: 'New' }).waitFor()
+      assert.equal(await rows.first().getAttribute('data-id'), one, 'the new row is on top')
+      // First cells, with the mark or without, show their value once (in the link).
+      const bare = (id) => b.locator(`[data-test=rows] tr[data-id="${id}"] td`).first()
+        .evaluate((td) => [...td.childNodes].filter((n) => n.nodeType === 3 && n.textContent.trim()).length)
+      assert.deepEqual([await bare(one), await bare(seed)], [0, 0])
+      await b.locator('[data-test=live-announce]').filter({ hasText: 'New record' }).waitFor({ state: 'attached' })
+      await b.locator('[data-test=total]').filter({ hasText: new RegExp(`^${total0 + 1} records?\\b`) }).waitFor()
+      // Update: in place.
+      assert.equal((await api(a, `/record/finds/${seed}`, { method: 'POST', body: JSON.stringify({ core: { label: 'LIVE seed changed' } }) })).status, 200)
+      await b.locator(`[data-test=rows] tr[data-id="${seed}"]`).filter({ hasText: 'LIVE seed changed' }).waitFor()
+      // Delete: gone.
+      assert.equal((await api(a, `/record/finds/${one}`, { method: 'DELETE' })).status, 200)
+      await oneRow.waitFor({ state: 'detached' })
+      await b.locator('[data-test=total]').filter({ hasText: new RegExp(`^${total0} records?\\b`) }).waitFor()
+      // The stream drops (B offline): a record made meanwhile arrives when
+      // B's stream comes back (a new token, the last event id: replayed).
+      const cdp = await b.context().newCDPSession(b)
+      const net = (offline) => cdp.send('Network.emulateNetworkConditions', { offline, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
+      await cdp.send('Network.enable')
+      await net(true)
+      // Going offline leaves an open response alone: its failure is what
+      // the browser would report when the connection breaks.
+      await b.evaluate(() => window.__streams.filter((es) => es.readyState !== 2).forEach((es) => es.dispatchEvent(new Event('error'))))
+      await b.locator('[data-test=total]:not([data-live])').waitFor()
+      const three = await newFind(a, 'LIVE three')
+      extra.push(three)
+      await net(false)
+      await b.locator(`[data-test=rows] tr[data-id="${three}"] [data-test=new-mark]`).waitFor()
+      await b.locator('[data-test=total][data-live=on]').waitFor()
+      await cdp.detach()
+      // Away from the top (here: a quick search, which a subscription cannot
+      // express), arrivals are counted; "Show" brings them in, marked.
+      await b.goto(`${BASE}/${APP}/t/finds?f=${f}&q=LIVE`)
+      await b.locator(`[data-test=rows] tr[data-id="${seed}"]`).waitFor()
+      await b.locator('[data-test=total][data-live=on]').waitFor()
+      const two = await newFind(a, 'LIVE two')
+      extra.push(two)
+      await b.locator('[data-test=live-waiting]').filter({ hasText: '1 new record' }).waitFor()
+      assert.equal(await b.locator(`[data-test=rows] tr[data-id="${two}"]`).count(), 0, 'nothing moved under the user')
+      const axeList = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
+      assert.deepEqual(axeList.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`), [], 'axe on the live list')
+      await shot(b, 'live-list-waiting')
+      await b.locator('[data-test=live-show]').click()
+      await b.locator(`[data-test=rows] tr[data-id="${two}"] [data-test=new-mark]`).waitFor()
+      const axeNew = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
+      assert.deepEqual(axeNew.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`), [], 'axe on the new row')
+      await shot(b, 'live-list')
+
+      // The record: both open it; B edits label and description.
+      await b.goto(`${BASE}/${APP}/t/finds/${seed}`)
+      await b.locator('[data-test=record-title][data-live=on]').waitFor()
+      await a.goto(`${BASE}/${APP}/t/finds/${seed}`)
+      // Presence: B sees A (who opened the record after B).
+      await b.locator('[data-test=live-viewer]').filter({ hasText: aName }).waitFor()
+      await b.locator('[data-test=edit]').click()
+      await b.locator('.field[data-field=label] input').fill('LIVE mine')
+      await b.getByLabel('Description').fill('mine from B')
+      await a.locator('[data-test=edit]').click()
+      await a.getByLabel('Description').focus()
+      await b.locator('.field[data-field=description] [data-test=live-editing]').filter({ hasText: `${aName} is editing` }).waitFor()
+      await shot(b, 'live-presence')
+      // A saves label, description and weight; B's form says who, takes
+      // the weight (untouched) and asks about the two B changed too.
+      await a.locator('.field[data-field=label] input').fill('LIVE theirs')
+      await a.getByLabel('Description').fill('theirs from A')
+      await a.locator('.field[data-field=weight] input').fill('7')
+      await a.locator('[data-test=save]').click()
+      await a.locator('[data-test=notice]').waitFor()
+      const remote = b.locator('[data-test=live-remote]')
+      await remote.filter({ hasText: `${aName} saved this record at` }).waitFor()
+      assert.ok(/Description/.test(await remote.textContent()), 'the changed fields are named')
+      assert.equal(await b.locator('.field[data-field=weight] input').inputValue(), '7', 'an untouched field takes the new value')
+      assert.equal(await b.locator('[data-test=live-conflict]').count(), 2, 'label and description to decide')
+      assert.ok(await b.locator('[data-test=save]').isDisabled(), 'no save before deciding')
+      const violations = (await runAxe(b)).filter((v) => FAILING_IMPACTS.includes(v.impact))
+      assert.deepEqual(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`), [], 'axe on the live form')
+      await shot(b, 'live-conflict')
+      await b.locator('.field[data-field=label] [data-test=keep-mine]').click()
+      await b.locator('.field[data-field=description] [data-test=take-theirs]').click()
+      assert.equal(await b.getByLabel('Description').inputValue(), 'theirs from A')
+      await b.locator('[data-test=save]').click()
+      await b.locator('[data-test=notice]').filter({ hasText: 'Saved.' }).waitFor()
+      const stored = (await api(a, `/record/finds/${seed}`)).body.core
+      assert.deepEqual([stored.label.val, stored.description.val, Number(stored.weight.val)], ['LIVE mine', 'theirs from A', 7])
+      // Deleted under the form: said, and no save.
+      await b.locator('[data-test=edit]').click()
+      assert.equal((await api(a, `/record/finds/${seed}`, { method: 'DELETE' })).status, 200)
+      await b.locator('[data-test=live-gone]').filter({ hasText: 'deleted elsewhere' }).waitFor()
+      assert.ok(await b.locator('[data-test=save]').isDisabled(), 'a deleted record cannot be saved')
+      // A new password ends B's sessions: the stream's last word sends B to sign in.
+      assert.equal((await api(a, '/user', { method: 'POST', body: JSON.stringify({ id: made.body.id, password: 'live-watcher-pw2' }) })).status, 200)
+      await b.waitForURL(/ended=1/)
+      assert.deepEqual(problems, [], 'console errors on B')
+    } finally {
+      await b.close()
+      for (const id of [seed, ...extra]) await api(a, `/record/finds/${id}`, { method: 'DELETE' }).catch(() => {})
+    }
+  },
+  // ---- end live changes ----
   // ---- accessibility audit (axe) begin
   // axe-core over every route of the router (web/e2e/a11y.mjs fills in the
   // parameters) and the states no address reaches (STATES below), at 1280

@@ -70,6 +70,13 @@ export async function refresh(app) {
 // listeners of "the session ended" (401): the router sends the user to sign in.
 const endedListeners = new Set()
 export function onSessionEnded(fn) { endedListeners.add(fn); return () => endedListeners.delete(fn) }
+// endSession ends the app's session as a 401 would: the live stream's final
+// `unauthorized` event (a revoke, a password change) leads to the same
+// sign-in page and banner as a refused request.
+export function endSession(app, e) {
+  dropSession(app)
+  endedListeners.forEach((fn) => fn(app, e))
+}
 
 async function raw(method, url, { body, token, headers = {} } = {}) {
   // The interface's language: the server shows plugin labels in it

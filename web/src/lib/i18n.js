@@ -3,6 +3,7 @@
 import { ref } from 'vue'
 import { en as enAreas, it as itAreas } from './i18n-areas.js'
 import { en as enLists, it as itLists } from './i18n-lists.js'
+import { en as enLive, it as itLive } from './i18n-live.js'
 
 const en = {
   'app.title': 'Strata',
@@ -1061,6 +1062,8 @@ Object.assign(en, enAreas)
 Object.assign(it, itAreas)
 Object.assign(en, enLists)
 Object.assign(it, itLists)
+Object.assign(en, enLive)
+Object.assign(it, itLive)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 
