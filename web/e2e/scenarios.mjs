@@ -5,6 +5,10 @@
 // saves screenshots into SHOTS_DIR and fails on any console error (a CSP
 // violation included). Prints "ok <name>" / "FAIL <name>: <why>" and a
 // closing "N passed, N failed".
+// A scenario that opens a second tab (page.context().newPage()) and then
+// acts in the first calls first.bringToFront(): headless Chromium gives
+// the tab behind about two animation frames a second, and every click
+// waits for two (Playwright's stability check), 2 s a click.
 import { launch } from './browser.mjs'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
