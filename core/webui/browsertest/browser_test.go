@@ -44,6 +44,14 @@ const (
 
 var plugins = []string{"chronology", "osteology", "radiocarbon", "gazetteer", "refmgr"}
 
+// oneEngine names the scenarios (substrings of their names, for E2E_SKIP)
+// that run on the first engine only, because what they check is the same
+// DOM on both: the axe audit reads the rendered screens — roles, names,
+// contrast, landmarks — of the same seeded demo data, which the engine
+// does not change (the data's reading and writing on each engine is what
+// the other scenarios check, on both). It is about a quarter of a run.
+var oneEngine = []string{"accessibility audit of every screen (axe)"}
+
 // root is the module's directory (go test runs in the package's).
 func root(t testing.TB) string {
 	dir, err := filepath.Abs("../../..")
@@ -252,6 +260,12 @@ func TestBrowserScenarios(t *testing.T) {
 			"OAUTH_EMAIL="+oauthEmail, "NEAR_TOKEN="+s.NearToken, "NEAR_EXPIRES="+s.NearExpires, "SHOTS_DIR="+shots, "CHROMIUM="+chromium, "ENGINE="+string(e), "SHOWCASE_APP="+showcaseApp)
 		if only := os.Getenv("E2E_ONLY"); only != "" {
 			cmd.Env = append(cmd.Env, "E2E_ONLY="+only)
+		}
+		// The screens and the engine-independent scenarios are the same
+		// on the second engine: it keeps only the screenshots of failures
+		// and skips those scenarios (oneEngine).
+		if e != store.Engines[0] {
+			cmd.Env = append(cmd.Env, "SHOTS=failures", "E2E_SKIP="+strings.Join(oneEngine, ","))
 		}
 		out, err := cmd.CombinedOutput()
 		t.Logf("scenarios (%s), screenshots in %s:\n%s", e, shots, out)
