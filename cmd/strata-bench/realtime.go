@@ -192,9 +192,11 @@ func runRealtime(ctx context.Context, o options, s *strata, stdout, stderr io.Wr
 	}
 	// Events still on their way are waited for, up to -drain.
 	expected := rtExpected(with, subs, ro.filters)
-	deadline := time.Now().Add(ro.drain)
+	drained := time.Now()
+	deadline := drained.Add(ro.drain)
+	got := 0
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		got := 0
+		got = 0
 		for _, c := range subs {
 			got += int(c.delivered())
 		}
@@ -203,6 +205,7 @@ func runRealtime(ctx context.Context, o options, s *strata, stdout, stderr io.Wr
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	fmt.Fprintf(stdout, "after the last write: %d of %d events in %.1f s\n", got, expected, time.Since(drained).Seconds())
 	stopSampling()
 	<-sampled
 	fmt.Fprintf(stdout, "peak while writing:         %s\n", peak)

@@ -61,6 +61,8 @@ type Hub struct {
 	perApp  map[string]int
 	perUser map[string]int
 	listen  *listener
+
+	shared shared // what the streams share (shared.go)
 }
 
 // New makes a hub. pgConn, when not nil, is the PostgreSQL connection a

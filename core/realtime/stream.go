@@ -173,7 +173,7 @@ func (h *Hub) pump(ctx context.Context, cl *client, wake <-chan struct{}, cursor
 			continue
 		}
 		for {
-			batch, err := changes.Since(ctx, cl.app.DB, cursor, readBatch)
+			batch, err := h.since(ctx, cl.app.DB, cursor, readBatch) // changes.Since, shared.go
 			if err != nil {
 				if ctx.Err() == nil {
 					cl.send(frame{event: "error", data: gin.H{"code": "internal_error", "message": "the change log could not be read"}, final: true})

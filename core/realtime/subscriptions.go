@@ -3,7 +3,6 @@ package realtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -32,6 +31,9 @@ type subscription struct {
 	// or entered since); partial: there were more than KnownLimit.
 	known   map[int64]bool
 	partial bool
+	// shared is the scope's entry shared with the user's other
+	// subscriptions on Table (shared.go); nil: scope is its own.
+	shared *scopeEntry
 }
 
 type subscriptionsBody struct {
@@ -72,6 +74,11 @@ func (h *Hub) subscribe(c *gin.Context) {
 	seen := map[string]bool{}
 	subs := make([]*subscription, 0, len(body.Subscriptions))
 	ctx := c.Request.Context()
+	head, err := logHead(ctx, cl) // before any scope is built (shared.go)
+	if err != nil {
+		api.Fail(c, err)
+		return
+	}
 	for i, in := range body.Subscriptions {
 		if in.ID == "" || len(in.ID) > 64 || seen[in.ID] {
 			api.Fail(c, errBadSubscription.With("index", i).With("detail", "each subscription has its own id (1 to 64 characters)"))
@@ -110,6 +117,10 @@ func (h *Hub) subscribe(c *gin.Context) {
 			}
 		}
 		if err := s.loadKnown(ctx, h.cfg.KnownLimit); err != nil {
+			api.Fail(c, err)
+			return
+		}
+		if err := h.share(ctx, cl, s, head); err != nil {
 			api.Fail(c, err)
 			return
 		}
@@ -152,14 +163,14 @@ func (s *subscription) loadKnown(ctx context.Context, limit int) error {
 
 // recordEvent is the data of create, update and enter.
 type recordEvent struct {
-	Table         string         `json:"table"`
-	ID            int64          `json:"id"`
-	Record        map[string]any `json:"record"`
-	Version       int64          `json:"version"`
-	UserID        *int64         `json:"user_id"`
-	Actor         string         `json:"actor,omitempty"`
-	At            time.Time      `json:"at"`
-	Subscriptions []string       `json:"subscriptions"`
+	Table         string          `json:"table"`
+	ID            int64           `json:"id"`
+	Record        json.RawMessage `json:"record"` // encoded once (shared.go)
+	Version       int64           `json:"version"`
+	UserID        *int64          `json:"user_id"`
+	Actor         string          `json:"actor,omitempty"`
+	At            time.Time       `json:"at"`
+	Subscriptions []string        `json:"subscriptions"`
 }
 
 // goneEvent is the data of leave and delete: no field value.
@@ -189,6 +200,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 	byEvent := map[string][]string{}
 	var order []string
 	var sc *records.Scope
+	var se *scopeEntry
 	for _, s := range subs {
 		if s.Table != ch.Table {
 			continue
@@ -203,7 +215,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 				event = "delete"
 			}
 		} else {
-			now, err := records.Matches(ctx, s.scope, ch.RecordID, s.filter())
+			now, err := h.matches(ctx, s, ch) // records.Matches, shared.go
 			if err != nil {
 				return nil, err
 			}
@@ -218,7 +230,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 				event = "leave"
 			}
 			if now {
-				sc = s.scope
+				sc, se = s.scope, s.shared
 			}
 		}
 		switch event {
@@ -237,17 +249,14 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 	if len(order) == 0 {
 		return nil, nil
 	}
-	var rec map[string]any
+	var rec json.RawMessage
 	if sc != nil {
 		// The record exactly as GET /record/{tb}/{id} answers this
-		// subscriber, through their scope.
+		// subscriber, through their scope (records.Read, shared.go); nil
+		// when deleted or moved out since the match: a later change says so.
 		var err error
-		if rec, err = records.Read(ctx, sc, ch.RecordID); err != nil {
-			if !errors.Is(err, records.ErrRecordNotFound) {
-				return nil, err
-			}
-			// Deleted or moved out since the match: a later change says so.
-			rec = nil
+		if rec, err = h.read(ctx, sc, se, ch); err != nil {
+			return nil, err
 		}
 	}
 	frames := make([]frame, 0, len(order))

@@ -1,0 +1,336 @@
+package realtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/strata-archaeo/strata/core/changes"
+	"github.com/strata-archaeo/strata/core/records"
+	"github.com/strata-archaeo/strata/core/store"
+)
+
+// What the streams of a process share, so that the work one change costs
+// is done once per distinct reader rather than once per stream (issue 31's
+// benchmark: 500 streams, 200 writes/s, on 2 cores):
+//
+//   - the log: the pumps woken by a commit read the new rows with one
+//     query, not one each (logCache);
+//   - the scope: a user's streams share one records scope per table while
+//     neither the catalog nor that user's privileges changed since it was
+//     built (a scope built later would be the same); then, per change,
+//     whether the row matches each filter those streams hold is one
+//     statement (records.MatchesEach), and the record as GET /record
+//     answers that user one records.Read, encoded once (scopeEntry).
+//
+// Each subscriber still gets exactly its own events: the same match and
+// the same record a stream of its own would have computed with its scope.
+
+// Bounds of what is kept.
+const (
+	logCacheRows     = 4096 // log rows kept per app
+	sharedScopesMax  = 1024 // (user, table) scopes offered for reuse
+	filtersPerScope  = 64   // filters matched together, per shared scope
+	memoChangesKept  = 512  // changes whose results a shared scope keeps
+	matchColumnsMost = 64   // conditions in one MatchesEach statement
+)
+
+// shared is the hub's state of the above (its zero value is ready).
+type shared struct {
+	mu     sync.Mutex
+	logs   map[string]*logCache
+	scopes map[string]*scopeEntry // by user and table, for reuse
+	order  []string               // keys of scopes, oldest first
+}
+
+// logCache holds the newest rows of an app's log: every row with
+// lo < id <= hi. Ids commit in order (core/changes), so once a read
+// answered rows up to hi, no row at or below hi can appear later.
+type logCache struct {
+	mu     sync.Mutex // held while the log is read: one read per wake
+	valid  bool
+	lo, hi int64
+	rows   []changes.Change
+	// grown is signalled by every commit to the log after the last read
+	// began (changes.Watch): while it is not, a pump at hi has nothing
+	// new to read, and no query is made.
+	grown <-chan struct{}
+	// more: the last read stopped at its limit, rows may follow hi.
+	more bool
+}
+
+// since is changes.Since for a pump: from memory when the cache covers
+// after, else one read of the log for every pump waiting for it.
+func (h *Hub) since(ctx context.Context, db *store.DB, after int64, limit int) ([]changes.Change, error) {
+	sh := &h.shared
+	sh.mu.Lock()
+	if sh.logs == nil {
+		sh.logs = map[string]*logCache{}
+	}
+	lc := sh.logs[db.Key()]
+	if lc == nil {
+		// Watched for the process's life: one watcher per app.
+		lc = &logCache{}
+		lc.grown, _ = changes.Watch(db.Key())
+		sh.logs[db.Key()] = lc
+	}
+	sh.mu.Unlock()
+
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.valid && after < lc.lo {
+		// A stream replaying older rows than the cache holds.
+		return changes.Since(ctx, db, after, limit)
+	}
+	var out []changes.Change
+	if lc.valid && after < lc.hi {
+		if out = lc.from(after, limit); len(out) == limit {
+			return out, nil
+		}
+		after = lc.hi // the cache is exhausted: what follows is read
+	}
+	if lc.valid && after == lc.hi && !lc.more {
+		select {
+		case <-lc.grown: // a commit since the last read: read
+		default:
+			return out, nil
+		}
+	} else {
+		// Any signal so far is covered by the read below.
+		select {
+		case <-lc.grown:
+		default:
+		}
+	}
+	n := limit - len(out)
+	rows, err := changes.Since(ctx, db, after, n)
+	if err != nil {
+		lc.valid = false // the next pump reads, whatever was signalled
+		return nil, err
+	}
+	if !lc.valid || after > lc.hi {
+		lc.valid, lc.lo, lc.hi, lc.rows = true, after, after, lc.rows[:0]
+	}
+	lc.rows = append(lc.rows, rows...)
+	if len(rows) > 0 {
+		lc.hi = rows[len(rows)-1].ID
+	}
+	lc.more = len(rows) >= n
+	if k := len(lc.rows) - logCacheRows; k > 0 {
+		lc.lo = lc.rows[k-1].ID
+		lc.rows = append(lc.rows[:0:0], lc.rows[k:]...)
+	}
+	return append(out, rows...), nil
+}
+
+// from is up to limit cached rows after id after, in a slice of its own.
+func (lc *logCache) from(after int64, limit int) []changes.Change {
+	i := sort.Search(len(lc.rows), func(i int) bool { return lc.rows[i].ID > after })
+	j := min(len(lc.rows), i+limit)
+	return append([]changes.Change(nil), lc.rows[i:j]...)
+}
+
+// scopeEntry is a scope shared by a user's subscriptions on one table,
+// with what was computed with it per change. mu serializes every use of
+// the scope (its grants fill a cache of their own as they are read) and
+// makes each result computed once.
+type scopeEntry struct {
+	mu    sync.Mutex
+	scope *records.Scope
+	user  int64
+	head  int64 // the log's newest id before the scope was built
+	fp    string
+
+	filters map[string]*records.Cond // the filters of its subscriptions
+	fkeys   []string                 // in the order they came
+
+	matches map[int64]map[string]bool // change → filter key → match
+	reads   map[int64]json.RawMessage // change → record (nil: not found)
+	changes []int64                   // memo's changes, oldest first
+}
+
+// filterKey tells conditions apart: same SQL, same arguments of the same
+// types.
+func filterKey(c *records.Cond) string {
+	if c == nil {
+		return ""
+	}
+	return c.SQL + "\x00" + fmt.Sprintf("%#v", c.Args)
+}
+
+// fingerprint is what of a scope can be compared: a scope differing in
+// any of it is never shared.
+func fingerprint(sc *records.Scope) string {
+	return fmt.Sprintf("%p|%p|%s|%d|%s|%d|%d", sc.Catalog, sc.Table, sc.Table.Name, sc.Level, filterKey(sc.Restrict), len(sc.Features), len(sc.Sections))
+}
+
+// shareScope is the scope a user's new subscription on sc's table uses
+// for its events: one built for the same user and table that is still
+// what sc is (no catalog or privilege change of theirs in the log since
+// head, read before it was built, and the same fingerprint), or sc, then
+// offered to the next. API keys keep their own (their changes are not in
+// the log). head is the log's newest id read before sc was built.
+func (h *Hub) shareScope(ctx context.Context, cl *client, sc *records.Scope, head int64) (*scopeEntry, error) {
+	if cl.actor.KeyID != 0 || cl.actor.UserID == 0 {
+		return nil, nil
+	}
+	key := cl.app.Name + "\x00" + strconv.FormatInt(cl.actor.UserID, 10) + "\x00" + sc.Table.Name
+	fp := fingerprint(sc)
+	sh := &h.shared
+	sh.mu.Lock()
+	e := sh.scopes[key]
+	sh.mu.Unlock()
+	if e != nil && e.fp == fp {
+		changed, err := changes.AccessChanged(ctx, cl.app.DB, e.head, cl.actor.UserID)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			return e, nil
+		}
+	}
+	e = &scopeEntry{scope: sc, user: cl.actor.UserID, head: head, fp: fp,
+		filters: map[string]*records.Cond{}, matches: map[int64]map[string]bool{}, reads: map[int64]json.RawMessage{}}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.scopes == nil {
+		sh.scopes = map[string]*scopeEntry{}
+	}
+	if _, ok := sh.scopes[key]; !ok {
+		sh.order = append(sh.order, key)
+	}
+	sh.scopes[key] = e
+	// Past the bound the oldest offer goes; its subscriptions keep it.
+	for len(sh.order) > sharedScopesMax {
+		delete(sh.scopes, sh.order[0])
+		sh.order = sh.order[1:]
+	}
+	return e, nil
+}
+
+// addFilter notes a filter subscription's condition, matched with the
+// others of the entry in one statement per change.
+func (e *scopeEntry) addFilter(c *records.Cond) {
+	k := filterKey(c)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.filters[k]; ok || len(e.filters) >= filtersPerScope {
+		return
+	}
+	e.filters[k] = c
+	e.fkeys = append(e.fkeys, k)
+}
+
+// remember makes room for change id in the memo.
+func (e *scopeEntry) remember(id int64) {
+	if _, ok := e.matches[id]; ok {
+		return
+	}
+	if _, ok := e.reads[id]; ok {
+		return
+	}
+	e.changes = append(e.changes, id)
+	for len(e.changes) > memoChangesKept {
+		delete(e.matches, e.changes[0])
+		delete(e.reads, e.changes[0])
+		e.changes = e.changes[1:]
+	}
+}
+
+// matches is records.Matches(s.scope, ch.RecordID, s.filter()), computed
+// for all of a shared scope's filters at once, once per change.
+func (h *Hub) matches(ctx context.Context, s *subscription, ch changes.Change) (bool, error) {
+	e := s.shared
+	if e == nil || s.Record != 0 {
+		if e != nil {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+		}
+		return records.Matches(ctx, s.scope, ch.RecordID, s.filter())
+	}
+	k := filterKey(s.cond)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m, ok := e.matches[ch.ID]; ok {
+		if v, ok := m[k]; ok {
+			return v, nil
+		}
+	}
+	if _, ok := e.filters[k]; !ok {
+		return records.Matches(ctx, e.scope, ch.RecordID, s.cond)
+	}
+	m := map[string]bool{}
+	for i := 0; i < len(e.fkeys); i += matchColumnsMost {
+		keys := e.fkeys[i:min(len(e.fkeys), i+matchColumnsMost)]
+		conds := make([]*records.Cond, len(keys))
+		for j, fk := range keys {
+			conds[j] = e.filters[fk]
+		}
+		got, err := records.MatchesEach(ctx, e.scope, ch.RecordID, conds)
+		if err != nil {
+			return false, err
+		}
+		for j, fk := range keys {
+			m[fk] = got[j]
+		}
+	}
+	e.remember(ch.ID)
+	e.matches[ch.ID] = m
+	return m[k], nil
+}
+
+// read is the record of change ch as GET /record answers the scope's
+// user (records.Read), encoded; nil when it is not found (deleted or moved
+// out since). A shared scope reads it once per change.
+func (h *Hub) read(ctx context.Context, sc *records.Scope, e *scopeEntry, ch changes.Change) (json.RawMessage, error) {
+	if e != nil {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if raw, ok := e.reads[ch.ID]; ok {
+			return raw, nil
+		}
+		sc = e.scope
+	}
+	var raw json.RawMessage
+	rec, err := records.Read(ctx, sc, ch.RecordID)
+	switch {
+	case errors.Is(err, records.ErrRecordNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		if raw, err = json.Marshal(rec); err != nil {
+			return nil, err
+		}
+	}
+	if e != nil {
+		e.remember(ch.ID)
+		e.reads[ch.ID] = raw
+	}
+	return raw, nil
+}
+
+// logHead is the log's newest id, read before a subscription's scopes
+// are built (shareScope).
+func logHead(ctx context.Context, cl *client) (int64, error) {
+	_, newest, err := changes.Bounds(ctx, cl.app.DB)
+	return newest, err
+}
+
+// share gives subscription s, validated with its own scope, the shared
+// scope of its user and table when there is one (shareScope), and notes
+// its filter there.
+func (h *Hub) share(ctx context.Context, cl *client, s *subscription, head int64) error {
+	e, err := h.shareScope(ctx, cl, s.scope, head)
+	if err != nil || e == nil {
+		return err
+	}
+	s.shared, s.scope = e, e.scope
+	if s.Record == 0 {
+		e.addFilter(s.cond)
+	}
+	return nil
+}
