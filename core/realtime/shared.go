@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/records"
@@ -147,6 +150,7 @@ type scopeEntry struct {
 
 	filters map[string]*records.Cond // the filters of its subscriptions
 	fkeys   []string                 // in the order they came
+	keyOf   map[*records.Cond]string // filterKey of each, computed once
 
 	matches map[int64]map[string]bool // change → filter key → match
 	reads   map[int64]json.RawMessage // change → record (nil: not found)
@@ -194,7 +198,7 @@ func (h *Hub) shareScope(ctx context.Context, cl *client, sc *records.Scope, hea
 		}
 	}
 	e = &scopeEntry{scope: sc, user: cl.actor.UserID, head: head, fp: fp,
-		filters: map[string]*records.Cond{}, matches: map[int64]map[string]bool{}, reads: map[int64]json.RawMessage{}}
+		filters: map[string]*records.Cond{}, keyOf: map[*records.Cond]string{}, matches: map[int64]map[string]bool{}, reads: map[int64]json.RawMessage{}}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.scopes == nil {
@@ -223,6 +227,7 @@ func (e *scopeEntry) addFilter(c *records.Cond) {
 	}
 	e.filters[k] = c
 	e.fkeys = append(e.fkeys, k)
+	e.keyOf[c] = k
 }
 
 // remember makes room for change id in the memo.
@@ -252,9 +257,12 @@ func (h *Hub) matches(ctx context.Context, s *subscription, ch changes.Change) (
 		}
 		return records.Matches(ctx, s.scope, ch.RecordID, s.filter())
 	}
-	k := filterKey(s.cond)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	k, ok := e.keyOf[s.cond]
+	if !ok {
+		k = filterKey(s.cond)
+	}
 	if m, ok := e.matches[ch.ID]; ok {
 		if v, ok := m[k]; ok {
 			return v, nil
@@ -333,4 +341,62 @@ func (h *Hub) share(ctx context.Context, cl *client, s *subscription, head int64
 		e.addFilter(s.cond)
 	}
 	return nil
+}
+
+// encoded is an event's data already encoded as JSON (encodeFrame writes
+// it as it is).
+type encoded []byte
+
+// recordTail is recordEvent after its record: the same fields, in the same
+// order, with the same tags.
+type recordTail struct {
+	Version       int64     `json:"version"`
+	UserID        *int64    `json:"user_id"`
+	Actor         string    `json:"actor,omitempty"`
+	At            time.Time `json:"at"`
+	Subscriptions []string  `json:"subscriptions"`
+}
+
+// encode is json.Marshal(ev), byte for byte, without going over the
+// record again: it was encoded once for every stream it goes to (read),
+// and Marshal would check and copy it anew for each.
+func (ev recordEvent) encode() encoded {
+	table, err1 := json.Marshal(ev.Table)
+	tail, err2 := json.Marshal(recordTail{Version: ev.Version, UserID: ev.UserID, Actor: ev.Actor, At: ev.At, Subscriptions: ev.Subscriptions})
+	if err1 != nil || err2 != nil || ev.Record == nil {
+		b, _ := json.Marshal(ev)
+		return b
+	}
+	b := make([]byte, 0, len(table)+len(ev.Record)+len(tail)+48)
+	b = append(b, `{"table":`...)
+	b = append(b, table...)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, ev.ID, 10)
+	b = append(b, `,"record":`...)
+	b = append(b, ev.Record...)
+	b = append(b, ',')
+	return append(b, tail[1:]...)
+}
+
+// writeQueued writes f and the frames already queued behind it, then
+// flushes once: a client behind by many events costs one write, not one
+// each. It stops at a final frame, at an error (true: the stream ends),
+// and as soon as the client is dropped (its resync goes first).
+func writeQueued(w gin.ResponseWriter, cl *client, f frame) (end bool) {
+	defer w.Flush()
+	for {
+		if encodeFrame(w, f) != nil || f.final {
+			return true
+		}
+		select {
+		case <-cl.overflow:
+			return false
+		default:
+		}
+		select {
+		case f = <-cl.out:
+		default:
+			return false
+		}
+	}
 }

@@ -122,7 +122,7 @@ func (h *Hub) stream(c *gin.Context) {
 			writeFrame(w, frame{id: 0, event: "resync", data: gin.H{"reason": "slow_consumer"}})
 			return
 		case f := <-cl.out:
-			if writeFrame(w, f) != nil || f.final {
+			if writeQueued(w, cl, f) { // with the frames queued behind it (shared.go)
 				return
 			}
 		case <-beat.C:
@@ -136,16 +136,27 @@ func (h *Hub) stream(c *gin.Context) {
 
 // writeFrame writes one event and flushes it.
 func writeFrame(w gin.ResponseWriter, f frame) error {
-	data, err := json.Marshal(f.data)
-	if err != nil {
-		return err
+	err := encodeFrame(w, f)
+	w.Flush()
+	return err
+}
+
+// encodeFrame writes one event, unflushed; data already encoded
+// (shared.go) is written as it is.
+func encodeFrame(w io.Writer, f frame) error {
+	data, ok := f.data.(encoded)
+	if !ok {
+		var err error
+		if data, err = json.Marshal(f.data); err != nil {
+			return err
+		}
 	}
+	var err error
 	if f.id > 0 {
 		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", f.id, f.event, data)
 	} else {
 		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.event, data)
 	}
-	w.Flush()
 	return err
 }
 

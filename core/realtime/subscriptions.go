@@ -273,7 +273,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 				uid := ch.UserID
 				ev.UserID = &uid
 			}
-			frames = append(frames, frame{id: ch.ID, event: event, data: ev})
+			frames = append(frames, frame{id: ch.ID, event: event, data: ev.encode()}) // shared.go
 		}
 	}
 	return frames, nil
