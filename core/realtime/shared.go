@@ -38,7 +38,8 @@ const (
 	logCacheRows     = 4096 // log rows kept per app
 	sharedScopesMax  = 1024 // (user, table) scopes offered for reuse
 	filtersPerScope  = 64   // filters matched together, per shared scope
-	memoChangesKept  = 512  // changes whose results a shared scope keeps
+	memoChangesKept  = 256  // changes whose results a shared scope keeps
+	condKeysMost     = 4096 // filter keys remembered per shared scope
 	matchColumnsMost = 64   // conditions in one MatchesEach statement
 )
 
@@ -48,6 +49,9 @@ type shared struct {
 	logs   map[string]*logCache
 	scopes map[string]*scopeEntry // by user and table, for reuse
 	order  []string               // keys of scopes, oldest first
+	// held are the entries each open stream's subscriptions use: when
+	// the last stream using one ends, it is forgotten with its results.
+	held map[*client]map[*scopeEntry]bool
 }
 
 // logCache holds the newest rows of an app's log: every row with
@@ -147,6 +151,8 @@ type scopeEntry struct {
 	user  int64
 	head  int64 // the log's newest id before the scope was built
 	fp    string
+	key   string // in shared.scopes
+	refs  int    // streams holding it (shared.held; under shared.mu)
 
 	filters map[string]*records.Cond // the filters of its subscriptions
 	fkeys   []string                 // in the order they came
@@ -197,7 +203,7 @@ func (h *Hub) shareScope(ctx context.Context, cl *client, sc *records.Scope, hea
 			return e, nil
 		}
 	}
-	e = &scopeEntry{scope: sc, user: cl.actor.UserID, head: head, fp: fp,
+	e = &scopeEntry{scope: sc, user: cl.actor.UserID, head: head, fp: fp, key: key,
 		filters: map[string]*records.Cond{}, keyOf: map[*records.Cond]string{}, matches: map[int64]map[string]bool{}, reads: map[int64]json.RawMessage{}}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -222,12 +228,14 @@ func (e *scopeEntry) addFilter(c *records.Cond) {
 	k := filterKey(c)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.keyOf) < condKeysMost {
+		e.keyOf[c] = k
+	}
 	if _, ok := e.filters[k]; ok || len(e.filters) >= filtersPerScope {
 		return
 	}
 	e.filters[k] = c
 	e.fkeys = append(e.fkeys, k)
-	e.keyOf[c] = k
 }
 
 // remember makes room for change id in the memo.
@@ -340,7 +348,47 @@ func (h *Hub) share(ctx context.Context, cl *client, s *subscription, head int64
 	if s.Record == 0 {
 		e.addFilter(s.cond)
 	}
+	sh := &h.shared
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if h.client(cl.id) == nil {
+		return nil // its stream ended (release ran or runs after leave)
+	}
+	if sh.held == nil {
+		sh.held = map[*client]map[*scopeEntry]bool{}
+	}
+	if sh.held[cl] == nil {
+		sh.held[cl] = map[*scopeEntry]bool{}
+	}
+	if !sh.held[cl][e] {
+		sh.held[cl][e] = true
+		e.refs++
+	}
 	return nil
+}
+
+// release lets go of what stream cl's subscriptions shared: an entry no
+// open stream uses any more is forgotten, with its results, so that
+// memory goes back to what it was once the clients leave.
+func (h *Hub) release(cl *client) {
+	sh := &h.shared
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for e := range sh.held[cl] {
+		if e.refs--; e.refs > 0 {
+			continue
+		}
+		if sh.scopes[e.key] == e {
+			delete(sh.scopes, e.key)
+			for i, k := range sh.order {
+				if k == e.key {
+					sh.order = append(sh.order[:i], sh.order[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	delete(sh.held, cl)
 }
 
 // encoded is an event's data already encoded as JSON (encodeFrame writes

@@ -77,6 +77,8 @@ func (h *Hub) stream(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
+	// After leave: what its subscriptions shared (shared.go).
+	defer h.release(cl)
 	defer h.leave(cl)
 	ctx, cancel := context.WithCancel(c.Request.Context())
 	defer cancel()
