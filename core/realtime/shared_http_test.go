@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/server"
@@ -211,5 +212,22 @@ func TestSharedScopeIsNotReusedAfterAPrivilegeChange(t *testing.T) {
 			t.Fatalf("the record does not show the site's label: %s", evs[len(evs)-1].raw)
 		}
 		checkView(t, h, token, "after", evs, "")
+	})
+}
+
+// TestStreamOutlivesTheBodyTimeout: a stream is not ended by the read
+// deadline a request gets for its body (STRATA_BODY_TIMEOUT): an event
+// written after it passed still comes.
+func TestStreamOutlivesTheBodyTimeout(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		h := newHarness(t, e, server.Deps{}, func(c *config.Config) { c.BodyTimeout = 500 * time.Millisecond })
+		admin := h.login(t, "admin@example.org")
+		c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+		h.subscribe(t, admin, c.id, `[{"id":"all","table":"finds"}]`)
+		time.Sleep(1500 * time.Millisecond) // past the body timeout
+		id := h.save(t, admin, 0, `{"label":"late"}`)
+		if ev := c.next(t, 10*time.Second); ev.name != "create" || int64(ev.data["id"].(float64)) != id {
+			t.Fatalf("after the body timeout: %+v", ev)
+		}
 	})
 }

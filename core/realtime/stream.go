@@ -91,6 +91,10 @@ func (h *Hub) stream(c *gin.Context) {
 		return
 	}
 	w := c.Writer
+	// A stream has no body to read: the read deadline every request gets
+	// for its body (STRATA_BODY_TIMEOUT) would end it, 30 s after it
+	// opened, by default.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
