@@ -142,9 +142,11 @@ func (lc *logCache) from(after int64, limit int) []changes.Change {
 }
 
 // scopeEntry is a scope shared by a user's subscriptions on one table,
-// with what was computed with it per change. mu serializes every use of
-// the scope (its grants fill a cache of their own as they are read) and
-// makes each result computed once.
+// with what was computed with it per change: each result is computed once
+// (inflight), and results of different changes at the same time. The
+// scope's grants render each table's row subset once, into a map of their
+// own: warm renders them all before the scope is shared, so that its
+// concurrent uses only read it.
 type scopeEntry struct {
 	mu    sync.Mutex
 	scope *records.Scope
@@ -158,9 +160,46 @@ type scopeEntry struct {
 	fkeys   []string                 // in the order they came
 	keyOf   map[*records.Cond]string // filterKey of each, computed once
 
-	matches map[int64]map[string]bool // change → filter key → match
-	reads   map[int64]json.RawMessage // change → record (nil: not found)
-	changes []int64                   // memo's changes, oldest first
+	matches  map[int64]map[string]bool // change → filter key → match
+	reads    map[int64]json.RawMessage // change → record (nil: not found)
+	changes  []int64                   // memo's changes, oldest first
+	inflight map[flight]chan struct{}  // closed when computed (or failed)
+}
+
+// flight is one computation of an entry: change id's matches or read.
+type flight struct {
+	change int64
+	read   bool
+}
+
+// warm has the scope's grants render the row subset of every table the
+// scope may show (its lookups, links, plugin rows): later uses only read
+// them, from any stream's goroutine.
+func warm(ctx context.Context, sc *records.Scope) {
+	if sc.Access == nil || sc.Catalog == nil {
+		return
+	}
+	for _, t := range sc.Catalog.Tables {
+		_, _ = sc.Access(ctx, t) // an error is answered again, rendering nothing
+	}
+}
+
+// begin is the caller's turn to compute f (true), or, when another
+// stream is computing it, the channel closed once it is done (the caller
+// then looks again). Called with e.mu held.
+func (e *scopeEntry) begin(f flight) (chan struct{}, bool) {
+	if w, ok := e.inflight[f]; ok {
+		return w, false
+	}
+	w := make(chan struct{})
+	e.inflight[f] = w
+	return w, true
+}
+
+// end closes f's computation. Called with e.mu held.
+func (e *scopeEntry) end(f flight) {
+	close(e.inflight[f])
+	delete(e.inflight, f)
 }
 
 // filterKey tells conditions apart: same SQL, same arguments of the same
@@ -204,7 +243,9 @@ func (h *Hub) shareScope(ctx context.Context, cl *client, sc *records.Scope, hea
 		}
 	}
 	e = &scopeEntry{scope: sc, user: cl.actor.UserID, head: head, fp: fp, key: key,
-		filters: map[string]*records.Cond{}, keyOf: map[*records.Cond]string{}, matches: map[int64]map[string]bool{}, reads: map[int64]json.RawMessage{}}
+		filters: map[string]*records.Cond{}, keyOf: map[*records.Cond]string{}, matches: map[int64]map[string]bool{}, reads: map[int64]json.RawMessage{},
+		inflight: map[flight]chan struct{}{}}
+	warm(ctx, sc)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.scopes == nil {
@@ -259,74 +300,107 @@ func (e *scopeEntry) remember(id int64) {
 func (h *Hub) matches(ctx context.Context, s *subscription, ch changes.Change) (bool, error) {
 	e := s.shared
 	if e == nil || s.Record != 0 {
-		if e != nil {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-		}
 		return records.Matches(ctx, s.scope, ch.RecordID, s.filter())
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	k, ok := e.keyOf[s.cond]
-	if !ok {
-		k = filterKey(s.cond)
-	}
-	if m, ok := e.matches[ch.ID]; ok {
-		if v, ok := m[k]; ok {
-			return v, nil
+	f := flight{change: ch.ID}
+	for {
+		e.mu.Lock()
+		k, ok := e.keyOf[s.cond]
+		if !ok {
+			k = filterKey(s.cond)
 		}
-	}
-	if _, ok := e.filters[k]; !ok {
-		return records.Matches(ctx, e.scope, ch.RecordID, s.cond)
-	}
-	m := map[string]bool{}
-	for i := 0; i < len(e.fkeys); i += matchColumnsMost {
-		keys := e.fkeys[i:min(len(e.fkeys), i+matchColumnsMost)]
+		if m, ok := e.matches[ch.ID]; ok {
+			if v, ok := m[k]; ok {
+				e.mu.Unlock()
+				return v, nil
+			}
+		}
+		if _, ok := e.filters[k]; !ok {
+			e.mu.Unlock()
+			return records.Matches(ctx, e.scope, ch.RecordID, s.cond)
+		}
+		w, mine := e.begin(f)
+		if !mine {
+			e.mu.Unlock()
+			select {
+			case <-w:
+				continue
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		keys := append([]string(nil), e.fkeys...)
 		conds := make([]*records.Cond, len(keys))
 		for j, fk := range keys {
 			conds[j] = e.filters[fk]
 		}
-		got, err := records.MatchesEach(ctx, e.scope, ch.RecordID, conds)
-		if err != nil {
-			return false, err
+		e.mu.Unlock()
+		m := map[string]bool{}
+		var err error
+		for i := 0; i < len(keys) && err == nil; i += matchColumnsMost {
+			var got []bool
+			got, err = records.MatchesEach(ctx, e.scope, ch.RecordID, conds[i:min(len(keys), i+matchColumnsMost)])
+			for j, v := range got {
+				m[keys[i+j]] = v
+			}
 		}
-		for j, fk := range keys {
-			m[fk] = got[j]
+		e.mu.Lock()
+		if err == nil {
+			e.remember(ch.ID)
+			e.matches[ch.ID] = m
 		}
+		e.end(f)
+		e.mu.Unlock()
+		return m[k], err
 	}
-	e.remember(ch.ID)
-	e.matches[ch.ID] = m
-	return m[k], nil
 }
 
 // read is the record of change ch as GET /record answers the scope's
 // user (records.Read), encoded; nil when it is not found (deleted or moved
 // out since). A shared scope reads it once per change.
 func (h *Hub) read(ctx context.Context, sc *records.Scope, e *scopeEntry, ch changes.Change) (json.RawMessage, error) {
-	if e != nil {
+	if e == nil {
+		return readEncoded(ctx, sc, ch.RecordID)
+	}
+	f := flight{change: ch.ID, read: true}
+	for {
 		e.mu.Lock()
-		defer e.mu.Unlock()
 		if raw, ok := e.reads[ch.ID]; ok {
+			e.mu.Unlock()
 			return raw, nil
 		}
-		sc = e.scope
+		w, mine := e.begin(f)
+		e.mu.Unlock()
+		if !mine {
+			select {
+			case <-w:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		raw, err := readEncoded(ctx, e.scope, ch.RecordID)
+		e.mu.Lock()
+		if err == nil {
+			e.remember(ch.ID)
+			e.reads[ch.ID] = raw
+		}
+		e.end(f)
+		e.mu.Unlock()
+		return raw, err
 	}
-	var raw json.RawMessage
-	rec, err := records.Read(ctx, sc, ch.RecordID)
+}
+
+// readEncoded is records.Read, encoded; nil when not found.
+func readEncoded(ctx context.Context, sc *records.Scope, id int64) (json.RawMessage, error) {
+	rec, err := records.Read(ctx, sc, id)
 	switch {
 	case errors.Is(err, records.ErrRecordNotFound):
+		return nil, nil
 	case err != nil:
 		return nil, err
-	default:
-		if raw, err = json.Marshal(rec); err != nil {
-			return nil, err
-		}
 	}
-	if e != nil {
-		e.remember(ch.ID)
-		e.reads[ch.ID] = raw
-	}
-	return raw, nil
+	return json.Marshal(rec)
 }
 
 // logHead is the log's newest id, read before a subscription's scopes
