@@ -522,3 +522,116 @@ func writeQueued(w gin.ResponseWriter, cl *client, f frame) (end bool) {
 		}
 	}
 }
+
+// prefetchReads is how many records one shared scope reads at once ahead.
+const prefetchReads = 4
+
+// prefetch works out ahead, for the changes of batch client cl is about
+// to evaluate, what its shared scopes will be asked: the matches of all
+// those changes in one statement, then the records some filter matched,
+// read a few at a time. On PostgreSQL a change then costs its streams no
+// round trip of its own; evaluate finds the results (or computes what is
+// missing, as without).
+func (h *Hub) prefetch(ctx context.Context, cl *client, batch []changes.Change) {
+	if len(batch) < 2 {
+		return // nothing to gain over evaluate's own flight
+	}
+	cl.mu.Lock()
+	subs := cl.subs
+	cl.mu.Unlock()
+	seen := map[*scopeEntry]bool{}
+	for _, s := range subs {
+		if e := s.shared; e != nil && s.Record == 0 && !seen[e] {
+			seen[e] = true
+			e.prefetch(ctx, batch)
+		}
+	}
+}
+
+func (e *scopeEntry) prefetch(ctx context.Context, batch []changes.Change) {
+	table := e.scope.Table.Name
+	e.mu.Lock()
+	var mine []changes.Change
+	for _, ch := range batch {
+		if ch.Table != table || (ch.Op != changes.Create && ch.Op != changes.Update) {
+			continue
+		}
+		f := flight{change: ch.ID}
+		if _, ok := e.matches[ch.ID]; ok {
+			continue
+		}
+		if _, busy := e.inflight[f]; busy {
+			continue
+		}
+		e.inflight[f] = make(chan struct{})
+		mine = append(mine, ch)
+	}
+	keys := append([]string(nil), e.fkeys...)
+	conds := make([]*records.Cond, len(keys))
+	for j, fk := range keys {
+		conds[j] = e.filters[fk]
+	}
+	e.mu.Unlock()
+	if len(mine) == 0 {
+		return
+	}
+	ids := make([]int64, 0, len(mine))
+	dup := map[int64]bool{}
+	for _, ch := range mine {
+		if !dup[ch.RecordID] {
+			dup[ch.RecordID] = true
+			ids = append(ids, ch.RecordID)
+		}
+	}
+	got := map[int64][]bool{}
+	var err error
+	for i := 0; i < len(keys) && err == nil; i += matchColumnsMost {
+		var part map[int64][]bool
+		part, err = records.MatchesEachOf(ctx, e.scope, ids, conds[i:min(len(keys), i+matchColumnsMost)])
+		for id, vals := range part {
+			got[id] = append(got[id], vals...)
+		}
+	}
+	var toRead []changes.Change
+	e.mu.Lock()
+	for _, ch := range mine {
+		if err == nil {
+			m := make(map[string]bool, len(keys))
+			vals := got[ch.RecordID]
+			hit := false
+			for j, k := range keys {
+				m[k] = j < len(vals) && vals[j]
+				hit = hit || m[k]
+			}
+			e.remember(ch.ID)
+			e.matches[ch.ID] = m
+			if _, done := e.reads[ch.ID]; hit && !done {
+				if _, busy := e.inflight[flight{change: ch.ID, read: true}]; !busy {
+					e.inflight[flight{change: ch.ID, read: true}] = make(chan struct{})
+					toRead = append(toRead, ch)
+				}
+			}
+		}
+		e.end(flight{change: ch.ID})
+	}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, prefetchReads)
+	for _, ch := range toRead {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			raw, err := readEncoded(ctx, e.scope, ch.RecordID)
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if err == nil {
+				e.remember(ch.ID)
+				e.reads[ch.ID] = raw
+			}
+			e.end(flight{change: ch.ID, read: true})
+		}()
+	}
+	wg.Wait()
+}

@@ -133,3 +133,50 @@ func MatchesEach(ctx context.Context, s *Scope, id int64, conds []*Cond) ([]bool
 	}
 	return out, rows.Err()
 }
+
+// MatchesEachOf is MatchesEach for many records in one statement: for
+// each of ids among the scope's rows, whether it matches each of conds
+// (an id absent from the answer matches none).
+func MatchesEachOf(ctx context.Context, s *Scope, ids []int64, conds []*Cond) (map[int64][]bool, error) {
+	out := map[int64][]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cols := []string{s.column(schema.ColID)}
+	var args []any
+	for _, c := range conds {
+		if c == nil || c.SQL == "" {
+			cols = append(cols, "1")
+			continue
+		}
+		cols = append(cols, "CASE WHEN ("+c.SQL+") THEN 1 ELSE 0 END")
+		args = append(args, c.Args...)
+	}
+	marks := make([]string, len(ids))
+	idArgs := make([]any, len(ids))
+	for i, id := range ids {
+		marks[i], idArgs[i] = "?", id
+	}
+	where, wargs := s.where(&Cond{SQL: s.column(schema.ColID) + " IN (" + strings.Join(marks, ", ") + ")", Args: idArgs})
+	rows, err := s.DB.Query(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where, append(args, wargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("match %s: %w", s.Table.Name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals := make([]int64, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("match %s: %w", s.Table.Name, err)
+		}
+		m := make([]bool, len(conds))
+		for i := range conds {
+			m[i] = vals[i+1] != 0
+		}
+		out[vals[0]] = m
+	}
+	return out, rows.Err()
+}
