@@ -197,7 +197,6 @@ func (h *Hub) pump(ctx context.Context, cl *client, wake <-chan struct{}, cursor
 				}
 				return
 			}
-			h.prefetch(ctx, cl, batch) // shared.go
 			for _, ch := range batch {
 				frames, err := h.evaluate(ctx, cl, ch)
 				if err != nil {
