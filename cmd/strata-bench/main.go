@@ -9,6 +9,13 @@
 //	strata-bench -url http://127.0.0.1:8090 -rows 10000,100000
 //	strata-bench -pocketbase http://127.0.0.1:8091 -email a@example.org -password ... -rows 10000
 //
+// With -realtime it measures live changes instead (realtime.go): streams
+// of Server-Sent Events under a writer at a fixed rate, the delivery
+// latency of their events and the write rate with and without them, and
+// the server's goroutines and memory from its metrics (make bench-realtime).
+//
+//	strata-bench -url http://127.0.0.1:8090 -realtime -metrics http://127.0.0.1:9090/metrics -rows 10000 -subscribers 500 -rate 200 -duration 30s
+//
 // Run `strata-bench -h` for every flag; docs/performance.md for the method
 // and the numbers.
 package main
