@@ -266,6 +266,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rt.writers, "writers", 32, "realtime: writes under way at most at once")
 	fs.DurationVar(&o.rt.drain, "drain", 15*time.Second, "realtime: how long to wait for the events still on their way after the last write")
 	fs.DurationVar(&o.rt.settle, "settle", 3*time.Second, "realtime: pause before reading the server's figures at rest and with idle streams")
+	fs.DurationVar(&o.rt.gcWait, "gc-wait", 130*time.Second, "realtime: after the clients left, wait up to this long for the server's next garbage collection and read its memory again (0: do not)")
 	fs.StringVar(&o.rt.metrics, "metrics", "", "realtime: URL of the server's Prometheus metrics (STRATA_METRICS_ADDR), e.g. http://127.0.0.1:18191/metrics")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -42,7 +42,7 @@ type rtOptions struct {
 	subscribers, users, filters int
 	rate                        float64
 	writers                     int
-	drain, settle               time.Duration
+	drain, settle, gcWait       time.Duration
 	metrics                     string
 }
 
@@ -99,6 +99,7 @@ type rtUser struct {
 // serverStats are the figures read from the server's metrics.
 type serverStats struct {
 	goroutines, rss, heap float64
+	lastGC                float64 // go_memstats_last_gc_time_seconds (Unix)
 }
 
 func (s serverStats) String() string {
@@ -234,6 +235,16 @@ func runRealtime(ctx context.Context, o options, s *strata, stdout, stderr io.Wr
 		time.Sleep(500 * time.Millisecond)
 	}
 	fmt.Fprintf(stdout, "after the clients left:     %s\n", after)
+	// The heap in use counts garbage until a collection: an idle server
+	// collects only every 2 minutes (the runtime's forced GC).
+	left := float64(time.Now().Unix())
+	for until := time.Now().Add(ro.gcWait); ro.gcWait > 0 && time.Now().Before(until) && ctx.Err() == nil; {
+		time.Sleep(2 * time.Second)
+		if st, err := scrape(ctx, s.hc, ro.metrics); err == nil && st.lastGC > left {
+			fmt.Fprintf(stdout, "after the next collection:  %s\n", st)
+			break
+		}
+	}
 
 	fmt.Fprintf(stdout, "\n%s, realtime, %d subscribers\n", label, ro.subscribers)
 	fmt.Fprintf(stdout, "%-26s %9s %9s %9s %8s %7s\n", "writer", "writes/s", "p50 ms", "p99 ms", "writes", "errors")
@@ -624,6 +635,9 @@ func scrape(ctx context.Context, hc *http.Client, url string) (serverStats, erro
 			dst = &st.rss
 		case "go_memstats_heap_inuse_bytes":
 			dst = &st.heap
+		case "go_memstats_last_gc_time_seconds":
+			_, _ = fmt.Sscan(strings.TrimSpace(val), &st.lastGC)
+			continue
 		default:
 			continue
 		}
