@@ -62,16 +62,11 @@ type logCache struct {
 	valid  bool
 	lo, hi int64
 	rows   []changes.Change
-	// grown is signalled by every commit to the log after the last read
-	// began (changes.Watch): while it is not, a pump at hi has nothing
-	// new to read, and no query is made.
-	grown <-chan struct{}
-	// more: the last read stopped at its limit, rows may follow hi.
-	more bool
 }
 
 // since is changes.Since for a pump: from memory when the cache covers
-// after, else one read of the log for every pump waiting for it.
+// after; past it, the log is read (one pump at a time: the others woken
+// by the same commit then find the rows in memory).
 func (h *Hub) since(ctx context.Context, db *store.DB, after int64, limit int) ([]changes.Change, error) {
 	sh := &h.shared
 	sh.mu.Lock()
@@ -80,9 +75,7 @@ func (h *Hub) since(ctx context.Context, db *store.DB, after int64, limit int) (
 	}
 	lc := sh.logs[db.Key()]
 	if lc == nil {
-		// Watched for the process's life: one watcher per app.
 		lc = &logCache{}
-		lc.grown, _ = changes.Watch(db.Key())
 		sh.logs[db.Key()] = lc
 	}
 	sh.mu.Unlock()
@@ -100,23 +93,10 @@ func (h *Hub) since(ctx context.Context, db *store.DB, after int64, limit int) (
 		}
 		after = lc.hi // the cache is exhausted: what follows is read
 	}
-	if lc.valid && after == lc.hi && !lc.more {
-		select {
-		case <-lc.grown: // a commit since the last read: read
-		default:
-			return out, nil
-		}
-	} else {
-		// Any signal so far is covered by the read below.
-		select {
-		case <-lc.grown:
-		default:
-		}
-	}
 	n := limit - len(out)
 	rows, err := changes.Since(ctx, db, after, n)
 	if err != nil {
-		lc.valid = false // the next pump reads, whatever was signalled
+		lc.valid = false // the next pump starts the cache again
 		return nil, err
 	}
 	if !lc.valid || after > lc.hi {
@@ -126,7 +106,6 @@ func (h *Hub) since(ctx context.Context, db *store.DB, after int64, limit int) (
 	if len(rows) > 0 {
 		lc.hi = rows[len(rows)-1].ID
 	}
-	lc.more = len(rows) >= n
 	if k := len(lc.rows) - logCacheRows; k > 0 {
 		lc.lo = lc.rows[k-1].ID
 		lc.rows = append(lc.rows[:0:0], lc.rows[k:]...)
