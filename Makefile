@@ -3,6 +3,7 @@
 #   make web    rebuild the web application (web/ → core/webui/dist, committed)
 #   make test   every test, on SQLite and (when a server answers) PostgreSQL
 #   make bench-load  load benchmark over HTTP, both engines (docs/performance.md)
+#   make bench-realtime  live changes: SSE subscribers under a writer, both engines
 GO      ?= go
 BIN     ?= bin
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
@@ -11,7 +12,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # every target's budget.
 FUZZTIME ?=
 
-.PHONY: build run web test test-short fuzz bench bench-load lint clean proto
+.PHONY: build run web test test-short fuzz bench bench-load bench-realtime lint clean proto
 
 # A cold build fetches and compiles every dependency first (minutes on two
 # cores, silent otherwise): say so, then name each binary as it is built.
@@ -69,6 +70,14 @@ bench:
 bench-load: build
 	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
 	BIN=$(BIN) bash cmd/strata-bench/bench-load.sh
+
+# Live changes (cmd/strata-bench -realtime): SUBSCRIBERS streams on one app
+# under a writer at RATE writes/s for DURATION, against the same writer alone;
+# delivery latency, write rate, server goroutines and memory. ENGINES,
+# SUBSCRIBERS, RATE, DURATION: see cmd/strata-bench/bench-realtime.sh.
+bench-realtime: build
+	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	BIN=$(BIN) bash cmd/strata-bench/bench-realtime.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

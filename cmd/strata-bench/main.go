@@ -9,6 +9,13 @@
 //	strata-bench -url http://127.0.0.1:8090 -rows 10000,100000
 //	strata-bench -pocketbase http://127.0.0.1:8091 -email a@example.org -password ... -rows 10000
 //
+// With -realtime it measures live changes instead (realtime.go): streams
+// of Server-Sent Events under a writer at a fixed rate, the delivery
+// latency of their events and the write rate with and without them, and
+// the server's goroutines and memory from its metrics (make bench-realtime).
+//
+//	strata-bench -url http://127.0.0.1:8090 -realtime -metrics http://127.0.0.1:9090/metrics -rows 10000 -subscribers 500 -rate 200 -duration 30s
+//
 // Run `strata-bench -h` for every flag; docs/performance.md for the method
 // and the numbers.
 package main
@@ -60,6 +67,19 @@ batches of -batch through the batch API, and runs each operation for
 It prints a table per size, and appends to -csv when given:
 target,rows,operation,requests,errors,seconds,req_per_s,p50_ms,p99_ms.
 
+With -realtime it measures live changes (GET /realtime, Server-Sent Events)
+instead: it seeds the table to the first size of -rows, runs a writer at
+-rate writes/s (half creates, half updates; open loop) for -duration with no
+stream open, then opens -subscribers streams (real clients, spread over
+-users accounts, each subscribed to material = one of -filters values) and
+runs the writer again. It prints the write rate and latency with and
+without subscribers, the delivery latency of the events (arrival minus the
+write's answer) p50/p95/p99, events missed, and the server's goroutines and
+memory (read from -metrics) at rest, with streams open, at the peak, and
+after the clients left. The server's STRATA_REALTIME_PER_APP and
+STRATA_REALTIME_PER_USER must admit the streams. -csv rows: rt-write-alone,
+rt-write-with, rt-delivery (the rows column holds the subscribers).
+
 Flags:
 `
 
@@ -76,6 +96,8 @@ type options struct {
 	seed              uint64
 	requestTimeout    time.Duration
 	deleteAfterCreate bool
+	realtime          bool
+	rt                rtOptions
 }
 
 func main() {
@@ -98,8 +120,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hc := &http.Client{
 		Timeout: o.requestTimeout,
 		Transport: &http.Transport{
-			MaxIdleConns:        o.clients * 2,
-			MaxIdleConnsPerHost: o.clients * 2,
+			MaxIdleConns:        max(o.clients, o.rt.writers) * 2,
+			MaxIdleConnsPerHost: max(o.clients, o.rt.writers) * 2,
 			IdleConnTimeout:     90 * time.Second,
 		},
 	}
@@ -115,6 +137,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	label := o.label
 	if label == "" {
 		label = t.label()
+	}
+	if o.realtime {
+		st, ok := t.(*strata)
+		if !ok {
+			return errors.New("-realtime measures Strata only (-url)")
+		}
+		fmt.Fprintf(stdout, "target %s, table %s, client cores %d\n", label, o.table, runtime.NumCPU())
+		var csvw *csv.Writer
+		if o.csvPath != "" {
+			f, err := os.OpenFile(o.csvPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			csvw = csv.NewWriter(f)
+			defer csvw.Flush()
+		}
+		return runRealtime(ctx, o, st, stdout, stderr, csvw)
 	}
 	fmt.Fprintf(stdout, "target %s, table %s, %d clients, %s per operation (warm-up %s), client cores %d\n",
 		label, o.table, o.clients, o.duration, o.warmup, runtime.NumCPU())
@@ -218,6 +258,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the generated data and the random choices")
 	fs.DurationVar(&o.requestTimeout, "timeout", 120*time.Second, "timeout of one request")
 	fs.BoolVar(&o.deleteAfterCreate, "delete-created", true, "delete the records the create operation made, so every size is exact")
+	fs.BoolVar(&o.realtime, "realtime", false, "measure live changes (Server-Sent Events) instead of the operations: see below")
+	fs.IntVar(&o.rt.subscribers, "subscribers", 500, "realtime: streams open, each with one filter subscription")
+	fs.IntVar(&o.rt.users, "users", 5, "realtime: accounts the streams are spread over (the bench's super_admin, then admin, writer, reader in turn)")
+	fs.IntVar(&o.rt.filters, "filters", 10, "realtime: distinct filters (material equal to one of the first n); a write reaches subscribers/filters streams")
+	fs.Float64Var(&o.rt.rate, "rate", 200, "realtime: writes per second (half creates, half updates)")
+	fs.IntVar(&o.rt.writers, "writers", 32, "realtime: writes under way at most at once")
+	fs.DurationVar(&o.rt.drain, "drain", 15*time.Second, "realtime: how long to wait for the events still on their way after the last write")
+	fs.DurationVar(&o.rt.settle, "settle", 3*time.Second, "realtime: pause before reading the server's figures at rest and with idle streams")
+	fs.DurationVar(&o.rt.gcWait, "gc-wait", 130*time.Second, "realtime: after the clients left, wait up to this long for the server's next garbage collection and read its memory again (0: do not)")
+	fs.StringVar(&o.rt.metrics, "metrics", "", "realtime: URL of the server's Prometheus metrics (STRATA_METRICS_ADDR), e.g. http://127.0.0.1:18191/metrics")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -243,6 +293,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		if s = strings.TrimSpace(s); s != "" {
 			o.ops = append(o.ops, s)
 		}
+	}
+	if o.realtime && (o.rt.subscribers < 0 || o.rt.users < 1 || o.rt.filters < 1 || o.rt.filters > len(materials) || o.rt.rate <= 0 || o.rt.writers < 1) {
+		return o, fmt.Errorf("-subscribers, -users, -filters (at most %d), -rate and -writers must be positive", len(materials))
 	}
 	if o.clients < 1 || o.batch < 1 || o.seedConc < 1 || o.duration <= 0 {
 		return o, errors.New("-clients, -batch, -seed-clients and -duration must be positive")

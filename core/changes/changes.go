@@ -290,3 +290,17 @@ func WakeAll() {
 		}
 	}
 }
+
+// AccessChanged reports whether the log holds, after id after, a change of
+// the catalog or of user's privileges: what a scope built for user before
+// then may no longer be (realtime shares one between a user's streams only
+// while it is not).
+func AccessChanged(ctx context.Context, db *store.DB, after, user int64) (bool, error) {
+	var n int
+	err := db.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM `+db.Sys("changes")+
+		` WHERE id > ? AND (op = ? OR (op = ? AND record_id = ?)) LIMIT 1) x`, after, string(Schema), string(Privilege), user).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read change log: %w", err)
+	}
+	return n > 0, nil
+}

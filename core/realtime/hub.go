@@ -84,6 +84,8 @@ type Hub struct {
 	presenceMu   sync.Mutex
 	presence     map[presenceKey]bool
 	presenceWake chan struct{}
+
+	shared shared // what the streams share (shared.go)
 }
 
 // EndStreams ends every open stream (no final event: a client reconnects

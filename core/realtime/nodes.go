@@ -201,6 +201,10 @@ func (h *Hub) reloadSet(cl *client) {
 	if err := json.Unmarshal([]byte(*raw), &in); err != nil {
 		return
 	}
+	head, err := logHead(ctx, cl) // before any scope is built (shared.go)
+	if err != nil {
+		return
+	}
 	subs, err := h.build(ctx, in, func(table string, filter json.RawMessage) (*subscription, error) {
 		sc, cond, err := h.host.ActorScope(ctx, cl.app, &cl.actor, table, filter)
 		if err != nil {
@@ -209,6 +213,9 @@ func (h *Hub) reloadSet(cl *client) {
 		return &subscription{Table: sc.Table.Name, scope: sc, cond: cond, known: map[int64]bool{}}, nil
 	})
 	cl.setSeq = seq
+	if err == nil {
+		err = h.shareSet(ctx, cl, subs, head)
+	}
 	if err != nil {
 		data := gin.H{"code": "internal_error", "message": "the subscriptions could not be applied"}
 		if e, ok := errs.As(err); ok && e.Kind != errs.Internal {

@@ -86,6 +86,8 @@ func (h *Hub) stream(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
+	// After leave: what its subscriptions shared (shared.go).
+	defer h.release(cl)
 	defer h.leave(cl)
 	ctx, cancel := context.WithCancel(c.Request.Context())
 	defer cancel()
@@ -103,6 +105,10 @@ func (h *Hub) stream(c *gin.Context) {
 		return
 	}
 	w := c.Writer
+	// A stream has no body to read: the read deadline every request gets
+	// for its body (STRATA_BODY_TIMEOUT) would end it, 30 s after it
+	// opened, by default.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
@@ -138,7 +144,7 @@ func (h *Hub) stream(c *gin.Context) {
 			writeFrame(w, frame{id: 0, event: "resync", data: gin.H{"reason": "slow_consumer"}})
 			return
 		case f := <-cl.out:
-			if writeFrame(w, f) != nil || f.final {
+			if writeQueued(w, cl, f) { // with the frames queued behind it (shared.go)
 				return
 			}
 		case <-beat.C:
@@ -152,16 +158,27 @@ func (h *Hub) stream(c *gin.Context) {
 
 // writeFrame writes one event and flushes it.
 func writeFrame(w gin.ResponseWriter, f frame) error {
-	data, err := json.Marshal(f.data)
-	if err != nil {
-		return err
+	err := encodeFrame(w, f)
+	w.Flush()
+	return err
+}
+
+// encodeFrame writes one event, unflushed; data already encoded
+// (shared.go) is written as it is.
+func encodeFrame(w io.Writer, f frame) error {
+	data, ok := f.data.(encoded)
+	if !ok {
+		var err error
+		if data, err = json.Marshal(f.data); err != nil {
+			return err
+		}
 	}
+	var err error
 	if f.id > 0 {
 		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", f.id, f.event, data)
 	} else {
 		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.event, data)
 	}
-	w.Flush()
 	return err
 }
 
@@ -189,7 +206,7 @@ func (h *Hub) pump(ctx context.Context, cl *client, wake <-chan struct{}, cursor
 			continue
 		}
 		for {
-			batch, err := changes.Since(ctx, cl.app.DB, cursor, readBatch)
+			batch, err := h.since(ctx, cl.app.DB, cursor, readBatch) // changes.Since, shared.go
 			if err != nil {
 				if ctx.Err() == nil {
 					cl.send(frame{event: "error", data: gin.H{"code": "internal_error", "message": "the change log could not be read"}, final: true})

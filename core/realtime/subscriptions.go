@@ -3,7 +3,6 @@ package realtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -32,6 +31,9 @@ type subscription struct {
 	// or entered since); partial: there were more than KnownLimit.
 	known   map[int64]bool
 	partial bool
+	// shared is the scope's entry shared with the user's other
+	// subscriptions on Table (shared.go); nil: scope is its own.
+	shared *scopeEntry
 }
 
 type subscriptionsBody struct {
@@ -69,6 +71,15 @@ func (h *Hub) subscribe(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	var head int64
+	if local != nil {
+		// Read before any scope is built: a shared scope is offered only
+		// while no access change came after it (shared.go).
+		if head, err = logHead(ctx, local); err != nil {
+			api.Fail(c, err)
+			return
+		}
+	}
 	// Validated here for the caller, with the request's gate and codes,
 	// wherever the stream is.
 	subs, err := h.build(ctx, body.Subscriptions, func(table string, filter json.RawMessage) (*subscription, error) {
@@ -96,6 +107,11 @@ func (h *Hub) subscribe(c *gin.Context) {
 		db := local.app.DB
 		if err := db.QueryRow(ctx, `SELECT subs_seq FROM `+h.table(db)+` WHERE client_id = ?`, local.id).Scan(&seq); err == nil {
 			local.setSeq = max(local.setSeq, seq)
+		}
+		if err := h.shareSet(ctx, local, subs, head); err != nil {
+			local.setMu.Unlock()
+			api.Fail(c, err)
+			return
 		}
 		local.apply(subs)
 		local.setMu.Unlock()
@@ -171,6 +187,18 @@ func (h *Hub) build(ctx context.Context, in []subscriptionIn, mk func(table stri
 	return subs, nil
 }
 
+// shareSet gives each subscription of a set applied to the local stream
+// cl the shared scope of its user and table (shared.go); head is the log's
+// newest id read before the set's scopes were built.
+func (h *Hub) shareSet(ctx context.Context, cl *client, subs []*subscription, head int64) error {
+	for _, s := range subs {
+		if err := h.share(ctx, cl, s, head); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // apply makes subs cl's set and wakes its pump.
 func (cl *client) apply(subs []*subscription) {
 	cl.mu.Lock()
@@ -205,14 +233,14 @@ func (s *subscription) loadKnown(ctx context.Context, limit int) error {
 
 // recordEvent is the data of create, update and enter.
 type recordEvent struct {
-	Table         string         `json:"table"`
-	ID            int64          `json:"id"`
-	Record        map[string]any `json:"record"`
-	Version       int64          `json:"version"`
-	UserID        *int64         `json:"user_id"`
-	Actor         string         `json:"actor,omitempty"`
-	At            time.Time      `json:"at"`
-	Subscriptions []string       `json:"subscriptions"`
+	Table         string          `json:"table"`
+	ID            int64           `json:"id"`
+	Record        json.RawMessage `json:"record"` // encoded once (shared.go)
+	Version       int64           `json:"version"`
+	UserID        *int64          `json:"user_id"`
+	Actor         string          `json:"actor,omitempty"`
+	At            time.Time       `json:"at"`
+	Subscriptions []string        `json:"subscriptions"`
 }
 
 // goneEvent is the data of leave and delete: no field value.
@@ -248,6 +276,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 	byEvent := map[string][]string{}
 	var order []string
 	var sc *records.Scope
+	var se *scopeEntry
 	for _, s := range subs {
 		if s.Table != ch.Table {
 			continue
@@ -262,7 +291,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 				event = "delete"
 			}
 		} else {
-			now, err := records.Matches(ctx, s.scope, ch.RecordID, s.filter())
+			now, err := h.matches(ctx, s, ch) // records.Matches, shared.go
 			if err != nil {
 				return nil, err
 			}
@@ -277,7 +306,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 				event = "leave"
 			}
 			if now {
-				sc = s.scope
+				sc, se = s.scope, s.shared
 			}
 		}
 		switch event {
@@ -296,17 +325,14 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 	if len(order) == 0 {
 		return nil, nil
 	}
-	var rec map[string]any
+	var rec json.RawMessage
 	if sc != nil {
 		// The record exactly as GET /record/{tb}/{id} answers this
-		// subscriber, through their scope.
+		// subscriber, through their scope (records.Read, shared.go); nil
+		// when deleted or moved out since the match: a later change says so.
 		var err error
-		if rec, err = records.Read(ctx, sc, ch.RecordID); err != nil {
-			if !errors.Is(err, records.ErrRecordNotFound) {
-				return nil, err
-			}
-			// Deleted or moved out since the match: a later change says so.
-			rec = nil
+		if rec, err = h.read(ctx, sc, se, ch); err != nil {
+			return nil, err
 		}
 	}
 	frames := make([]frame, 0, len(order))
@@ -323,7 +349,7 @@ func (h *Hub) evaluate(ctx context.Context, cl *client, ch changes.Change) ([]fr
 				uid := ch.UserID
 				ev.UserID = &uid
 			}
-			frames = append(frames, frame{id: ch.ID, event: event, data: ev})
+			frames = append(frames, frame{id: ch.ID, event: event, data: ev.encode()}) // shared.go
 		}
 	}
 	return frames, nil

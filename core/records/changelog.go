@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -88,4 +89,47 @@ func andID(s *Scope, id int64, cond *Cond) *Cond {
 		c.Args = append(c.Args, cond.Args...)
 	}
 	return c
+}
+
+// MatchesEach is Matches for many conditions at once, in one statement:
+// for each of conds (nil: every row), whether record id is among the
+// scope's rows matching it. Realtime asks it for every filter a
+// subscriber's streams hold, once per change.
+func MatchesEach(ctx context.Context, s *Scope, id int64, conds []*Cond) ([]bool, error) {
+	out := make([]bool, len(conds))
+	if len(conds) == 0 {
+		return out, nil
+	}
+	cols := make([]string, len(conds))
+	var args []any
+	for i, c := range conds {
+		if c == nil || c.SQL == "" {
+			cols[i] = "1"
+			continue
+		}
+		// A condition that is NULL for the row does not match, as in WHERE.
+		cols[i] = "CASE WHEN (" + c.SQL + ") THEN 1 ELSE 0 END"
+		args = append(args, c.Args...)
+	}
+	where, wargs := s.where(andID(s, id, nil))
+	rows, err := s.DB.Query(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where, append(args, wargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("match %s %d: %w", s.Table.Name, id, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return out, rows.Err() // not among the scope's rows: no condition matches
+	}
+	vals := make([]int64, len(conds))
+	ptrs := make([]any, len(conds))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, fmt.Errorf("match %s %d: %w", s.Table.Name, id, err)
+	}
+	for i, v := range vals {
+		out[i] = v != 0
+	}
+	return out, rows.Err()
 }
