@@ -105,10 +105,9 @@ func (h *Hub) stream(c *gin.Context) {
 		return
 	}
 	w := c.Writer
-	// A stream has no body to read: the read deadline every request gets
-	// for its body (STRATA_BODY_TIMEOUT) would end it, 30 s after it
-	// opened, by default.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	// A stream has no body, so the server gives it no read deadline
+	// (core/server limitBody); one would end it STRATA_BODY_TIMEOUT after
+	// it opened (TestStreamOutlivesTheBodyTimeout).
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")

@@ -119,7 +119,12 @@ func (s *Server) limitBody(limit int64, timeout time.Duration) gin.HandlerFunc {
 		}
 		if c.Request.Body != nil {
 			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-			if timeout > 0 {
+			// A request that declares no body (a GET, an event stream) has
+			// nothing to trickle: a read deadline would only end a long
+			// answer, since the server's background read of the idle
+			// connection fails at it and cancels the request (the live and
+			// job event streams were cut off after STRATA_BODY_TIMEOUT).
+			if timeout > 0 && c.Request.ContentLength != 0 {
 				// A body trickling in a byte at a time fails its read
 				// (body_timeout) instead of holding the connection.
 				// Not every writer supports deadlines (tests' recorders).
