@@ -172,12 +172,18 @@ func newHarness(t *testing.T, e store.Engine, deps server.Deps, opts ...func(*co
 
 func (h *harness) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	return doJSON(t, h.hc, method, h.srv.URL+path, token, body)
+}
+
+// doJSON sends body as JSON with token and decodes the JSON answer.
+func doJSON(t *testing.T, hc *http.Client, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", token)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := h.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,20 +608,7 @@ func (h *harness) secondNode(t *testing.T, deps server.Deps) *node {
 
 func (n *node) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, n.srv.URL+path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := n.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	b, _ := io.ReadAll(resp.Body)
-	_ = json.Unmarshal(b, &out)
-	return resp.StatusCode, out
+	return doJSON(t, n.hc, method, n.srv.URL+path, token, body)
 }
 
 func (n *node) login(t *testing.T, email string) string {
