@@ -28,6 +28,7 @@ import (
 	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/charts"
 	"github.com/strata-archaeo/strata/core/dbml/dbmlapi"
+	"github.com/strata-archaeo/strata/core/fieldsync"
 	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/files/filesapi"
 	"github.com/strata-archaeo/strata/core/files/localstore"
@@ -364,6 +365,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
 	core = append(core, s.realtime.Routes()...)
+	core = append(core, fieldsync.Routes(fieldsync.Deps{Host: s, Files: s.files, MaxUploadBytes: s.cfg.MaxUploadBytes, Now: s.now})...)
 	core = append(core, assemblage.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.files, s.now)...)
 	core = append(core, widgets.Routes(s.now)...)
