@@ -125,6 +125,9 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if err := jobSys.Start(ctx); err != nil {
 		return err
 	}
+	// Offline mutations whose wait for their predecessor is over are
+	// applied even if their device never pushes again (core/fieldsync).
+	defer handler.StartSyncHolds(ctx)()
 	var demoBanner string
 	if cfg.Demo {
 		if demoBanner, err = ensureDemo(ctx, reg, handler, log); err != nil {

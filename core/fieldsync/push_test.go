@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -330,6 +331,40 @@ func TestPushRefusesBadInput(t *testing.T) {
 		}
 		if got.Results[4].Status != "applied" {
 			t.Errorf("%+v", got.Results[4])
+		}
+	})
+}
+
+// The server's sweep applies a held mutation whose wait is over though no
+// one pushes again (a device that never comes back).
+func TestHoldSweepWithoutPush(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		id := f.create(t, "finds", `{"label":"F1"}`)
+		held := mut("tablet-a", 5, "finds", "id", id, "set", map[string]any{"notes": "left waiting"})
+		if r := f.push(t, f.ann, held).Results[0]; r.Status != "held" {
+			t.Fatalf("%+v, want held", r)
+		}
+		f.inst.Server.SweepSyncHolds(t.Context())
+		if v := f.field(t, "finds", id, "notes"); v != nil {
+			t.Fatalf("applied before its wait was over: %v", v)
+		}
+		f.clock.Add(testHold + time.Second)
+		f.inst.Server.SweepSyncHolds(t.Context())
+		f.inst.Server.SweepSyncHolds(t.Context()) // a second sweep (another node) finds nothing to do
+		if v := f.field(t, "finds", id, "notes"); v != "left waiting" {
+			t.Fatalf("notes = %v, want the held mutation applied", v)
+		}
+		if n := f.count(t, "versions", "tb = ? AND record_id = ?", "finds", id); n != 1 {
+			t.Errorf("%d versions, want 1 (applied once)", n)
+		}
+		dev := f.must(t, 200, f.ann, "GET", "/dig/api/sync/devices/tablet-a", "")
+		if dev["last_seq"] != 5.0 || dev["held"] != 0.0 {
+			t.Errorf("device %v", dev)
+		}
+		if list := f.conflicts(t, f.ann, ""); len(list) != 1 || list[0]["field"] != "" {
+			t.Errorf("conflicts %v, want the order conflict", list)
 		}
 	})
 }
