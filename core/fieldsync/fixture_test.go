@@ -111,15 +111,31 @@ func mut(device string, seq int, table string, kv ...any) map[string]any {
 // push sends mutations as who and returns the answer (200 expected).
 func (f *syncFixture) push(t *testing.T, who string, ms ...map[string]any) pushAnswer {
 	t.Helper()
+	code, m := f.pushRaw(t, who, ms...)
+	if code != 200 {
+		t.Fatalf("push: %d %v", code, m)
+	}
+	return answerOf(t, m, len(ms))
+}
+
+// pushRaw sends mutations as who; it only reports (t.Errorf), so it may
+// run on another goroutine.
+func (f *syncFixture) pushRaw(t *testing.T, who string, ms ...map[string]any) (int, map[string]any) {
+	t.Helper()
 	b, _ := json.Marshal(map[string]any{"mutations": ms})
-	m := f.must(t, 200, who, "POST", "/dig/api/sync/push", string(b))
+	return f.do(t, who, "POST", "/dig/api/sync/push", string(b))
+}
+
+// answerOf decodes a push's answer of n results.
+func answerOf(t *testing.T, m map[string]any, n int) pushAnswer {
+	t.Helper()
 	var out pushAnswer
 	raw, _ := json.Marshal(m)
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Results) != len(ms) {
-		t.Fatalf("%d results for %d mutations: %v", len(out.Results), len(ms), m)
+	if len(out.Results) != n {
+		t.Fatalf("%d results for %d mutations: %v", len(out.Results), n, m)
 	}
 	return out
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/fieldsync"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -365,6 +367,72 @@ func TestHoldSweepWithoutPush(t *testing.T) {
 		}
 		if list := f.conflicts(t, f.ann, ""); len(list) != 1 || list[0]["field"] != "" {
 			t.Errorf("conflicts %v, want the order conflict", list)
+		}
+	})
+}
+
+// The same push sent at once by several requests (a device retrying on
+// a slow network, or through several nodes) is applied once: one version,
+// every answer the same.
+func TestPushConcurrentReplaysApplyOnce(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		id := f.create(t, "finds", `{"label":"F1"}`)
+		batch := []map[string]any{
+			mut("tablet-a", 1, "finds", "id", id, "base_version", 0, "set", map[string]any{"notes": "once"}),
+			mut("tablet-a", 2, "units", "temp_id", "u", "set", map[string]any{"code": "US 1"}),
+		}
+		raw := make([]map[string]any, 4)
+		codes := make([]int, len(raw))
+		var wg sync.WaitGroup
+		for i := range raw {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i], raw[i] = f.pushRaw(t, f.ann, batch...)
+			}()
+		}
+		wg.Wait()
+		answers := make([]pushAnswer, len(raw))
+		for i := range raw {
+			if codes[i] != 200 {
+				t.Fatalf("push %d: %d %v", i, codes[i], raw[i])
+			}
+			answers[i] = answerOf(t, raw[i], len(batch))
+		}
+		for i, a := range answers {
+			if !reflect.DeepEqual(a, answers[0]) || a.Results[0].Status != "applied" || a.Results[1].Status != "applied" {
+				t.Errorf("answer %d: %+v, answer 0: %+v", i, a, answers[0])
+			}
+		}
+		if n := f.count(t, "versions", "tb = ? AND record_id = ?", "finds", id); n != 1 {
+			t.Errorf("%d versions, want 1", n)
+		}
+		if n := f.count(t, "changes", "tb = ?", "units"); n != 1 {
+			t.Errorf("%d unit creations in the change log, want 1", n)
+		}
+	})
+}
+
+// A device cannot pile up held mutations without end: past MaxHeld the
+// next is refused, and nothing more of it is stored.
+func TestPushHeldAreBounded(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		var batch []map[string]any
+		for seq := 2; seq <= fieldsync.MaxHeld+2; seq++ {
+			batch = append(batch, mut("tablet-a", seq, "finds", "set", map[string]any{"label": "x"}))
+		}
+		f.push(t, f.ann, batch[:fieldsync.MaxMutations]...)
+		f.push(t, f.ann, batch[fieldsync.MaxMutations:2*fieldsync.MaxMutations]...)
+		got := f.push(t, f.ann, batch[2*fieldsync.MaxMutations:]...)
+		if r := got.Results[len(got.Results)-1]; r.Status != "refused" || r.Code != "sync_too_many_held" {
+			t.Errorf("past the cap: %+v", r)
+		}
+		if n := f.count(t, "sync_mutations", "state = ?", "held"); n != fieldsync.MaxHeld {
+			t.Errorf("%d held, want %d", n, fieldsync.MaxHeld)
 		}
 	})
 }
