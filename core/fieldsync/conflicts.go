@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,10 @@ func (c *conflictRow) answer() gin.H {
 	}
 	if c.userName == "" {
 		who["name"] = c.userEmail
+	}
+	if c.KeyID != 0 {
+		// An API key pushed: no account, its number (labels are admin's).
+		who["key_id"], who["name"] = c.KeyID, "API key "+strconv.FormatInt(c.KeyID, 10)
 	}
 	out := gin.H{"id": c.ID, "table": c.Table, "record_id": c.RecordID, "field": c.Field, "reason": c.Reason,
 		"base": c.Base, "mine": c.Mine, "theirs": c.Theirs, "who": who, "when": time.UnixMilli(c.CreatedAt).UTC(),

@@ -145,8 +145,9 @@ func (h *handlers) applyExpired(ctx context.Context, app *apps.App, limit int) (
 
 // applierFor applies mutations of the pusher named by an actor key
 // outside a request: the records gate on the account (or API key) as it
-// is now. An account since deleted, or a key revoked, is refused each
-// mutation (its scope fails), which still ends its wait.
+// is now. An account since deleted (user_not_found), or a key revoked
+// (not_enough_privilege), is refused each mutation, which still ends its
+// wait.
 func (h *handlers) applierFor(ctx context.Context, app *apps.App, key string) (*applier, error) {
 	kind, idText, _ := strings.Cut(key, ":")
 	id, err := strconv.ParseInt(idText, 10, 64)
@@ -158,11 +159,7 @@ func (h *handlers) applierFor(ctx context.Context, app *apps.App, key string) (*
 	case "user":
 		a.who = &auth.Actor{UserID: id}
 		a.scope = func(ctx context.Context, table string) (*records.Scope, error) {
-			sc, err := h.Host.ScopeFor(ctx, app, id, table)
-			if err != nil && !isRefusal(err) {
-				return nil, auth.ErrNotEnoughPrivilege.Wrap(err)
-			}
-			return sc, err
+			return h.Host.ScopeFor(ctx, app, id, table)
 		}
 	default:
 		a.who = &auth.Actor{KeyID: id}

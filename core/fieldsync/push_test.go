@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/fieldsync"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -433,6 +434,32 @@ func TestPushHeldAreBounded(t *testing.T) {
 		}
 		if n := f.count(t, "sync_mutations", "state = ?", "held"); n != fieldsync.MaxHeld {
 			t.Errorf("%d held, want %d", n, fieldsync.MaxHeld)
+		}
+	})
+}
+
+// An API key pushes as itself: its device is its own, and a held
+// mutation of it is applied by the sweep with the key's privilege.
+func TestPushByAPIKey(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		key := testenv.NewAPIKey(t, f.app, auth.Writer)
+		id := f.create(t, "finds", `{"label":"F1"}`)
+		if r := f.push(t, key, mut("logger", 2, "finds", "id", id, "set", map[string]any{"notes": "by key"})).Results[0]; r.Status != "held" {
+			t.Fatalf("%+v", r)
+		}
+		if dev := f.must(t, 200, f.ann, "GET", "/dig/api/sync/devices/logger", ""); dev["held"] != 0.0 {
+			t.Errorf("ann sees the key's device: %v", dev)
+		}
+		f.clock.Add(2 * testHold)
+		f.inst.Server.SweepSyncHolds(t.Context())
+		if v := f.field(t, "finds", id, "notes"); v != "by key" {
+			t.Fatalf("notes = %v", v)
+		}
+		list := f.conflicts(t, f.super, "")
+		if len(list) != 1 || list[0]["who"].(map[string]any)["user_id"] != nil {
+			t.Errorf("conflicts %v, want one by no account", list)
 		}
 	})
 }
