@@ -102,45 +102,57 @@ func (h *handlers) applyExpired(ctx context.Context, app *apps.App, limit int) (
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
+	// One device's failure does not keep the others waiting: the first
+	// error is answered once every device has had its turn.
 	applied := 0
+	var first error
 	for _, d := range list {
-		a, err := h.applierFor(ctx, app, d.actor)
-		if err != nil {
-			return applied, err
-		}
-		held, err := heldUpTo(ctx, db, d.actor, d.device, d.upTo, MaxHeld)
-		if err != nil {
-			return applied, err
-		}
-		for _, sm := range held {
-			m, err := decodeMutation(sm.Body)
-			if err != nil {
-				return applied, err
-			}
-			last, err := lastSeq(ctx, db, d.actor, d.device)
-			if err != nil {
-				return applied, err
-			}
-			how := unheld
-			switch {
-			case sm.Seq == last+1:
-				how = inOrder
-			case sm.Seq <= last:
-				how = late
-			}
-			_, ok, err := a.apply(ctx, m, true, how)
-			if err != nil {
-				return applied, err
-			}
-			if ok {
-				applied++
-			}
-		}
-		if err := a.drain(ctx, d.device); err != nil {
-			return applied, err
+		n, err := h.applyExpiredOf(ctx, app, d.actor, d.device, d.upTo)
+		applied += n
+		if err != nil && first == nil {
+			first = err
 		}
 	}
-	return applied, nil
+	return applied, first
+}
+
+// applyExpiredOf applies the held mutations of one device up to seq upTo
+// (the last whose wait is over), in seq order, then those that follow.
+func (h *handlers) applyExpiredOf(ctx context.Context, app *apps.App, actor, device string, upTo int64) (int, error) {
+	a, err := h.applierFor(ctx, app, actor)
+	if err != nil {
+		return 0, err
+	}
+	held, err := heldUpTo(ctx, app.DB, actor, device, upTo, MaxHeld)
+	if err != nil {
+		return 0, err
+	}
+	applied := 0
+	for _, sm := range held {
+		m, err := decodeMutation(sm.Body)
+		if err != nil {
+			return applied, err
+		}
+		last, err := lastSeq(ctx, app.DB, actor, device)
+		if err != nil {
+			return applied, err
+		}
+		how := unheld
+		switch {
+		case sm.Seq == last+1:
+			how = inOrder
+		case sm.Seq <= last:
+			how = late
+		}
+		_, ok, err := a.apply(ctx, m, true, how)
+		if err != nil {
+			return applied, err
+		}
+		if ok {
+			applied++
+		}
+	}
+	return applied, a.drain(ctx, device)
 }
 
 // applierFor applies mutations of the pusher named by an actor key

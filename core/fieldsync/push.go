@@ -40,14 +40,14 @@ func (h *handlers) handlePush(c *gin.Context) {
 	}
 	ctx, app := c.Request.Context(), api.AppOf(c)
 	// Upkeep first, whoever pushes: mutations of any device whose wait
-	// is over are applied (hold.go), answers past their retention go.
+	// is over are applied (hold.go), answers past their retention go. Its
+	// failures are another device's: logged with the request (c.Error),
+	// and this push goes on.
 	if _, err := h.applyExpired(ctx, app, sweepBatch); err != nil {
-		api.Fail(c, err)
-		return
+		_ = c.Error(err)
 	}
 	if err := trimResults(ctx, app.DB, h.Now()); err != nil {
-		api.Fail(c, err)
-		return
+		_ = c.Error(err)
 	}
 	actor := api.ActorOf(c)
 	a := &applier{db: app.DB, actor: actorKey(actor), who: actor, now: h.Now, hold: h.Hold,

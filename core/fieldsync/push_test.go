@@ -135,6 +135,18 @@ func TestPushHoldsOutOfOrder(t *testing.T) {
 		if dev["last_seq"] != 3.0 || dev["held"] != 0.0 {
 			t.Errorf("device %v", dev)
 		}
+		// Out of order within one push: the answer tells what became of
+		// each by the end of it.
+		one := f.push(t, f.ann, mut("tablet-b", 2, "finds", "id", id, "set", map[string]any{"notes": "b2"}),
+			mut("tablet-b", 1, "finds", "id", id, "set", map[string]any{"notes": "b1"}))
+		for _, r := range one.Results {
+			if r.Status != "applied" {
+				t.Errorf("one push: %+v", r)
+			}
+		}
+		if v := f.field(t, "finds", id, "notes"); v != "b2" {
+			t.Errorf("notes = %v, want seq 2's", v)
+		}
 		// Sent again, the held ones answer what was done with them.
 		again := f.push(t, f.ann, later...)
 		for _, r := range again.Results {
