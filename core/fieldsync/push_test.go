@@ -475,3 +475,30 @@ func TestPushByAPIKey(t *testing.T) {
 		}
 	})
 }
+
+// The answers kept for resends go after their retention (whoever pushes
+// next trims them): the table of mutations does not grow for ever.
+func TestPushResultsTrimmed(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		f.push(t, f.ann, mut("tablet-a", 1, "units", "set", map[string]any{"code": "US 1"}))
+		f.clock.Add(fieldsync.ResultRetention - time.Hour)
+		// Sessions expire with the clock: sign in again at the new time.
+		bob := testenv.Login(t, f.inst.Server, "dig", "bob@example.org", testenv.Password)
+		f.push(t, bob, mut("phone-b", 1, "units", "set", map[string]any{"code": "US 2"}))
+		if n := f.count(t, "sync_mutations", "device_id = ?", "tablet-a"); n != 1 {
+			t.Fatalf("%d answers of tablet-a before the retention, want 1", n)
+		}
+		f.clock.Add(2 * time.Hour)
+		f.push(t, bob, mut("phone-b", 2, "units", "set", map[string]any{"code": "US 3"}))
+		if n := f.count(t, "sync_mutations", "device_id = ?", "tablet-a"); n != 0 {
+			t.Errorf("%d answers of tablet-a after the retention, want 0", n)
+		}
+		// The device's place in its sequence stays.
+		ann := testenv.Login(t, f.inst.Server, "dig", "ann@example.org", testenv.Password)
+		if dev := f.must(t, 200, ann, "GET", "/dig/api/sync/devices/tablet-a", ""); dev["last_seq"] != 1.0 {
+			t.Errorf("device %v", dev)
+		}
+	})
+}
