@@ -50,7 +50,7 @@ func (h *handlers) handlePush(c *gin.Context) {
 		_ = c.Error(err)
 	}
 	actor := api.ActorOf(c)
-	a := &applier{db: app.DB, actor: actorKey(actor), who: actor, now: h.Now, hold: h.Hold,
+	a := &applier{db: app.DB, actor: actorKey(actor), who: actor, now: h.Now,
 		scope: func(_ context.Context, table string) (*records.Scope, error) { return h.Host.RecordScope(c, table) }}
 	results := make([]result, len(body.Mutations))
 	for i := range body.Mutations {

@@ -68,7 +68,6 @@ type applier struct {
 	// account (hold.go).
 	scope func(ctx context.Context, table string) (*records.Scope, error)
 	now   func() time.Time
-	hold  time.Duration
 }
 
 // apply applies m in its own transaction: it is claimed (stored as done,
