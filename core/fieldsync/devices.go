@@ -9,7 +9,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 )
 
-var errBadDevice = errs.New(errs.Invalid, "sync_invalid_mutation", "a device_id is 1 to 100 characters")
+var errBadDevice = errs.New(errs.Invalid, "sync_invalid_device", "a device_id is 1 to 100 characters")
 
 // GET /sync/devices/:device_id — how far the server has applied the
 // caller's device (last_seq) and how many of its mutations wait: a device

@@ -502,3 +502,47 @@ func TestPushResultsTrimmed(t *testing.T) {
 		}
 	})
 }
+
+// Conflicts follow the records gate: a record that leaves the caller's
+// rows takes its conflicts out of their list, and resolving one answers
+// as for a conflict that does not exist.
+func TestConflictsFollowTheGate(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		id := f.create(t, "finds", `{"label":"out","notes":"base"}`)
+		f.push(t, f.ann, mut("tablet-a", 1, "finds", "id", id, "base_version", 0, "set", map[string]any{"notes": "a"}))
+		r := f.push(t, f.bo, mut("phone-b", 1, "finds", "id", id, "base_version", 0, "set", map[string]any{"notes": "b"})).Results[0]
+		if len(r.Conflicts) != 1 || len(f.conflicts(t, f.bo, "")) != 1 {
+			t.Fatalf("%+v, want one conflict bob sees", r)
+		}
+		var bobID float64
+		for _, u := range f.must(t, 200, f.super, "GET", "/dig/api/users", "")["users"].([]any) {
+			if u.(map[string]any)["email"] == "bob@example.org" {
+				bobID = u.(map[string]any)["id"].(float64)
+			}
+		}
+		f.must(t, 200, f.super, "POST", fmt.Sprintf("/dig/api/user/%d/privileges", int64(bobID)),
+			`{"table_name":"finds","privilege":20,"subset":{"label":{"_eq":"in"}}}`)
+		bob := testenv.Login(t, f.inst.Server, "dig", "bob@example.org", testenv.Password)
+		if got := f.conflicts(t, bob, "?status=all"); len(got) != 0 {
+			t.Errorf("bob lists a conflict of a record outside his rows: %v", got)
+		}
+		code1, hidden := f.do(t, bob, "POST", fmt.Sprintf("/dig/api/sync/conflicts/%d/resolve", r.Conflicts[0]), `{"value":"b"}`)
+		code2, missing := f.do(t, bob, "POST", "/dig/api/sync/conflicts/987654/resolve", `{"value":"b"}`)
+		if code1 != 404 || code2 != 404 || hidden["code"] != "sync_conflict_not_found" || hidden["message"] != missing["message"] {
+			t.Errorf("hidden %d %v, missing %d %v: want the same 404", code1, hidden, code2, missing)
+		}
+		if v := f.field(t, "finds", id, "notes"); v != "a" {
+			t.Errorf("notes = %v", v)
+		}
+		f.must(t, 200, f.super, "POST", fmt.Sprintf("/dig/api/user/%d/privileges", int64(bobID)), `{"table_name":"finds","privilege":40}`)
+		bob = testenv.Login(t, f.inst.Server, "dig", "bob@example.org", testenv.Password)
+		if code, m := f.do(t, bob, "GET", "/dig/api/sync/conflicts?table=finds", ""); code != 403 {
+			t.Errorf("a denied table's conflicts: %d %v", code, m)
+		}
+		if got := f.conflicts(t, f.super, ""); len(got) != 1 {
+			t.Errorf("the admin's list: %v", got)
+		}
+	})
+}
