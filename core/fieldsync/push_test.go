@@ -1,6 +1,7 @@
 package fieldsync_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -8,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/config"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/fieldsync"
+	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -543,6 +546,41 @@ func TestConflictsFollowTheGate(t *testing.T) {
 		}
 		if got := f.conflicts(t, f.super, ""); len(got) != 1 {
 			t.Errorf("the admin's list: %v", got)
+		}
+	})
+}
+
+// Two nodes sweeping at once apply each expired hold once: the mutation's
+// state changes in the transaction of its save.
+func TestTwoNodesSweepOnce(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		other := testenv.NewInstanceWith(t, e, server.Deps{Apps: f.inst.Apps, Now: f.clock.Now},
+			func(cfg *config.Config) { cfg.SyncHold = testHold })
+		const devices = 12
+		ids := make([]int64, devices)
+		for i := range ids {
+			ids[i] = f.create(t, "finds", `{"label":"F"}`)
+			dev := fmt.Sprintf("tablet-%d", i)
+			if r := f.push(t, f.ann, mut(dev, 2, "finds", "id", ids[i], "set", map[string]any{"notes": dev})).Results[0]; r.Status != "held" {
+				t.Fatalf("%+v", r)
+			}
+		}
+		f.clock.Add(2 * testHold)
+		var wg sync.WaitGroup
+		for _, s := range []*server.Server{f.inst.Server, other.Server} {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.SweepSyncHolds(context.Background()) }()
+		}
+		wg.Wait()
+		for i, id := range ids {
+			if n := f.count(t, "versions", "tb = ? AND record_id = ?", "finds", id); n != 1 {
+				t.Errorf("record %d: %d versions, want 1", i, n)
+			}
+		}
+		if n := f.count(t, "sync_conflicts", "field = ?", ""); n != devices {
+			t.Errorf("%d order conflicts, want %d", n, devices)
 		}
 	})
 }
