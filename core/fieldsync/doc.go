@@ -11,7 +11,10 @@
 //     mutations with the save's rules, once each (mutation_id), in each
 //     device's order (seq), merging field by field against the version the
 //     device started from (records.Merge3); a field changed on both sides
-//     becomes a conflict to resolve.
+//     becomes a conflict to resolve. A mutation whose predecessor has not
+//     arrived waits (hold.go) until it does, or until STRATA_SYNC_HOLD
+//     has passed; GET /sync/devices/{device_id} (devices.go) tells a
+//     device where it stands. docs/sync.md, "Push", is the whole design.
 //   - Uploads (upload.go): photos taken offline arrive in resumable parts
 //     and are linked to their record, possibly one made offline (temp_id).
 package fieldsync
