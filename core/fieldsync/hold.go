@@ -166,7 +166,7 @@ func (h *handlers) applierFor(ctx context.Context, app *apps.App, key string) (*
 	if err != nil {
 		return nil, fmt.Errorf("sync actor %q: %w", key, err)
 	}
-	a := &applier{db: app.DB, actor: key, now: h.Now}
+	a := &applier{db: app.DB, actor: key, now: h.Now, known: map[string]bool{}}
 	switch kind {
 	case "user":
 		a.who = &auth.Actor{UserID: id}

@@ -50,7 +50,7 @@ func (h *handlers) handlePush(c *gin.Context) {
 		_ = c.Error(err)
 	}
 	actor := api.ActorOf(c)
-	a := &applier{db: app.DB, actor: actorKey(actor), who: actor, now: h.Now,
+	a := &applier{db: app.DB, actor: actorKey(actor), who: actor, now: h.Now, known: map[string]bool{},
 		scope: func(_ context.Context, table string) (*records.Scope, error) { return h.Host.RecordScope(c, table) }}
 	results := make([]result, len(body.Mutations))
 	for i := range body.Mutations {
@@ -104,8 +104,11 @@ func (a *applier) push(ctx context.Context, m *mutation) (result, error) {
 			}
 			return sm.storedResult()
 		}
-		if err := ensureDevice(ctx, a.db, a.actor, m.DeviceID, a.now().UnixMilli()); err != nil {
-			return result{}, err
+		if !a.known[m.DeviceID] {
+			if err := ensureDevice(ctx, a.db, a.actor, m.DeviceID, a.now().UnixMilli()); err != nil {
+				return result{}, err
+			}
+			a.known[m.DeviceID] = true
 		}
 		last, err := lastSeq(ctx, a.db, a.actor, m.DeviceID)
 		if err != nil {

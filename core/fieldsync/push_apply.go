@@ -68,6 +68,9 @@ type applier struct {
 	// account (hold.go).
 	scope func(ctx context.Context, table string) (*records.Scope, error)
 	now   func() time.Time
+	// known are the devices whose row this applier has made sure of:
+	// once per device and push, not once per mutation.
+	known map[string]bool
 }
 
 // apply applies m in its own transaction: it is claimed (stored as done,
