@@ -242,7 +242,7 @@ func lockActor(ctx context.Context, tx *store.DB, actor string) error {
 	if tx.Engine != store.Postgres {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "strata sync uploads\x00"+tx.Key()+"\x00"+actor); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "strata sync uploads "+tx.Key()+" "+actor); err != nil {
 		return fmt.Errorf("lock uploads of %s: %w", actor, err)
 	}
 	return nil
