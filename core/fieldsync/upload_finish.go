@@ -71,6 +71,9 @@ func (h *handlers) finish(c *gin.Context, u *upload) (*upload, error) {
 	}
 	f, err := h.Files.Stage(ctx, a.Name, up)
 	if err != nil {
+		if cur, rerr := reload(c, u); rerr == nil && !cur.whole() {
+			return cur, nil // another request finished it and dropped the parts meanwhile
+		}
 		return h.refuse(c, u, err)
 	}
 	if counted.n != u.Size {
