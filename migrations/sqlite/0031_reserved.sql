@@ -1,1 +1,0 @@
--- Step 0031 is reserved for the sync-push branch (issue 32), developed alongside this one; it does nothing here. Steps are numbered without gaps (core/store/migrate.go), and 0032 follows.
