@@ -254,3 +254,45 @@ func TestUploadConcurrentSamePart(t *testing.T) {
 		}
 	})
 }
+
+// TestUploadLinkedAfterARealPush: the photo of a find created offline,
+// uploaded before the device's push reached the server, is linked once
+// POST /sync/push has created the find under its temp_id; the same
+// temp_id pushed by another account's device of the same name links
+// nothing of this one.
+func TestUploadLinkedAfterARealPush(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		d := newDig(t, e, server.Deps{})
+		img := photo(t, 50, 40)
+		d.start(t, d.writer, fmt.Sprintf(`{"upload_id":"p1","device_id":"tablet-a","filename":"find.png","size":%d,"sha256":%q,"table":"finds","temp_id":"f1"}`, len(img), sha(img)))
+		if u := d.putOK(t, d.writer, "p1", 0, img); u["status"] != "waiting_for_record" {
+			t.Fatalf("before the push: %v", u)
+		}
+		push := func(who string) int64 {
+			m := d.must(t, 200, who, "POST", "/dig/api/sync/push",
+				`{"mutations":[{"mutation_id":"tablet-a-1","device_id":"tablet-a","seq":1,"table":"finds","temp_id":"f1","set":{"label":"found offline"}}]}`)
+			ids := m["temp_ids"].(map[string]any)
+			return num(ids["f1"])
+		}
+		other := push(d.writer2)
+		if st := d.state(t, d.writer, "p1"); st["status"] != "waiting_for_record" {
+			t.Fatalf("after another account's push: %v", st)
+		}
+		find := push(d.writer)
+		if find == 0 || find == other {
+			t.Fatalf("pushed finds %d and %d", find, other)
+		}
+		st := d.state(t, d.writer, "p1")
+		if st["status"] != "linked" {
+			t.Fatalf("after the push: %v", st)
+		}
+		files := d.recordFiles(t, d.writer, "finds", find)
+		if len(files) != 1 || num(files[0]["id"]) != num(st["file_id"]) || files[0]["sha256"] != sha(img) {
+			t.Fatalf("the pushed find's files: %v", files)
+		}
+		if len(d.recordFiles(t, d.writer2, "finds", other)) != 0 {
+			t.Fatal("the other account's find got the photo")
+		}
+	})
+}
