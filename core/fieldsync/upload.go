@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,7 +64,19 @@ var (
 	errUploadReused   = errs.New(errs.Conflict, "upload_id_reused", "this upload_id was started for another file")
 	errChecksum       = errs.New(errs.Invalid, "upload_checksum_mismatch", "the bytes received do not have the sha256 the upload declared")
 	errOtherTable     = errs.New(errs.Invalid, "temp_id_other_table", "the temp_id names a record of another table")
+	errPartCut        = errs.New(errs.Invalid, "upload_part_interrupted", "the part's body stopped before its end; ask where the upload stands and go on from there")
 )
+
+// partReadErr names a failed read of a part's body: over the route's cap,
+// past its deadline, or cut (what came before is kept either way).
+func partReadErr(err error) error {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig), errors.Is(err, os.ErrDeadlineExceeded):
+		return api.BodyReadErr(err)
+	}
+	return errPartCut.Wrap(err)
+}
 
 func (h *handlers) uploadRoutes() []api.Route {
 	// Access is checked on the record's table by the records gate
@@ -330,10 +343,10 @@ func (h *handlers) handleUploadPart(c *gin.Context) {
 	h.answer(c, u)
 }
 
-// receive keeps the body's bytes from offset at, a part (at most partSize)
-// per transaction, so what came before an interruption stays. Bytes past
-// the declared size are refused and the part that would carry them is not
-// kept.
+// receive keeps the body's bytes from offset at, a piece (at most
+// partSize) per transaction, so what came before an interruption stays,
+// the bytes of a body cut short included. Bytes past the declared size
+// are refused and the piece that would carry them is not kept.
 func (h *handlers) receive(c *gin.Context, u *upload, at int64) (*upload, error) {
 	ctx, db := c.Request.Context(), api.AppOf(c).DB
 	buf := make([]byte, min(partSize, u.Size-at))
@@ -341,11 +354,12 @@ func (h *handlers) receive(c *gin.Context, u *upload, at int64) (*upload, error)
 		want := min(int64(len(buf)), u.Size-at)
 		n, err := io.ReadFull(c.Request.Body, buf[:want])
 		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		var failed error
 		if err != nil && !end {
-			return nil, api.BodyReadErr(err)
+			failed = partReadErr(err)
 		}
-		if !end && at+want == u.Size {
-			// The upload is full with this part: anything more is past
+		if failed == nil && !end && at+want == u.Size {
+			// The upload is full with this piece: anything more is past
 			// its size.
 			var probe [1]byte
 			if m, _ := io.ReadFull(c.Request.Body, probe[:]); m > 0 {
@@ -357,6 +371,9 @@ func (h *handlers) receive(c *gin.Context, u *upload, at int64) (*upload, error)
 				return nil, err
 			}
 			at += int64(n)
+		}
+		if failed != nil {
+			return nil, failed
 		}
 		if end {
 			break

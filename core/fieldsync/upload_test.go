@@ -2,7 +2,10 @@ package fieldsync_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -293,6 +296,63 @@ func TestUploadLinkedAfterARealPush(t *testing.T) {
 		}
 		if len(d.recordFiles(t, d.writer2, "finds", other)) != 0 {
 			t.Fatal("the other account's find got the photo")
+		}
+	})
+}
+
+// cutReader yields its bytes, then fails with err as a dropped
+// connection does.
+type cutReader struct {
+	r   io.Reader
+	err error
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		return n, c.err
+	}
+	return n, err
+}
+
+// TestUploadCutPartKeepsWhatCame: a part whose connection drops after
+// 1.5 MiB (a body shorter than its Content-Length, or a read error) keeps
+// what came, GET says so, and the device resumes from there.
+func TestUploadCutPartKeepsWhatCame(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		d := newDig(t, e, server.Deps{})
+		find := d.create(t, d.writer, "finds", `{"label":"cut"}`)
+		content := bytes.Repeat([]byte("0123456789abcdef"), 2<<20/16)
+		for i, c := range []struct {
+			err    error
+			status int // what the cut request is answered (if anyone still listens)
+		}{
+			{io.ErrUnexpectedEOF, 200},
+			{errors.New("connection reset by peer"), 400},
+		} {
+			id := fmt.Sprintf("cut-%d", i)
+			d.start(t, d.writer, fmt.Sprintf(`{"upload_id":%q,"device_id":"dev","filename":"cut.bin","size":%d,"sha256":%q,"table":"finds","id":%d}`, id, len(content), sha(content), find))
+			req := httptest.NewRequest("PUT", uploads+"/"+id, &cutReader{bytes.NewReader(content[:3<<19]), c.err})
+			req.ContentLength = int64(len(content))
+			req.Header.Set("Authorization", d.writer)
+			req.Header.Set("Upload-Offset", "0")
+			rec := httptest.NewRecorder()
+			d.h.ServeHTTP(rec, req)
+			if m := decode(t, rec); rec.Code != c.status || (c.status == 400 && m["code"] != "upload_part_interrupted") {
+				t.Fatalf("%v: %d %v", c.err, rec.Code, m)
+			}
+			st := d.state(t, d.writer, id)
+			if num(st["offset"]) != 3<<19 || st["status"] != "receiving" {
+				t.Fatalf("%v: after the cut: %v", c.err, st)
+			}
+			done := d.putOK(t, d.writer, id, 3<<19, content[3<<19:])
+			if done["status"] != "linked" {
+				t.Fatalf("%v: resumed: %v", c.err, done)
+			}
+			if got := d.download(t, d.writer, num(done["file_id"])); !bytes.Equal(got, content) {
+				t.Fatalf("%v: downloaded %d bytes, sent %d", c.err, len(got), len(content))
+			}
 		}
 	})
 }
