@@ -15,6 +15,8 @@
 //     arrived waits (hold.go) until it does, or until STRATA_SYNC_HOLD
 //     has passed; GET /sync/devices/{device_id} (devices.go) tells a
 //     device where it stands. docs/sync.md, "Push", is the whole design.
-//   - Uploads (upload.go): photos taken offline arrive in resumable parts
-//     and are linked to their record, possibly one made offline (temp_id).
+//   - Uploads (upload*.go): photos taken offline arrive in resumable parts,
+//     kept in the app's database (any node goes on with them), and become
+//     files through the files area's own upload rules, linked to their
+//     record, possibly one made offline (temp_id).
 package fieldsync
