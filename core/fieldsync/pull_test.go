@@ -139,10 +139,10 @@ func TestPullRowSubsets(t *testing.T) {
 		if !slices.Equal(north.held(), []int64{n1, n2}) {
 			t.Fatalf("north holds %v", north.held())
 		}
-		d.update(t, n1, `{"area":"south"}`) // north → south
-		d.delete(t, s1)                     // south only
+		d.update(t, n1, `{"area":"south"}`)  // north → south
+		d.delete(t, s1)                      // south only
 		d.update(t, east, `{"area":"west"}`) // nobody's, moved
-		d.update(t, s2, `{"area":"east"}`)  // south → nobody's
+		d.update(t, s2, `{"area":"east"}`)   // south → nobody's
 		d.delete(t, east)
 		d.sync(t, d.north, "finds", north, 0, "")
 		d.sync(t, d.south, "finds", south, 0, "")
