@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/changes"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -43,6 +44,14 @@ func TestPullFirstInPages(t *testing.T) {
 			t.Fatalf("the file's metadata: %v", files)
 		}
 		d.sameAsRead(t, d.admin, "finds", dev)
+		// An API key (a reader's) pulls the same way.
+		key := testenv.NewAPIKey(t, d.app, auth.Reader)
+		byKey := &device{}
+		d.sync(t, key, "finds", byKey, 0, "")
+		if !slices.Equal(byKey.held(), d.listIDs(t, key, "finds", "")) || len(byKey.held()) != 7 {
+			t.Fatalf("by API key: held %v", byKey.held())
+		}
+		d.sameAsRead(t, key, "finds", byKey)
 		// Up to date: nothing more, and the checkpoint stays usable.
 		p := d.pull(t, d.admin, "finds", dev.checkpoint, 0, "")
 		if len(p.Rows) != 0 || len(p.Removed) != 0 || p.More || p.Reset {
