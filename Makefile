@@ -4,6 +4,7 @@
 #   make test   every test, on SQLite and (when a server answers) PostgreSQL
 #   make bench-load  load benchmark over HTTP, both engines (docs/performance.md)
 #   make bench-realtime  live changes: SSE subscribers under a writer, both engines
+#   make bench-sync      offline sync's pull: first pull of 100,000 rows, incremental pulls, both engines
 GO      ?= go
 BIN     ?= bin
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
@@ -12,7 +13,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # every target's budget.
 FUZZTIME ?=
 
-.PHONY: build run web test test-short fuzz bench bench-load bench-realtime lint clean proto
+.PHONY: build run web test test-short fuzz bench bench-load bench-realtime bench-sync lint clean proto
 
 # A cold build fetches and compiles every dependency first (minutes on two
 # cores, silent otherwise): say so, then name each binary as it is built.
@@ -78,6 +79,11 @@ bench-load: build
 bench-realtime: build
 	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
 	BIN=$(BIN) bash cmd/strata-bench/bench-realtime.sh
+
+# ROWS, LIMIT, ROUNDS, CHANGES: see cmd/strata-bench/bench-sync.sh.
+bench-sync: build
+	$(GO) build -o $(BIN)/strata-bench ./cmd/strata-bench
+	BIN=$(BIN) bash cmd/strata-bench/bench-sync.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -63,8 +63,10 @@ type Config struct {
 	AppMaxConcurrent int
 	AppQueueTimeout  time.Duration
 	// ChangeLogMaxAge and ChangeLogMaxEvents bound each app's change log
-	// (STRATA_CHANGELOG_MAX_AGE, default 15m; STRATA_CHANGELOG_MAX_EVENTS,
-	// default 50000): a live stream resumes within them, else resyncs.
+	// (STRATA_CHANGELOG_MAX_AGE, default 720h (30 days);
+	// STRATA_CHANGELOG_MAX_EVENTS, default 1000000): an offline device's
+	// sync pull resumes within them, else starts again (reset); live
+	// streams replay at most 15 minutes or 50,000 events of it.
 	ChangeLogMaxAge    time.Duration
 	ChangeLogMaxEvents int64
 	// RealtimePerApp and RealtimePerUser cap the open live streams of an

@@ -9,6 +9,10 @@
 //	strata-bench -url http://127.0.0.1:8090 -rows 10000,100000
 //	strata-bench -pocketbase http://127.0.0.1:8091 -email a@example.org -password ... -rows 10000
 //
+// With -sync it measures offline sync's pull instead (sync.go, make
+// bench-sync): the first pull of the table in rows/s with the server's peak
+// memory, and incremental pulls after 100 changes.
+//
 // With -realtime it measures live changes instead (realtime.go): streams
 // of Server-Sent Events under a writer at a fixed rate, the delivery
 // latency of their events and the write rate with and without them, and
@@ -32,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,6 +85,15 @@ after the clients left. The server's STRATA_REALTIME_PER_APP and
 STRATA_REALTIME_PER_USER must admit the streams. -csv rows: rt-write-alone,
 rt-write-with, rt-delivery (the rows column holds the subscribers).
 
+With -sync it measures offline sync's pull (GET /sync/{tb}) instead: it
+seeds the table to the first size of -rows (-sync-step seed or all), then
+(-sync-step pull or all) pulls the whole table page after page of
+-sync-limit rows, timed (rows/s), sampling the server's resident memory
+from -metrics (peak), and -sync-rounds times changes -sync-changes records
+and times one incremental pull, which must answer exactly those. -csv
+rows: sync-first-pull (with the peak RSS in MiB as a 10th column),
+sync-incremental-<n> (median and max ms). make bench-sync runs it.
+
 Flags:
 `
 
@@ -98,6 +112,8 @@ type options struct {
 	deleteAfterCreate bool
 	realtime          bool
 	rt                rtOptions
+	syncMode          bool
+	sync              syncOptions
 }
 
 func main() {
@@ -131,12 +147,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		t = &strata{base: strings.TrimRight(o.url, "/"), hc: hc, app: o.app, table: o.table}
 	}
-	if err := t.setup(ctx, o.email, o.pass); err != nil {
+	if st, ok := t.(*strata); ok && o.syncMode && o.sync.step == "pull" {
+		// The table was seeded by an earlier run (-sync-step seed).
+		if err := st.signIn(ctx, o.email, o.pass); err != nil {
+			return fmt.Errorf("sign in: %w", err)
+		}
+	} else if err := t.setup(ctx, o.email, o.pass); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
 	label := o.label
 	if label == "" {
 		label = t.label()
+	}
+	if o.syncMode {
+		st, ok := t.(*strata)
+		if !ok {
+			return errors.New("-sync measures Strata only (-url)")
+		}
+		fmt.Fprintf(stdout, "target %s, table %s, client cores %d\n", label, o.table, runtime.NumCPU())
+		var csvw *csv.Writer
+		if o.csvPath != "" {
+			f, err := os.OpenFile(o.csvPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			csvw = csv.NewWriter(f)
+			defer csvw.Flush()
+		}
+		return runSync(ctx, o, st, stdout, csvw)
 	}
 	if o.realtime {
 		st, ok := t.(*strata)
@@ -267,7 +306,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.rt.drain, "drain", 15*time.Second, "realtime: how long to wait for the events still on their way after the last write")
 	fs.DurationVar(&o.rt.settle, "settle", 3*time.Second, "realtime: pause before reading the server's figures at rest and with idle streams")
 	fs.DurationVar(&o.rt.gcWait, "gc-wait", 130*time.Second, "realtime: after the clients left, wait up to this long for the server's next garbage collection and read its memory again (0: do not)")
-	fs.StringVar(&o.rt.metrics, "metrics", "", "realtime: URL of the server's Prometheus metrics (STRATA_METRICS_ADDR), e.g. http://127.0.0.1:18191/metrics")
+	fs.BoolVar(&o.syncMode, "sync", false, "measure offline sync's pull (GET /sync/{tb}) instead of the operations: see below")
+	fs.StringVar(&o.sync.step, "sync-step", "all", "sync: seed (fill the table to the first -rows, nothing else), pull (measure a table seeded before), or all")
+	fs.IntVar(&o.sync.limit, "sync-limit", 1000, "sync: rows per page of the pull (1..1000)")
+	fs.IntVar(&o.sync.rounds, "sync-rounds", 5, "sync: incremental pulls measured, each after -sync-changes changes")
+	fs.IntVar(&o.sync.changes, "sync-changes", 100, "sync: records changed before each incremental pull")
+	fs.StringVar(&o.rt.metrics, "metrics", "", "realtime and sync: URL of the server's Prometheus metrics (STRATA_METRICS_ADDR), e.g. http://127.0.0.1:18191/metrics")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -296,6 +340,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.realtime && (o.rt.subscribers < 0 || o.rt.users < 1 || o.rt.filters < 1 || o.rt.filters > len(materials) || o.rt.rate <= 0 || o.rt.writers < 1) {
 		return o, fmt.Errorf("-subscribers, -users, -filters (at most %d), -rate and -writers must be positive", len(materials))
+	}
+	if o.syncMode && (o.sync.limit < 1 || o.sync.limit > 1000 || o.sync.rounds < 0 || o.sync.changes < 1 || o.sync.changes > o.sync.limit ||
+		!slices.Contains([]string{"seed", "pull", "all"}, o.sync.step)) {
+		return o, errors.New("-sync-limit 1..1000, -sync-changes 1..-sync-limit, -sync-rounds >= 0, -sync-step seed, pull or all")
 	}
 	if o.clients < 1 || o.batch < 1 || o.seedConc < 1 || o.duration <= 0 {
 		return o, errors.New("-clients, -batch, -seed-clients and -duration must be positive")

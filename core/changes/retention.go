@@ -20,8 +20,11 @@ type Retention struct {
 	Every time.Duration
 }
 
-// DefaultRetention is the window: 15 minutes or 50,000 events.
-var DefaultRetention = Retention{MaxAge: 15 * time.Minute, MaxEvents: 50_000, Every: 30 * time.Second}
+// DefaultRetention is 30 days or 1,000,000 events: offline sync
+// (core/fieldsync) resumes a device's pull from the log after weeks in the
+// field; a device further behind starts its pull again. Live streams
+// bound their own replay far shorter (core/realtime Config.ReplayMaxAge).
+var DefaultRetention = Retention{MaxAge: 30 * 24 * time.Hour, MaxEvents: 1_000_000, Every: 30 * time.Second}
 
 var retention atomic.Pointer[Retention]
 

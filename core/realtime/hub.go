@@ -50,11 +50,18 @@ type Config struct {
 	// Beat is how often the node refreshes its streams' rows and sweeps
 	// expired presence (tests shorten it).
 	Beat time.Duration
+	// ReplayMaxEvents and ReplayMaxAge bound what a stream resuming with
+	// Last-Event-ID replays: a client further behind (more events, or its
+	// first missed change older) gets resync instead. The change log keeps
+	// far more (weeks, for offline sync: STRATA_CHANGELOG_MAX_AGE), but a
+	// page reloading what it shows is cheaper than replaying that much.
+	ReplayMaxEvents int64
+	ReplayMaxAge    time.Duration
 }
 
 // DefaultConfig is what the service runs with unless told otherwise.
 var DefaultConfig = Config{PerApp: 1000, PerUser: 20, Buffer: 256, Heartbeat: 15 * time.Second, MaxSubscriptions: 100, KnownLimit: 50_000,
-	PresenceTTL: 60 * time.Second, PresencePerApp: 1000, Beat: beatEvery}
+	PresenceTTL: 60 * time.Second, PresencePerApp: 1000, Beat: beatEvery, ReplayMaxEvents: 50_000, ReplayMaxAge: 15 * time.Minute}
 
 // Hub holds the process's streams.
 type Hub struct {
@@ -124,6 +131,12 @@ func New(host api.Host, cfg Config, now func() time.Time, pgConn *pgx.ConnConfig
 	}
 	if cfg.Beat <= 0 {
 		cfg.Beat = d.Beat
+	}
+	if cfg.ReplayMaxEvents <= 0 {
+		cfg.ReplayMaxEvents = d.ReplayMaxEvents
+	}
+	if cfg.ReplayMaxAge <= 0 {
+		cfg.ReplayMaxAge = d.ReplayMaxAge
 	}
 	if now == nil {
 		now = time.Now

@@ -3,6 +3,7 @@ package realtime_test
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,6 +124,52 @@ func TestConfiguredWindow(t *testing.T) {
 			if ev := c.next(t, 10*time.Second); ev.name != "create" || ev.id != newest+1 || int64(ev.data["id"].(float64)) != after {
 				t.Fatalf("after the window: %s %d %s", ev.name, ev.id, ev.raw)
 			}
+		}
+	})
+}
+
+// TestReplayBoundedOnItsOwn: the change log keeps weeks of changes (for
+// offline sync), but a stream resuming from a change older than 15
+// minutes, or more than 50,000 changes behind, gets one resync (with the
+// newest id), not a replay; one within both bounds gets the replay.
+func TestReplayBoundedOnItsOwn(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		var skew atomic.Int64 // how far the server's clock is ahead of the log's
+		clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		h := newHarness(t, e, server.Deps{Now: clock})
+		admin := h.login(t, "admin@example.org")
+		ctx := t.Context()
+		_, from, err := changes.Bounds(ctx, h.app.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := h.save(t, admin, 0, `{"label":"first"}`)
+		_, newest, err := changes.Bounds(ctx, h.app.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resume := func(t *testing.T) event {
+			t.Helper()
+			c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin, "Last-Event-ID": strconv.FormatInt(from, 10)})
+			h.subscribe(t, admin, c.id, `[{"id":"all","table":"finds"}]`)
+			return c.next(t, 10*time.Second)
+		}
+		if ev := resume(t); ev.name != "create" || int64(ev.data["id"].(float64)) != first {
+			t.Fatalf("within the bounds: %s %s", ev.name, ev.raw)
+		}
+		skew.Store(int64(16 * time.Minute))
+		if ev := resume(t); ev.name != "resync" || ev.id != newest || ev.data["reason"] != "window" {
+			t.Fatalf("16 minutes later: %s %d %s", ev.name, ev.id, ev.raw)
+		}
+		skew.Store(0)
+		// 50,001 changes later (one row standing for them: the log's ids
+		// only grow, a trim leaves gaps like this one).
+		far := newest + 50_001
+		if _, err := h.app.DB.Exec(ctx, `INSERT INTO `+h.app.DB.Sys("changes")+` (id, tb, record_id, op, version, at) VALUES (?, 'nowhere', 0, 'update', 0, ?)`, far, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if ev := resume(t); ev.name != "resync" || ev.id != far {
+			t.Fatalf("50,001 changes behind: %s %d %s", ev.name, ev.id, ev.raw)
 		}
 	})
 }

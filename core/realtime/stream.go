@@ -104,6 +104,13 @@ func (h *Hub) stream(c *gin.Context) {
 		api.Fail(c, err)
 		return
 	}
+	behind := false
+	if resume {
+		if behind, err = h.behindReplay(ctx, a.DB, after, oldest, newest); err != nil {
+			api.Fail(c, err)
+			return
+		}
+	}
 	w := c.Writer
 	// A stream has no body, so the server gives it no read deadline
 	// (core/server limitBody); one would end it STRATA_BODY_TIMEOUT after
@@ -116,7 +123,7 @@ func (h *Hub) stream(c *gin.Context) {
 	cursor := newest
 	cl.out <- frame{event: "connect", data: gin.H{"client_id": cl.id}}
 	if resume {
-		if changes.Missed(after, oldest, newest) {
+		if behind {
 			// Past the window: the client reloads what it shows.
 			cl.out <- frame{id: newest, event: "resync", data: gin.H{"reason": "window"}}
 		} else {
