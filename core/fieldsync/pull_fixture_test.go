@@ -17,11 +17,11 @@ import (
 	"github.com/strata-archaeo/strata/core/testenv"
 )
 
-// dig is an application with sites, finds (a lookup to sites, an area
+// pullDig is an application with sites, finds (a lookup to sites, an area
 // the row subsets use, a plugin table of samples) and its users: an
 // admin, a writer, and two readers whose subsets on finds differ (north
 // and south).
-type dig struct {
+type pullDig struct {
 	inst                 *testenv.Instance
 	app                  *apps.App
 	admin, writer        string
@@ -30,7 +30,7 @@ type dig struct {
 	reader, readerNoRead string
 }
 
-func newDig(t *testing.T, e store.Engine) *dig {
+func newPullDig(t *testing.T, e store.Engine) *pullDig {
 	t.Helper()
 	inst := testenv.NewInstance(t, e)
 	a := testenv.NewApp(t, inst.Apps, "dig")
@@ -53,7 +53,7 @@ func newDig(t *testing.T, e store.Engine) *dig {
 	must(schema.CreateTable(ctx, a.DB, schema.TableDef{Name: "finds_samples", Label: "Samples", PluginOf: "finds"}, now))
 	must(schema.AddField(ctx, a.DB, "finds_samples", schema.FieldDef{Name: "lab", Label: "Lab"}, now))
 
-	d := &dig{inst: inst, app: a}
+	d := &pullDig{inst: inst, app: a}
 	d.admin = testenv.Login(t, inst.Server, "dig", "admin@example.org", testenv.Password)
 	for _, u := range []struct {
 		dst   *string
@@ -78,7 +78,7 @@ func newDig(t *testing.T, e store.Engine) *dig {
 	return d
 }
 
-func (d *dig) userID(t *testing.T, email string) int64 {
+func (d *pullDig) userID(t *testing.T, email string) int64 {
 	t.Helper()
 	var id int64
 	if err := d.app.DB.QueryRow(t.Context(), `SELECT id FROM `+d.app.DB.Sys("users")+` WHERE email = ?`, email).Scan(&id); err != nil {
@@ -88,7 +88,7 @@ func (d *dig) userID(t *testing.T, email string) int64 {
 }
 
 // setSubset gives user a reader's override on finds with subset.
-func (d *dig) setSubset(t *testing.T, user int64, subset string) {
+func (d *pullDig) setSubset(t *testing.T, user int64, subset string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"table_name":"finds","privilege":%d,"subset":%s}`, auth.Reader, subset)
 	if code, m := d.do(t, d.admin, "POST", fmt.Sprintf("/dig/api/user/%d/privileges", user), body); code != 200 {
@@ -96,13 +96,13 @@ func (d *dig) setSubset(t *testing.T, user int64, subset string) {
 	}
 }
 
-func (d *dig) do(t *testing.T, who, method, url, body string) (int, map[string]any) {
+func (d *pullDig) do(t *testing.T, who, method, url, body string) (int, map[string]any) {
 	t.Helper()
 	return testenv.Do(t, d.inst.Server, method, url, body, testenv.Bearer(who))
 }
 
 // create makes a record as the writer and returns its id.
-func (d *dig) create(t *testing.T, tb, body string) int64 {
+func (d *pullDig) create(t *testing.T, tb, body string) int64 {
 	t.Helper()
 	code, m := d.do(t, d.writer, "POST", "/dig/api/record/"+tb, body)
 	if code != 200 {
@@ -112,7 +112,7 @@ func (d *dig) create(t *testing.T, tb, body string) int64 {
 }
 
 // find makes a find in area with a sample, and returns its id.
-func (d *dig) find(t *testing.T, label, area string, site int64) int64 {
+func (d *pullDig) find(t *testing.T, label, area string, site int64) int64 {
 	t.Helper()
 	siteVal := "null"
 	if site != 0 {
@@ -121,14 +121,14 @@ func (d *dig) find(t *testing.T, label, area string, site int64) int64 {
 	return d.create(t, "finds", fmt.Sprintf(`{"core":{"label":%q,"area":%q,"weight":1.5,"found_on":"2024-05-01","complete":true,"site":%s},"plugins":{"finds_samples":[{"fields":{"lab":"lab of %s"}}]}}`, label, area, siteVal, label))
 }
 
-func (d *dig) update(t *testing.T, id int64, core string) {
+func (d *pullDig) update(t *testing.T, id int64, core string) {
 	t.Helper()
 	if code, m := d.do(t, d.writer, "POST", fmt.Sprintf("/dig/api/record/finds/%d", id), `{"core":`+core+`}`); code != 200 {
 		t.Fatalf("update %d: %d %v", id, code, m)
 	}
 }
 
-func (d *dig) delete(t *testing.T, id int64) {
+func (d *pullDig) delete(t *testing.T, id int64) {
 	t.Helper()
 	if code, m := d.do(t, d.writer, "DELETE", fmt.Sprintf("/dig/api/record/finds/%d", id), ""); code != 200 {
 		t.Fatalf("delete %d: %d %v", id, code, m)
@@ -146,7 +146,7 @@ type page struct {
 }
 
 // pull asks one page.
-func (d *dig) pull(t *testing.T, who, tb, checkpoint string, limit int, filter string) page {
+func (d *pullDig) pull(t *testing.T, who, tb, checkpoint string, limit int, filter string) page {
 	t.Helper()
 	q := url.Values{"checkpoint": {checkpoint}}
 	if limit > 0 {
@@ -181,7 +181,7 @@ type device struct {
 }
 
 // sync pulls until up to date, applying pages as a device does.
-func (d *dig) sync(t *testing.T, who, tb string, dev *device, limit int, filter string) {
+func (d *pullDig) sync(t *testing.T, who, tb string, dev *device, limit int, filter string) {
 	t.Helper()
 	dev.removed, dev.sent = nil, nil
 	for range 1000 {
@@ -211,7 +211,7 @@ func (d *dig) sync(t *testing.T, who, tb string, dev *device, limit int, filter 
 }
 
 // listIDs are the ids GET /records/{tb} shows who (with filter).
-func (d *dig) listIDs(t *testing.T, who, tb, filter string) []int64 {
+func (d *pullDig) listIDs(t *testing.T, who, tb, filter string) []int64 {
 	t.Helper()
 	q := url.Values{"per_page": {"1000"}}
 	if filter != "" {
@@ -241,7 +241,7 @@ func (dev *device) held() []int64 {
 // sameAsRead checks every row the device holds against GET
 // /record/{tb}/{id} as who: values, lookup labels, plugin rows, files and
 // version.
-func (d *dig) sameAsRead(t *testing.T, who, tb string, dev *device) {
+func (d *pullDig) sameAsRead(t *testing.T, who, tb string, dev *device) {
 	t.Helper()
 	for id, row := range dev.rows {
 		code, rec := d.do(t, who, "GET", fmt.Sprintf("/dig/api/record/%s/%d", tb, id), "")

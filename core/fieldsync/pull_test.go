@@ -21,7 +21,7 @@ import (
 func TestPullFirstInPages(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		site := d.create(t, "sites", `{"core":{"name":"Pompeii"}}`)
 		var ids []int64
 		for i := range 7 {
@@ -66,7 +66,7 @@ func TestPullFirstInPages(t *testing.T) {
 func TestPullIncremental(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		site := d.create(t, "sites", `{"core":{"name":"Pompeii"}}`)
 		a, b, c := d.find(t, "A", "north", site), d.find(t, "B", "north", site), d.find(t, "C", "north", site)
 		dev := &device{}
@@ -99,7 +99,7 @@ func TestPullIncremental(t *testing.T) {
 func TestPullChangedWhilePaging(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		var ids []int64
 		for i := range 5 {
 			ids = append(ids, d.find(t, fmt.Sprintf("F%d", i), "north", 0))
@@ -129,7 +129,7 @@ func TestPullChangedWhilePaging(t *testing.T) {
 func TestPullRowSubsets(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		site := d.create(t, "sites", `{"core":{"name":"Pompeii"}}`)
 		n1, n2 := d.find(t, "N1", "north", site), d.find(t, "N2", "north", site)
 		s1, s2 := d.find(t, "S1", "south", site), d.find(t, "S2", "south", site)
@@ -176,7 +176,7 @@ func TestPullRowSubsets(t *testing.T) {
 func TestPullReset(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		for _, a := range []string{"north", "north", "south"} {
 			d.find(t, "F", a, 0)
 		}
@@ -230,7 +230,7 @@ func TestPullReset(t *testing.T) {
 func TestPullFilter(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		a, b := d.find(t, "A", "north", 0), d.find(t, "B", "north", 0)
 		c := d.find(t, "C", "north", 0)
 		d.update(t, c, `{"weight":50}`)
@@ -280,7 +280,7 @@ func TestPullFilter(t *testing.T) {
 func TestPullHostile(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		d := newDig(t, e)
+		d := newPullDig(t, e)
 		d.find(t, "A", "north", 0)
 		good := d.pull(t, d.admin, "finds", "", 0, "").Checkpoint
 		for _, s := range []testenv.Scenario{
