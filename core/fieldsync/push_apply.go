@@ -304,7 +304,9 @@ func refused(m *mutation, err error) (result, bool) {
 	case errs.Internal, errs.Unavailable, errs.Timeout, errs.BadGateway, errs.ClientTimeout:
 		return result{}, false
 	}
-	r := result{MutationID: m.MutationID, Status: statusRefused, Table: m.Table, ID: m.ID, TempID: m.TempID,
+	// No id: a refusal repeats nothing of the row (the device knows its
+	// mutation by mutation_id), so it cannot echo an id as if it existed.
+	r := result{MutationID: m.MutationID, Status: statusRefused, Table: m.Table, TempID: m.TempID,
 		Code: e.Code, Message: e.Message}
 	if fes, ok := e.Extra["errors"]; ok {
 		r.Fields = fes

@@ -64,6 +64,8 @@ var gateBodyRoutes = map[string]string{
 	"POST /:app/api/manual-link":           `"status":"success"`,
 	"POST /:app/api/assemblage/data":       `"status":"success"`,
 	"POST /:app/api/realtime/presence":     `"code":"client_not_found"`, // the record passed the gate; the walk has no stream
+	"POST /:app/api/sync/push":             `"status":"applied"`,        // the inside record's mutation; the outside one's is refused
+	"POST /:app/api/sync/uploads":          `"status":"receiving"`,      // an upload to the inside record begins
 }
 
 // gateRequest is one call of the walk.
@@ -108,6 +110,14 @@ func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]ga
 		}
 		out[key] = req
 	}
+	// Offline sync takes its tables inside its own shapes: a push with a
+	// mutation of the inside record and one of the outside record (which
+	// must change nothing), an upload to the inside record.
+	out["POST /:app/api/sync/push"] = gateRequest{method: "POST", path: "/dig/api/sync/push", contentType: "application/json",
+		body: []byte(fmt.Sprintf(`{"mutations":[{"mutation_id":"gate-m1","device_id":"gate-device","seq":1,"table":"finds","id":%d,"set":{"label":"in"}},`+
+			`{"mutation_id":"gate-m2","device_id":"gate-device","seq":2,"table":"finds","id":%s,"set":{"notes":"gone"}}]}`, inside, gateOutsideID))}
+	out["POST /:app/api/sync/uploads"] = gateRequest{method: "POST", path: "/dig/api/sync/uploads", contentType: "application/json",
+		body: []byte(fmt.Sprintf(`{"upload_id":"gate-u1","device_id":"gate-device","filename":"a.jpg","size":10,"table":"finds","id":%d}`, inside))}
 	// The photo preview is multipart: a ZIP, the table and a pattern.
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
