@@ -24,6 +24,8 @@ package changes
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +91,14 @@ type pending struct {
 }
 
 const txKey = "changes"
+
+// Checkpoint lets a savepoint undo the entries recorded after it
+// (store.Savepoint): a refused row leaves no entry behind.
+func (p *pending) Checkpoint() (rewind func()) {
+	entries := slices.Clone(p.entries)
+	index := maps.Clone(p.index)
+	return func() { p.entries, p.index = entries, index }
+}
 
 // Record notes e in db's transaction; it is written just before the
 // commit. Outside a transaction it is written at once, in one of its own.

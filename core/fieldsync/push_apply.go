@@ -108,30 +108,29 @@ func (a *applier) apply(ctx context.Context, m *mutation, wasHeld bool, how orde
 				return err
 			}
 		}
-		// A savepoint: a refused change (a rule, a unique value) leaves
-		// the transaction usable to store the refusal and the sequence.
-		if _, err := tx.Exec(ctx, `SAVEPOINT sync_mutation`); err != nil {
-			return err
-		}
-		if scopeErr != nil {
-			err = scopeErr
-		} else {
+		// A savepoint: a refused change (a rule, a unique value) is undone
+		// with what it queued for the commit (its change-log entry), and
+		// leaves the transaction usable to store the refusal and the
+		// sequence.
+		err = tx.Savepoint(ctx, "sync_mutation", func() error {
+			if scopeErr != nil {
+				return scopeErr
+			}
 			ts := *sc
 			ts.DB = tx
+			var err error
 			r, err = a.change(ctx, tx, &ts, m)
-		}
+			return err
+		})
 		if err != nil {
+			if errors.Is(err, store.ErrSavepoint) {
+				return err
+			}
 			refusal, ok := refused(m, err)
 			if !ok {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT sync_mutation`); err != nil {
-				return err
-			}
 			r = refusal
-		}
-		if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT sync_mutation`); err != nil {
-			return err
 		}
 		if how != inOrder && r.Status != statusRefused {
 			id, err := insertConflict(ctx, tx, a.orderConflict(m, r, how, now))

@@ -141,24 +141,19 @@ func Run(ctx context.Context, sc *records.Scope, t *Table, opt Options) (*Result
 				id = found
 			}
 			// A savepoint per row: a row the database refuses (a duplicate
-			// key) leaves the transaction usable for the next ones.
-			if _, err := tx.Exec(ctx, `SAVEPOINT import_row`); err != nil {
+			// key) is undone with what it queued for the commit, and leaves
+			// the transaction usable for the next ones.
+			err := tx.Savepoint(ctx, "import_row", func() error {
+				_, err := records.SaveVersioned(ctx, &ts, records.SaveInput{ID: id, Core: core})
 				return err
-			}
-			_, err := records.SaveVersioned(ctx, &ts, records.SaveInput{ID: id, Core: core})
+			})
 			if err != nil {
 				e, ok := errs.As(err)
-				if !ok || e.Kind != errs.Invalid {
-					return err
-				}
-				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT import_row`); err != nil {
+				if !ok || e.Kind != errs.Invalid || errors.Is(err, store.ErrSavepoint) {
 					return err
 				}
 				rowErrs = append(rowErrs, rowErrors(i+1, e)...)
 				continue
-			}
-			if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT import_row`); err != nil {
-				return err
 			}
 			if id != 0 {
 				res.Updated++
