@@ -14,9 +14,9 @@ import (
 func (h *handlers) pushRoutes() []api.Route {
 	return []api.Route{
 		{Scope: api.App, Method: http.MethodPost, Path: "/sync/push", Access: auth.Enter, Handler: h.handlePush},
-		{Scope: api.App, Method: http.MethodGet, Path: "/sync/conflicts", Access: auth.Enter, Handler: h.handleConflicts},
+		{Scope: api.App, Method: http.MethodGet, Path: "/sync/conflicts", Access: auth.Enter, Handler: h.handleConflicts, ReadOnly: true},
 		{Scope: api.App, Method: http.MethodPost, Path: "/sync/conflicts/:id/resolve", Access: auth.Enter, Handler: h.handleResolve},
-		{Scope: api.App, Method: http.MethodGet, Path: "/sync/devices/:device_id", Access: auth.Enter, Handler: h.handleDevice},
+		{Scope: api.App, Method: http.MethodGet, Path: "/sync/devices/:device_id", Access: auth.Enter, Handler: h.handleDevice, ReadOnly: true},
 	}
 }
 
