@@ -78,11 +78,18 @@ func (h *handlers) handlePush(c *gin.Context) {
 		}
 	}
 	tempIDs := map[string]any{}
-	for _, r := range results {
+	created := map[string]map[string]bool{} // device → temp ids mapped
+	for i, r := range results {
 		if r.TempID != "" && r.ID != 0 && r.Status != statusRefused {
 			tempIDs[r.TempID] = r.ID
+			device := body.Mutations[i].DeviceID
+			if created[device] == nil {
+				created[device] = map[string]bool{}
+			}
+			created[device][r.TempID] = true
 		}
 	}
+	h.linkWaiting(c, a.actor, created)
 	api.Success(c, http.StatusOK, gin.H{"results": results, "temp_ids": tempIDs})
 }
 

@@ -259,8 +259,8 @@ func TestUploadConcurrentSamePart(t *testing.T) {
 }
 
 // TestUploadLinkedAfterARealPush: the photo of a find created offline,
-// uploaded before the device's push reached the server, is linked once
-// POST /sync/push has created the find under its temp_id; the same
+// uploaded before the device's push reached the server, is linked by the
+// POST /sync/push that creates the find under its temp_id; the same
 // temp_id pushed by another account's device of the same name links
 // nothing of this one.
 func TestUploadLinkedAfterARealPush(t *testing.T) {
@@ -286,11 +286,13 @@ func TestUploadLinkedAfterARealPush(t *testing.T) {
 		if find == 0 || find == other {
 			t.Fatalf("pushed finds %d and %d", find, other)
 		}
+		// The push itself linked it: the record has its photo before the
+		// device looks at the upload again.
+		files := d.recordFiles(t, d.writer, "finds", find)
 		st := d.state(t, d.writer, "p1")
 		if st["status"] != "linked" {
 			t.Fatalf("after the push: %v", st)
 		}
-		files := d.recordFiles(t, d.writer, "finds", find)
 		if len(files) != 1 || num(files[0]["id"]) != num(st["file_id"]) || files[0]["sha256"] != sha(img) {
 			t.Fatalf("the pushed find's files: %v", files)
 		}
