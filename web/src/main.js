@@ -9,3 +9,11 @@ import './style.css'
 document.documentElement.lang = locale.value
 createApp(App).use(router).directive('scrollable', scrollable).mount('#app')
 startRefreshTimer()
+
+// The service worker (web/pwa.mjs, served by core/webui at /static/sw.js
+// with the whole site as its scope): it keeps the app itself on the
+// device, so the app opens without a network. Only in the build: the
+// dev server has no worker.
+if (import.meta.env.PROD && 'serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/static/sw.js', { scope: '/' }).catch(() => { /* no worker: online only */ })
+}
