@@ -4,9 +4,12 @@ import { router } from './router.js'
 import { startRefreshTimer } from './lib/api.js'
 import { locale } from './lib/i18n.js'
 import { scrollable } from './lib/scrollable.js'
+import { installOfflineHook } from './lib/offline/intercept.js'
 import './style.css'
 
 document.documentElement.lang = locale.value
+// The offline side of the API client (issue 32): tables kept on the device.
+installOfflineHook()
 createApp(App).use(router).directive('scrollable', scrollable).mount('#app')
 startRefreshTimer()
 
