@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/store"
@@ -39,19 +40,38 @@ func RecordFiles(ctx context.Context, db *store.DB, app, table string, id int64)
 
 // queueRecordFiles queues RecordFiles' query; done gets its answer.
 func queueRecordFiles(ctx context.Context, p *store.Pipeline, db *store.DB, app, table string, id int64, done func([]map[string]any)) {
-	p.Query(fmt.Sprintf("files of %s %d", table, id), `SELECT f.id, f.filename, f.ext, f.mime, f.size, f.sha256, f.description, f.keywords, f.printable, f.blob_key, COALESCE(f.thumb_key, ''), f.created_at, f.creator, l.id, l.sort FROM `+
-		db.Sys("file_links")+` l JOIN `+db.Sys("files")+` f ON f.id = l.file_id WHERE l.tb = ? AND l.record_id = ? ORDER BY l.sort, l.id`, []any{table, id}, func(rows store.Rows) error {
-		out := []map[string]any{}
+	queueFilesOf(ctx, p, db, app, table, []int64{id}, func(byRecord map[int64][]map[string]any) {
+		out := byRecord[id]
+		if out == nil {
+			out = []map[string]any{}
+		}
+		done(out)
+	})
+}
+
+// queueFilesOf queues one query for the files of many records of table,
+// each record's as RecordFiles gives them (the sync pull reads a page of
+// records at once); done gets them by record (none: absent).
+func queueFilesOf(ctx context.Context, p *store.Pipeline, db *store.DB, app, table string, ids []int64, done func(map[int64][]map[string]any)) {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, table)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
+	p.Query(fmt.Sprintf("files of %s %v", table, ids[:min(len(ids), 3)]), `SELECT f.id, f.filename, f.ext, f.mime, f.size, f.sha256, f.description, f.keywords, f.printable, f.blob_key, COALESCE(f.thumb_key, ''), f.created_at, f.creator, l.id, l.sort, l.record_id FROM `+
+		db.Sys("file_links")+` l JOIN `+db.Sys("files")+` f ON f.id = l.file_id WHERE l.tb = ? AND l.record_id IN (`+marks+`) ORDER BY l.record_id, l.sort, l.id`, args, func(rows store.Rows) error {
+		out := map[int64][]map[string]any{}
 		for rows.Next() {
 			f := &File{}
-			var linkID int64
+			var linkID, recordID int64
 			var sort int
-			if err := rows.Scan(&f.ID, &f.Filename, &f.Ext, &f.Mime, &f.Size, &f.SHA256, &f.Description, &f.Keywords, &f.Printable, &f.BlobKey, &f.ThumbKey, &f.CreatedAt, &f.Creator, &linkID, &sort); err != nil {
+			if err := rows.Scan(&f.ID, &f.Filename, &f.Ext, &f.Mime, &f.Size, &f.SHA256, &f.Description, &f.Keywords, &f.Printable, &f.BlobKey, &f.ThumbKey, &f.CreatedAt, &f.Creator, &linkID, &sort, &recordID); err != nil {
 				return err
 			}
 			e := Entry(ctx, app, f)
 			e["link_id"], e["link_sort"] = linkID, sort
-			out = append(out, e)
+			out[recordID] = append(out[recordID], e)
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -74,4 +94,16 @@ func (Section) RecordFiles(ctx context.Context, db *store.DB, app, table string,
 // record's pipeline.
 func (Section) QueueRecordFiles(ctx context.Context, p *store.Pipeline, app, table string, id int64, done func(any)) {
 	queueRecordFiles(ctx, p, p.DB(), app, table, id, func(files []map[string]any) { done(files) })
+}
+
+// QueueFilesOf implements records.FilesBatcher: the files of a page of
+// records in one query of the page's pipeline.
+func (Section) QueueFilesOf(ctx context.Context, p *store.Pipeline, app, table string, ids []int64, done func(map[int64]any)) {
+	queueFilesOf(ctx, p, p.DB(), app, table, ids, func(byRecord map[int64][]map[string]any) {
+		out := make(map[int64]any, len(byRecord))
+		for id, files := range byRecord {
+			out[id] = files
+		}
+		done(out)
+	})
 }

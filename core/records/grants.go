@@ -112,7 +112,18 @@ func (g *Grants) Restriction(ctx context.Context, db *store.DB, cat *schema.Cata
 		if err != nil {
 			return nil, ErrSubsetBroken.With("table", t.Name).Wrap(err)
 		}
-		parts = append(parts, &Cond{SQL: sql, Args: args})
+		c := &Cond{SQL: sql, Args: args}
+		if filter.RowOnly(n) {
+			// Judged on a record's past state by the sync pull (SeenAt).
+			c.As = func(ctx context.Context, alias string) (*Cond, error) {
+				sql, args, err := filter.RenderWith(ctx, db, cat, t.Name, n, filter.Options{RootAlias: alias})
+				if err != nil {
+					return nil, ErrSubsetBroken.With("table", t.Name).Wrap(err)
+				}
+				return &Cond{SQL: sql, Args: args}, nil
+			}
+		}
+		parts = append(parts, c)
 	}
 	if t.IsPlugin {
 		if parent, ok := cat.Table(t.PluginOf); ok {

@@ -16,6 +16,11 @@ import (
 type Cond struct {
 	SQL  string
 	Args []any
+	// As, when set, is the same condition rendered for a query that names
+	// the table alias instead (filter.Options.RootAlias): the sync pull
+	// judges a record's past state, a one-row stand-in for the table,
+	// with it (records.SeenAt). Nil: the condition cannot be re-rendered.
+	As func(ctx context.Context, alias string) (*Cond, error)
 }
 
 // Scope is one caller working on one table: everything a records

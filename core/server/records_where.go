@@ -61,5 +61,19 @@ func (s *Server) renderWhere(ctx context.Context, acc *records.Grants, sc *recor
 	if err != nil {
 		return nil, err
 	}
-	return &records.Cond{SQL: sql, Args: args}, nil
+	c := &records.Cond{SQL: sql, Args: args}
+	if filter.RowOnly(node) {
+		// The same filter on a one-row stand-in for the table: the sync
+		// pull judges a record's past state with it (records.SeenAt).
+		c.As = func(ctx context.Context, alias string) (*records.Cond, error) {
+			o := opt
+			o.RootAlias = alias
+			sql, args, err := filter.RenderWith(ctx, sc.DB, sc.Catalog, sc.Table.Name, node, o)
+			if err != nil {
+				return nil, err
+			}
+			return &records.Cond{SQL: sql, Args: args}, nil
+		}
+	}
+	return c, nil
 }
