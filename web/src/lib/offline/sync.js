@@ -169,11 +169,14 @@ async function pull(app, st) {
 }
 
 const runs = {}
+const again = {}
 
-// syncNow runs push, uploads and pull once (a call during a run waits
-// for it); it never throws: the error is in syncState[app].error.
+// syncNow runs push, uploads and pull once; a call during a run asks for
+// another right after it (the run may have read the queue or the marks
+// before the change that called); it never throws: the error is in
+// syncState[app].error.
 export function syncNow(app) {
-  if (runs[app]) return runs[app]
+  if (runs[app]) { again[app] = true; return runs[app] }
   const st = stateOf(app)
   if (!db(app)) return Promise.resolve()
   st.running = true
@@ -192,6 +195,7 @@ export function syncNow(app) {
       st.phase = ''
       delete runs[app]
       await refreshCounts(app).catch(() => {})
+      if (again[app]) { again[app] = false; syncNow(app) }
     }
   })()
   return runs[app]
