@@ -75,6 +75,10 @@ type Config struct {
 	RealtimePerApp  int
 	RealtimePerUser int
 	RealtimeBuffer  int
+	// SyncHold is how long a device's pushed mutation waits for its
+	// predecessor (seq - 1) before it is applied anyway and marked as a
+	// conflict (STRATA_SYNC_HOLD, default 10m; 0: the default).
+	SyncHold time.Duration
 	// RateLimits slow repeated sign-in, reset and API-key attempts.
 	RateLimits RateLimits
 	// PluginPingInterval is how often each plugin process's health is
@@ -336,6 +340,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errList = append(errList, fmt.Errorf("STRATA_CHANGELOG_MAX_AGE: %q is not a duration (e.g. 15m; 0 for the default)", v))
 		}
 		c.ChangeLogMaxAge = d
+	}
+	if v := strings.TrimSpace(getenv("STRATA_SYNC_HOLD")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errList = append(errList, fmt.Errorf("STRATA_SYNC_HOLD: %q is not a duration (e.g. 10m; 0 for the default)", v))
+		}
+		c.SyncHold = d
 	}
 	if v := strings.TrimSpace(getenv("STRATA_APP_QUEUE_TIMEOUT")); v != "" {
 		d, err := time.ParseDuration(v)

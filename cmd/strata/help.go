@@ -68,6 +68,7 @@ var (
 		{"STRATA_REALTIME_PER_APP", "1000", "open live streams (GET /<app>/api/realtime) of one application; more get 429 rate_limited"},
 		{"STRATA_REALTIME_PER_USER", "20", "open live streams of one user (or API key); more get 429 rate_limited"},
 		{"STRATA_REALTIME_BUFFER", "256", "events waiting for a slow live stream before it gets resync and is dropped"},
+		{"STRATA_SYNC_HOLD", "10m", "how long a pushed offline mutation waits for its device's previous one (seq - 1) before it is applied anyway and marked as a conflict"},
 		{"REFMGR_ZOTERO_URL", "https://api.zotero.org", "Zotero Web API base URL for the refmgr plugin (its setting zotero_url in <plugin dir>/refmgr.json wins); passed on to plugins"},
 	}
 	// File storage: S3-compatible object storage when STRATA_S3_BUCKET is

@@ -15,6 +15,10 @@ type Deps struct {
 	// MaxUploadBytes bounds one upload, as for POST /files.
 	MaxUploadBytes int64
 	Now            func() time.Time
+	// Hold is how long a pushed mutation waits for its predecessor before
+	// it is applied anyway, marked as a conflict (STRATA_SYNC_HOLD; 0:
+	// DefaultHold). hold.go.
+	Hold time.Duration
 }
 
 // handlers serve the sync routes.
@@ -26,6 +30,9 @@ type handlers struct {
 func Routes(d Deps) []api.Route {
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Hold <= 0 {
+		d.Hold = DefaultHold
 	}
 	h := &handlers{Deps: d}
 	var out []api.Route

@@ -81,7 +81,8 @@ type gateRequest struct {
 // match both rows by their inventory numbers. site is a record of sites
 // (the other end of a manual link).
 func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]gateRequest {
-	fill := strings.NewReplacer(":app", "dig", ":tb", "finds", ":id", gateOutsideID, ":fld", "notes", ":feature", "chronology",
+	// :device_id names an offline device of the caller (GET /sync/devices/:device_id): no table.
+	fill := strings.NewReplacer(":app", "dig", ":tb", "finds", ":id", gateOutsideID, ":device_id", "gate-device", ":fld", "notes", ":feature", "chronology",
 		":name", "x", ":provider", "idp_a", ":ids", gateOutsideID, "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz")
 	query := fmt.Sprintf("?tb=finds&table=finds&fld=notes&field=notes&id=%d&record_id=%d&q=zqx&search=zqx&value=zqx&x_field=notes", inside, inside)
 	body := strings.ReplaceAll(`{"tb":"finds","table":"finds","fld":"notes","field":"notes","search":"zqx","replace":"zqx","preview":true,"q":"zqx",`+

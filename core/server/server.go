@@ -365,7 +365,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
 	core = append(core, s.realtime.Routes()...)
-	core = append(core, fieldsync.Routes(fieldsync.Deps{Host: s, Files: s.files, MaxUploadBytes: s.cfg.MaxUploadBytes, Now: s.now})...)
+	core = append(core, fieldsync.Routes(fieldsync.Deps{Host: s, Files: s.files, MaxUploadBytes: s.cfg.MaxUploadBytes, Now: s.now, Hold: s.cfg.SyncHold})...)
 	core = append(core, assemblage.Routes(s, s.now)...)
 	core = append(core, templates.Routes(s, s.files, s.now)...)
 	core = append(core, widgets.Routes(s.now)...)
