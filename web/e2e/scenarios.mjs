@@ -194,7 +194,8 @@ function scriptErrors(problems) {
 async function keep(page, tables) {
   await page.goto(`${BASE}/${APP}`)
   for (const tb of tables) await page.locator(`li[data-table=${tb}] [data-test=keep-offline]`).check()
-  await page.goto(`${BASE}/${APP}/offline`)
+  // Through the app's own link: a page load would cut the marks' writes short.
+  await page.locator('[data-test=nav-offline]').click()
   for (const tb of tables) await page.locator(`[data-test=offline-tables] li[data-table=${tb}][data-synced=yes]`).waitFor({ timeout: 30000 })
   await page.locator('[data-test=sync-state][data-running=no]').waitFor({ timeout: 30000 })
 }
@@ -2912,6 +2913,7 @@ const scenarios = {
       assert.equal(await p.locator('[data-test=pending-mark]').count(), 5)
       await shot(p, 'offline-list')
       await p.goto(`${BASE}/${APP}/offline`)
+      await p.locator('[data-test=queued]').nth(7).waitFor()
       assert.equal(await p.locator('[data-test=queued]').count(), 8)
       assert.equal(await p.locator('[data-test=queued-photo]').count(), 1)
       await shot(p, 'offline-queue')
@@ -2973,7 +2975,8 @@ const scenarios = {
       await row.waitFor()
       assert.equal((await row.locator('[data-test=conflict-mine]').textContent()).trim().startsWith('bowl base, device B'), true)
       assert.equal((await row.locator('[data-test=conflict-theirs]').textContent()).trim().startsWith('bowl rim, device A'), true)
-      assert.ok((await row.locator('[data-test=conflict-base]').textContent()).includes(before || 'none'))
+      // The value before both: the demo's description, or none (shown as —).
+      assert.ok((await row.locator('[data-test=conflict-base]').textContent()).includes(before || '—'))
       await shot(b.page, 'offline-conflict')
       await row.locator('[data-test=keep-mine]').click()
       await b.page.locator('[data-test=conflict-notice]').waitFor()

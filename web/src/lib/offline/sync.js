@@ -18,7 +18,12 @@ export const net = reactive({ online: typeof navigator === 'undefined' ? true : 
 
 // syncState[app] = {running, phase: 'push'|'upload'|'pull'|'', done, total, error, last, conflicts}
 export const syncState = reactive({})
-const stateOf = (app) => (syncState[app] ||= { running: false, phase: '', done: 0, total: 0, error: null, last: null, conflicts: 0, refused: [] })
+// stateOf returns the reactive state (read back through syncState: the
+// object assigned is the raw one, which no screen would follow).
+function stateOf(app) {
+  if (!syncState[app]) syncState[app] = { running: false, phase: '', done: 0, total: 0, error: null, last: null, conflicts: 0, refused: [] }
+  return syncState[app]
+}
 
 export function isOffline() { return !net.online }
 
@@ -96,6 +101,13 @@ async function push(app, st) {
           await d.rows.delete(m.k)
           await d.rows.put({ ...next, k: rowKey(m.table, real), id: real, temp: false })
         } else await d.rows.put(next)
+      }
+    })
+    // Photos of records created here follow them to their real ids.
+    await d.transaction('rw', d.uploads, async () => {
+      for (const u of await d.uploads.toArray()) {
+        const real = u.temp_id && temps[u.temp_id]
+        if (real != null) await d.uploads.put({ ...u, id: real, temp_id: undefined, k: rowKey(u.table, real) })
       }
     })
     if (byId.size < batch.length) return // an answer short of results: try again later
@@ -183,14 +195,16 @@ export function syncNow(app) {
   st.error = null
   st.refused = []
   runs[app] = (async () => {
+    // Photos wait for their records (the push); the pull runs even when
+    // photos could not go (their bytes stay on the device for next time).
     try {
       await push(app, st)
-      await uploads(app, st)
+      try { await uploads(app, st) } catch (e) { st.error = e }
       await pull(app, st)
-      st.last = new Date().toISOString()
     } catch (e) {
       st.error = e
     } finally {
+      st.last = new Date().toISOString()
       st.running = false
       st.phase = ''
       delete runs[app]
