@@ -12,6 +12,8 @@
 //     device's order (seq), merging field by field against the version the
 //     device started from (records.Merge3); a field changed on both sides
 //     becomes a conflict to resolve.
-//   - Uploads (upload.go): photos taken offline arrive in resumable parts
-//     and are linked to their record, possibly one made offline (temp_id).
+//   - Uploads (upload*.go): photos taken offline arrive in resumable parts,
+//     kept in the app's database (any node goes on with them), and become
+//     files through the files area's own upload rules, linked to their
+//     record, possibly one made offline (temp_id).
 package fieldsync

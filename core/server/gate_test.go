@@ -82,8 +82,10 @@ type gateRequest struct {
 // (the other end of a manual link).
 func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]gateRequest {
 	// :device_id names an offline device of the caller (GET /sync/devices/:device_id): no table.
+	// :upload_id names an upload of the caller (GET|PUT /sync/uploads/:upload_id): no table.
 	fill := strings.NewReplacer(":app", "dig", ":tb", "finds", ":id", gateOutsideID, ":device_id", "gate-device", ":fld", "notes", ":feature", "chronology",
-		":name", "x", ":provider", "idp_a", ":ids", gateOutsideID, "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz")
+		":name", "x", ":provider", "idp_a", ":ids", gateOutsideID, "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz",
+		":upload_id", "x")
 	query := fmt.Sprintf("?tb=finds&table=finds&fld=notes&field=notes&id=%d&record_id=%d&q=zqx&search=zqx&value=zqx&x_field=notes", inside, inside)
 	body := strings.ReplaceAll(`{"tb":"finds","table":"finds","fld":"notes","field":"notes","search":"zqx","replace":"zqx","preview":true,"q":"zqx",`+
 		`"name":"gate","label":"gate","definition":{"tb":"finds","type":"bar","x_field":"notes","source_tb":"finds","char_field":"notes","group_field":"label","measure":"count"},`+

@@ -62,7 +62,8 @@ func TestHostileBodiesOnEveryRoute(t *testing.T) {
 // fixture (GET routes carry hostile query parameters).
 func routesToProbe(t testing.TB, f *digFixture) [][2]string {
 	fill := strings.NewReplacer(":app", "dig", ":tb", "finds", ":id", "1", ":fld", "label", ":feature", "chronology",
-		":name", "x", ":provider", "idp_a", ":ids", "1", "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz")
+		":name", "x", ":provider", "idp_a", ":ids", "1", "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz",
+		":upload_id", "x", ":device_id", "x")
 	var out [][2]string
 	for _, r := range server.RoutePaths(f.inst.Server) {
 		method, path := r[0], fill.Replace(r[1])

@@ -174,15 +174,13 @@ func (s *handlers) handleFileUpload(c *gin.Context) {
 		return
 	}
 	a := api.AppOf(c)
-	maxSide, err := maxImageSize(ctx, a)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
 	var f *files.File
 	var linkID int64
-	err = s.withUpload(c, func(name string, body io.Reader) (err error) {
-		f, linkID, err = s.files.Create(ctx, a.DB, a.Name, files.Upload{Name: name, Body: body, Creator: creatorOf(sc), MaxImageSize: maxSide, Before: s.versions(c)}, &files.Target{Table: sc.Table.Name, ID: id})
+	err := s.withUpload(c, func(name string, body io.Reader) error {
+		up, err := NewUpload(s.host, c, sc, name, body)
+		if err == nil {
+			f, linkID, err = s.files.Create(ctx, a.DB, a.Name, up, &files.Target{Table: sc.Table.Name, ID: id})
+		}
 		return err
 	})
 	if err != nil {
@@ -192,13 +190,29 @@ func (s *handlers) handleFileUpload(c *gin.Context) {
 	api.Success(c, http.StatusOK, gin.H{"code": "ok_file_uploaded", "file": fileEntry(ctx, a.Name, f, linkID, nil), "id": f.ID, "link_id": linkID})
 }
 
+// NewUpload is body, a file named name arriving for a record of sc's
+// table, as POST /record/{tb}/{id}/file stores it: the caller as its
+// creator, the app's maxImageSize, and a version of the record written in
+// the link's transaction. Whoever else turns bytes into a linked file
+// (offline uploads, core/fieldsync) builds its upload here, so the same
+// rules hold; it checks sc.Editable first, as the route does.
+func NewUpload(host api.Host, c *gin.Context, sc *records.Scope, name string, body io.Reader) (files.Upload, error) {
+	maxSide, err := maxImageSize(c.Request.Context(), api.AppOf(c))
+	if err != nil {
+		return files.Upload{}, err
+	}
+	return files.Upload{Name: name, Body: body, Creator: creatorOf(sc), MaxImageSize: maxSide, Before: versionsOf(host, c)}, nil
+}
+
 // versions writes, in the change's transaction, a version of each record
 // whose files are about to change (records.SnapshotFiles), as the caller.
 // A link to a record that no longer exists has nothing to version.
-func (s *handlers) versions(c *gin.Context) files.Before {
+func (s *handlers) versions(c *gin.Context) files.Before { return versionsOf(s.host, c) }
+
+func versionsOf(host api.Host, c *gin.Context) files.Before {
 	return func(ctx context.Context, tx *store.DB, touched []files.Target) error {
 		a := api.AppOf(c)
-		cat, err := s.host.Catalog(ctx, a)
+		cat, err := host.Catalog(ctx, a)
 		if err != nil {
 			return err
 		}
