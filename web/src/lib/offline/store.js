@@ -203,6 +203,12 @@ export async function addUpload(app, { table, id, file, description = '' }) {
   return u
 }
 
+// discardUpload drops a photo that waits (one the server refused).
+export async function discardUpload(app, uploadId) {
+  await db(app).uploads.delete(uploadId)
+  await refreshCounts(app)
+}
+
 export async function uploadsOf(app, tb, id) {
   const d = db(app)
   return d ? d.uploads.where('k').equals(rowKey(tb, id)).toArray() : []

@@ -114,10 +114,19 @@ async function push(app, st) {
   }
 }
 
+// sha256 of a photo, which the server checks the bytes against (none
+// without WebCrypto: pages over plain http).
+async function sha256(blob) {
+  if (!globalThis.crypto?.subtle || !blob.arrayBuffer) return null
+  const sum = await crypto.subtle.digest('SHA-256', await blob.arrayBuffer())
+  return [...new Uint8Array(sum)].map((b) => b.toString(16).padStart(2, '0')).join('')
+}
+
 async function uploads(app, st) {
   const d = db(app)
   const client = api(app)
-  const list = await d.uploads.orderBy('upload_id').toArray()
+  // in the order they were added; a failed one waits for the user (Offline page)
+  const list = (await d.uploads.toArray()).filter((u) => u.state !== 'failed').sort((a, b) => a.at - b.at)
   if (!list.length) return
   st.phase = 'upload'
   st.total = list.reduce((n, u) => n + u.size, 0)
@@ -126,12 +135,16 @@ async function uploads(app, st) {
     const body = { upload_id: u.upload_id, device_id: deviceId(app), filename: u.filename, size: u.size, table: u.table, description: u.description || undefined }
     if (u.temp_id) body.temp_id = u.temp_id
     else body.id = u.id
-    let at = await client.post('/sync/uploads', body)
+    // The upload's state is in "upload" (the envelope's status is the request's).
+    const state = (r) => r.upload || r
+    const digest = await sha256(u.blob)
+    if (digest) body.sha256 = digest
+    let at = state(await client.post('/sync/uploads', body))
     let offset = at.offset || 0
     while (offset < u.size && at.status === 'receiving') {
       const bytes = u.blob.slice(offset, Math.min(u.size, offset + CHUNK))
       try {
-        at = await client.call('PUT', `/sync/uploads/${u.upload_id}`, { body: bytes, headers: { 'Upload-Offset': String(offset) } })
+        at = state(await client.call('PUT', `/sync/uploads/${u.upload_id}`, { body: bytes, headers: { 'Upload-Offset': String(offset) } }))
         offset = at.offset
       } catch (e) {
         if (e.code !== 'upload_offset_mismatch' || typeof e.body?.offset !== 'number') throw e
@@ -140,7 +153,7 @@ async function uploads(app, st) {
       await d.uploads.update(u.upload_id, { offset })
       st.done += bytes.size
     }
-    if (at.status === 'waiting_for_record') at = await client.get(`/sync/uploads/${u.upload_id}`)
+    if (at.status === 'waiting_for_record') at = state(await client.get(`/sync/uploads/${u.upload_id}`))
     if (at.status === 'linked') await d.uploads.delete(u.upload_id)
     else if (at.status === 'failed') await d.uploads.update(u.upload_id, { state: 'failed', code: at.code })
   }
