@@ -202,11 +202,14 @@ async function keep(page, tables) {
 
 // synced waits on the Offline page for a sync run after `since` (the
 // data-last before going online) that left nothing in the queue.
+// A run that ended while offline (begun before) changes data-last too:
+// the queue must be empty as well, in the header and on the page.
 async function synced(page, since) {
   await page.goto(`${BASE}/${APP}/offline`)
   await page.waitForFunction((s) => {
     const el = document.querySelector('[data-test=sync-state]')
-    return el && el.dataset.running === 'no' && el.dataset.last && el.dataset.last !== s
+    return el && el.dataset.running === 'no' && el.dataset.last && el.dataset.last !== s &&
+      !document.querySelector('[data-test=queue-count]') && !!document.querySelector('[data-test=queue-empty]')
   }, since, { timeout: 60000 })
 }
 const lastSync = (page) => page.locator('[data-test=sync-state]').getAttribute('data-last')
@@ -2978,6 +2981,14 @@ const scenarios = {
       // The value before both: the demo's description, or none (shown as —).
       assert.ok((await row.locator('[data-test=conflict-base]').textContent()).includes(before || '—'))
       await shot(b.page, 'offline-conflict')
+      // The screen fits a phone and a tablet: the three values stack under their names.
+      for (const [w, h] of [[390, 844], [820, 1180]]) {
+        await b.page.setViewportSize({ width: w, height: h })
+        const fit = await b.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+        assert.ok(fit, `the conflict screen is wider than ${w} px`)
+        await shot(b.page, `offline-conflict-${w}`)
+      }
+      await b.page.setViewportSize({ width: 1280, height: 860 })
       await row.locator('[data-test=keep-mine]').click()
       await b.page.locator('[data-test=conflict-notice]').waitFor()
       await b.page.locator('[data-test=conflicts-none]').waitFor()
