@@ -189,6 +189,11 @@ async function pull(app, st) {
       checkpoint = page.checkpoint
       if (!page.more) break
     }
+    // Who may not add records has no /new template: a record read gives it.
+    if (!(await kvGet(app, 'tpl:' + m.tb))) {
+      const one = await db(app).rows.where('tb').equals(m.tb).first()
+      if (one && !String(one.id).startsWith('tmp-')) await client.get(`/record/${m.tb}/${one.id}`).catch(() => null)
+    }
     st.done++
   }
 }
