@@ -3009,6 +3009,46 @@ const scenarios = {
     }
   },
 
+  // A change the server refuses (a find whose inventory number is taken,
+  // made offline) stays in the queue with the server's message; the rest
+  // of the batch goes on; discarding it drops the record made here.
+  async 'offline: a refused change stays in the queue with its message (offline)'(page) {
+    const problems = []
+    const { ctx, page: p, close } = await device(problems)
+    try {
+      await keep(p, ['units', 'finds'])
+      const taken = (await api(p, '/records/finds?per_page=1&sort_field=id')).body.data[0].label
+      const unitCode = (await api(p, '/records/units?per_page=1&sort_field=id')).body.data[0].code
+      await setOnline(ctx, p, false)
+      const fine = `OFF-OK-${Date.now().toString(36)}`
+      await createFind(p, taken, unitCode, 3)
+      await createFind(p, fine, unitCode, 4)
+      await setOnline(ctx, p, true)
+      await p.goto(`${BASE}/${APP}/offline`)
+      const refused = p.locator('[data-test=queued][data-state=refused]')
+      await refused.waitFor({ timeout: 60000 })
+      await p.locator('[data-test=queued]').nth(1).waitFor({ state: 'detached', timeout: 60000 })
+      assert.match(await refused.locator('[data-test=refused]').textContent(), /Refused: \S/)
+      assert.match(await refused.textContent(), new RegExp(`New record in Finds \\(${taken}\\)`))
+      assert.match(await refused.locator('[data-test=refused]').textContent(), /label: /)
+      await shot(p, 'offline-refused')
+      const ok = (await api(p, `/records/finds?filter=${encodeURIComponent(JSON.stringify({ label: { _eq: fine } }))}`)).body
+      assert.equal(ok.total, 1, 'the rest of the batch was applied')
+      await refused.locator('[data-test=discard]').click()
+      await p.locator('[data-test=queue-empty]').waitFor()
+      await p.goto(`${BASE}/${APP}/t/finds?f=${encodeURIComponent(JSON.stringify({ label: { _eq: taken } }))}`)
+      await p.locator('[data-test=total]').waitFor()
+      assert.equal(await totalOf(p), 1)
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the device')
+    } catch (e) {
+      await failureShot(p, 'FAILED-offline-refused').catch(() => {})
+      throw e
+    } finally {
+      await ctx.setOffline(false).catch(() => {})
+      await close()
+    }
+  },
+
   // The filter language on the device gives the server's rows: the same
   // filters, the list online (the server) and offline (the evaluator over
   // the pulled rows, lib/offline/filtereval.js).

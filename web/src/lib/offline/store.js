@@ -148,7 +148,7 @@ export async function enqueue(app, { table, id, set = {}, del = false, refs = []
     if (create) {
       const tid = 'tmp-' + uuid()
       await d.rows.put({ k: rowKey(table, tid), tb: table, id: tid, version: null, values: {}, labels: {}, plugins: {}, files: [], temp: true })
-      await d.queue.add({ mutation_id: uuid(), k: rowKey(table, tid), table, temp_id: tid, set, delete: false, refs, state: 'pending', label, at: Date.now() })
+      await d.queue.add({ mutation_id: uuid(), k: rowKey(table, tid), table, temp_id: tid, create: true, set, delete: false, refs, state: 'pending', label, at: Date.now() })
       out = { id: tid, version: null }
       return
     }
