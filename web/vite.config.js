@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync, brotliCompressSync, constants as zlib } from 'node:zlib'
 import { basemap } from './basemap.mjs'
+import { serviceWorker } from './pwa.mjs'
 
 // precompress writes a .br and a .gz beside every text file of the build
 // big enough to gain (1 KiB and over, and only when the result is smaller),
@@ -44,7 +45,7 @@ function precompress() {
 // bytes (.ci/run checks the committed folder against a fresh build).
 export default defineConfig({
   base: '/static/',
-  plugins: [vue(), basemap(), precompress()],
+  plugins: [vue(), basemap(), precompress(), serviceWorker()],
   build: {
     outDir: fileURLToPath(new URL('../core/webui/dist', import.meta.url)),
     emptyOutDir: true,

@@ -36,6 +36,19 @@ const StaticPrefix = "/static/"
 const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// ServiceWorker is the service worker's name under StaticPrefix: the
+// offline web app (issue 32) registers /static/sw.js with scope "/".
+const ServiceWorker = "sw.js"
+
+// contentType is a file's media type by its extension; the web app
+// manifest's is not in every system's MIME table.
+func contentType(name string) string {
+	if path.Ext(name) == ".webmanifest" {
+		return "application/manifest+json"
+	}
+	return mime.TypeByExtension(path.Ext(name))
+}
+
 // Handler serves the web application.
 type Handler struct {
 	index  *file
@@ -213,14 +226,22 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request, name string) boo
 		return false
 	}
 	hd := w.Header()
-	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+	if ct := contentType(name); ct != "" {
 		hd.Set("Content-Type", ct)
 	}
 	hd.Set("X-Content-Type-Options", "nosniff")
-	if strings.HasPrefix(name, "assets/") {
+	switch {
+	case name == ServiceWorker:
+		// The service worker (web/pwa.mjs) lists the build's files: always
+		// revalidated, so a new release reaches the devices at their next
+		// visit. It lives under /static/ with the assets but serves every
+		// page, so its scope may be the whole site.
+		hd.Set("Cache-Control", "no-cache")
+		hd.Set("Service-Worker-Allowed", "/")
+	case strings.HasPrefix(name, "assets/"):
 		// Content-hashed names: a changed file gets a new name.
 		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
+	default:
 		hd.Set("Cache-Control", "public, max-age=3600")
 	}
 	h.send(w, r, f)

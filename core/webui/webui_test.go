@@ -87,6 +87,46 @@ func TestServesTheWebApplication(t *testing.T) {
 			t.Errorf("favicon: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 		}
 
+		// The offline app (issue 32): the service worker is revalidated at
+		// every visit and may serve the whole site; the manifest and the
+		// icons it names are served with their types.
+		res, sw := get(t, "GET", srv.URL+"/static/sw.js")
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") ||
+			res.Header.Get("Cache-Control") != "no-cache" || res.Header.Get("Service-Worker-Allowed") != "/" {
+			t.Errorf("GET /static/sw.js: %d %q %q %q", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Cache-Control"), res.Header.Get("Service-Worker-Allowed"))
+		}
+		for _, a := range assets {
+			if !strings.Contains(sw, `"`+a[1]+`"`) {
+				t.Errorf("the service worker does not precache %s", a[1])
+			}
+		}
+		if !strings.Contains(sw, `url:"/",revision:`) {
+			t.Error("the service worker does not precache the page (/)")
+		}
+		if !strings.Contains(index, `rel="manifest" href="/static/manifest.webmanifest"`) {
+			t.Errorf("index.html names no manifest:\n%s", index)
+		}
+		res, body := get(t, "GET", srv.URL+"/static/manifest.webmanifest")
+		var manifest struct {
+			Name, Scope, Display string
+			StartURL             string `json:"start_url"`
+			Icons                []struct{ Src, Sizes, Type string }
+		}
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/manifest+json" || json.Unmarshal([]byte(body), &manifest) != nil {
+			t.Fatalf("GET manifest: %d %q %.200s", res.StatusCode, res.Header.Get("Content-Type"), body)
+		}
+		sizes := map[string]bool{}
+		for _, ic := range manifest.Icons {
+			res, png := get(t, "GET", srv.URL+ic.Src)
+			if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/png" || !strings.HasPrefix(png, "\x89PNG") {
+				t.Errorf("icon %s: %d %q", ic.Src, res.StatusCode, res.Header.Get("Content-Type"))
+			}
+			sizes[ic.Sizes] = true
+		}
+		if manifest.Name == "" || manifest.Display != "standalone" || manifest.StartURL != "/" || manifest.Scope != "/" || !sizes["192x192"] || !sizes["512x512"] {
+			t.Errorf("manifest %+v", manifest)
+		}
+
 		// JSON, never the page, for API paths, other methods, unknown assets
 		// and paths no page has.
 		for _, c := range []struct{ method, path, code string }{

@@ -8,7 +8,12 @@ import { join } from 'node:path'
 
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium'
 
-export async function launch() {
+// serviceWorkers: the scenarios' shared context blocks the app's service
+// worker (web/pwa.mjs): each scenario then gets the build's files from the
+// server as it is, and page.route sees every request (Playwright does not
+// route what a worker fetches). The offline scenarios launch contexts of
+// their own with it allowed: they are what tests it.
+export async function launch({ serviceWorkers = 'block' } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'strata-chromium-'))
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -17,6 +22,7 @@ export async function launch() {
       '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
     viewport: { width: 1280, height: 860 },
     locale: 'en-GB',
+    serviceWorkers,
   })
   return { ctx, close: async () => { await ctx.close(); rmSync(profile, { recursive: true, force: true }) } }
 }

@@ -11,6 +11,7 @@
 // waits for two (Playwright's stability check), 2 s a click.
 import { launch } from './browser.mjs'
 import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import assert from 'node:assert/strict'
 import { crc32 } from 'node:zlib'
 // ---- accessibility audit (axe) import
@@ -162,6 +163,85 @@ function listItem(page, size, text) {
 // overflowRight is how far the document is wider than the window.
 const overflowRight = (page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
 // ---- end of issue 30, list side panel, bulk actions and phone cards (lists): helpers ----
+
+// ---- offline: helpers ----
+// A device of the offline scenarios (issue 32): its own browser profile
+// (IndexedDB, localStorage, the service worker allowed), signed in, the
+// page under the worker's control with its precache complete. Console
+// errors of its pages fail the scenario as the harness's own page's do.
+async function device(problems) {
+  const { ctx, close } = await launch({ serviceWorkers: 'allow' })
+  const page = await ctx.newPage()
+  page.setDefaultTimeout(TIMEOUT)
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()) })
+  page.on('pageerror', (e) => problems.push(String(e)))
+  await signIn(page)
+  // ready: the worker is active, i.e. its install (the precache) is done;
+  // the page loaded before it, so a reload puts it under its control.
+  await page.evaluate(async () => { await navigator.serviceWorker.ready })
+  await page.reload()
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller)
+  await page.locator('[data-test=user]').filter({ hasText: /\S/ }).waitFor()
+  return { ctx, page, close }
+}
+
+function scriptErrors(problems) {
+  return problems.filter((p) => /Content Security Policy|TypeError|ReferenceError|Uncaught|\[Vue warn\]/.test(p))
+}
+
+// keep marks tables "available offline" on the tables page and waits
+// for their first pull.
+async function keep(page, tables) {
+  await page.goto(`${BASE}/${APP}`)
+  for (const tb of tables) await page.locator(`li[data-table=${tb}] [data-test=keep-offline]`).check()
+  // Through the app's own link: a page load would cut the marks' writes short.
+  await page.locator('[data-test=nav-offline]').click()
+  for (const tb of tables) await page.locator(`[data-test=offline-tables] li[data-table=${tb}][data-synced=yes]`).waitFor({ timeout: 30000 })
+  await page.locator('[data-test=sync-state][data-running=no]').waitFor({ timeout: 30000 })
+}
+
+// synced waits on the Offline page for a sync run after `since` (the
+// data-last before going online) that left nothing in the queue.
+// A run that ended while offline (begun before) changes data-last too:
+// the queue must be empty as well, in the header and on the page.
+async function synced(page, since) {
+  await page.goto(`${BASE}/${APP}/offline`)
+  await page.waitForFunction((s) => {
+    const el = document.querySelector('[data-test=sync-state]')
+    return el && el.dataset.running === 'no' && el.dataset.last && el.dataset.last !== s &&
+      !document.querySelector('[data-test=queue-count]') && !!document.querySelector('[data-test=queue-empty]')
+  }, since, { timeout: 60000 })
+}
+const lastSync = (page) => page.locator('[data-test=sync-state]').getAttribute('data-last')
+
+// online sets the device's network and waits until the app has seen it.
+async function setOnline(ctx, page, on) {
+  await ctx.setOffline(!on)
+  await page.locator(`[data-test=net-state][data-online=${on ? 'yes' : 'no'}]`).waitFor()
+}
+
+// createFind fills the new-find form offline and saves; the unit is picked
+// from the units kept on the device.
+async function createFind(page, label, unit, weight) {
+  await page.goto(`${BASE}/${APP}/t/finds/new`)
+  await page.getByLabel('Inventory number').fill(label)
+  await page.getByLabel('Unit').fill(unit)
+  await page.getByRole('option', { name: unit, exact: true }).click()
+  await page.getByLabel('Weight (g)').fill(String(weight))
+  await page.locator('[data-test=save]').click()
+  await page.locator('[data-test=record-title]', { hasText: label }).waitFor()
+  await page.locator('[data-test=record-title] [data-test=pending-mark]').waitFor()
+  return page.url().split('/').pop()
+}
+
+async function editDescription(page, id, text) {
+  await page.goto(`${BASE}/${APP}/t/finds/${id}`)
+  await page.locator('[data-test=edit]').click()
+  await page.getByLabel('Description').fill(text)
+  await page.locator('[data-test=save]').click()
+  await page.locator('[data-test=edit]').waitFor()
+}
+// ---- end of offline: helpers ----
 
 const scenarios = {
   async 'sign in, wrong password, sign out'(page) {
@@ -1865,7 +1945,7 @@ const scenarios = {
     await signIn(page)
     const routes = ['', 't/finds', 't/finds/1', 't/finds/new', 't/units', 't/units/1', 'matrix', 'timeline', 'map', 'charts', 'queries',
       'admin/backups', 'admin/logs', 'admin/import', 'admin/import/geojson', 'admin/import/photos', 'admin/templates', 'admin/settings',
-      'admin/map-layers', 'admin/references', 'admin/tables', 'admin/users', 'admin/keys', 'admin/plugins', 'no/such/page']
+      'admin/map-layers', 'admin/references', 'admin/tables', 'admin/users', 'admin/keys', 'admin/plugins', 'offline', 'conflicts', 'no/such/page']
     // A backup in the list and an open field form: the states reported wide.
     await page.goto(`${BASE}/${APP}/admin/backups`)
     await page.locator('[data-test=backup-create]').click()
@@ -2793,6 +2873,232 @@ const scenarios = {
     assert.deepEqual(failures.slice(0, 5), [], `${failures.length} serious or critical accessibility violations`)
   },
   // ---- accessibility audit (axe) end
+
+  // ---- offline ----
+  // Issue 32. A device keeps finds and units, goes offline (the DevTools
+  // protocol's network emulation, through context.setOffline), creates
+  // five finds (their unit picked from the units on the device), edits
+  // three, adds a photo to a new one, reloads (the service worker opens
+  // the app; the device's rows and queue are still there), goes online:
+  // the app sends everything by itself and the server holds all of it.
+  async 'offline: create and edit and add a photo, reload without a network, all of it reaches the server (offline)'(page) {
+    const problems = []
+    const { ctx, page: p, close } = await device(problems)
+    try {
+      await keep(p, ['units', 'finds'])
+      const units = (await api(p, '/records/units?per_page=2&sort_field=id')).body.data
+      const unitCode = units[0].code
+      const edited = (await api(p, '/records/finds?per_page=3&sort_field=id')).body.data.map((r) => String(r.id))
+      assert.equal(edited.length, 3)
+      const since = await lastSync(p)
+      await setOnline(ctx, p, false)
+      const stamp = Date.now().toString(36)
+      const labels = [1, 2, 3, 4, 5].map((i) => `OFF-${stamp}-${i}`)
+      const made = []
+      for (const [i, label] of labels.entries()) made.push(await createFind(p, label, unitCode, 10 + i))
+      assert.ok(made.every((id) => id.startsWith('tmp-')), made.join(','))
+      for (const [i, id] of edited.entries()) await editDescription(p, id, `edited offline ${stamp} ${i}`)
+      // A photo on the first new find, kept as a Blob.
+      const png = readFileSync(new URL('../public/icon-192.png', import.meta.url))
+      await p.goto(`${BASE}/${APP}/t/finds/${made[0]}`)
+      await p.locator('[data-test=file-input]').setInputFiles({ name: 'trench-photo.png', mimeType: 'image/png', buffer: png })
+      await p.locator('[data-test=file]', { hasText: 'trench-photo' }).waitFor()
+      await p.locator('[data-test=queue-count]', { hasText: '9' }).waitFor()
+      await shot(p, 'offline-record')
+
+      // Reload without a network: the worker answers the page and its files.
+      await p.reload()
+      await p.locator('[data-test=net-state][data-online=no]').waitFor()
+      await p.locator('[data-test=queue-count]', { hasText: '9' }).waitFor()
+      await p.goto(`${BASE}/${APP}/t/finds?f=${encodeURIComponent(JSON.stringify({ label: { _starts_with: `OFF-${stamp}` } }))}`)
+      await p.locator('[data-test=offline-banner]').waitFor()
+      assert.equal(await totalOf(p), 5)
+      assert.equal(await p.locator('[data-test=pending-mark]').count(), 5)
+      await shot(p, 'offline-list')
+      await p.goto(`${BASE}/${APP}/offline`)
+      await p.locator('[data-test=queued]').nth(7).waitFor()
+      assert.equal(await p.locator('[data-test=queued]').count(), 8)
+      assert.equal(await p.locator('[data-test=queued-photo]').count(), 1)
+      await shot(p, 'offline-queue')
+
+      // Back online: pushed, uploaded and pulled by itself.
+      await setOnline(ctx, p, true)
+      await synced(p, since)
+      await p.locator('[data-test=queue-empty]').waitFor()
+      assert.equal(await p.locator('[data-test=queue-count]').count(), 0)
+      const there = (await api(p, `/records/finds?per_page=10&filter=${encodeURIComponent(JSON.stringify({ label: { _in: labels } }))}&columns=id,label,unit,weight`)).body
+      assert.deepEqual(there.data.map((r) => r.label).sort(), labels)
+      assert.ok(there.data.every((r) => String(r.unit) === String(units[0].id)), JSON.stringify(there.data))
+      for (const [i, id] of edited.entries()) {
+        const rec = (await api(p, `/record/finds/${id}`)).body
+        assert.equal(rec.core.description.val, `edited offline ${stamp} ${i}`)
+      }
+      const first = there.data.find((r) => r.label === labels[0])
+      const files = (await api(p, `/record/finds/${first.id}`)).body.files
+      assert.deepEqual(files.map((f) => `${f.filename}.${f.ext}`), ['trench-photo.png'])
+      // The page of a record made offline still opens under its temp id.
+      await p.goto(`${BASE}/${APP}/t/finds/${made[0]}`)
+      await p.locator('[data-test=record-title]', { hasText: labels[0] }).waitFor()
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the device')
+    } catch (e) {
+      await failureShot(p, 'FAILED-offline-device').catch(() => {})
+      throw e
+    } finally {
+      await ctx.setOffline(false).catch(() => {})
+      await close()
+    }
+  },
+
+  // Two devices change the same field of one find offline; the first to
+  // reconnect wins, the second's push gives a conflict, which its user
+  // resolves on the conflict screen (before / mine / theirs side by side).
+  async 'offline: two devices edit the same field, the second resolves the conflict on the screen (offline)'(page) {
+    const problems = []
+    const a = await device(problems)
+    const b = await device(problems)
+    try {
+      await keep(a.page, ['finds'])
+      await keep(b.page, ['finds'])
+      const id = String((await api(a.page, '/records/finds?per_page=1&sort_field=id&sort_dir=desc')).body.data[0].id)
+      const before = (await api(a.page, `/record/finds/${id}`)).body.core.description.val
+      const sinceA = await lastSync(a.page)
+      const sinceB = await lastSync(b.page)
+      await setOnline(a.ctx, a.page, false)
+      await setOnline(b.ctx, b.page, false)
+      await editDescription(a.page, id, 'bowl rim, device A')
+      await editDescription(b.page, id, 'bowl base, device B')
+      await setOnline(a.ctx, a.page, true)
+      await synced(a.page, sinceA)
+      assert.equal((await api(a.page, `/record/finds/${id}`)).body.core.description.val, 'bowl rim, device A')
+      await b.page.bringToFront()
+      await setOnline(b.ctx, b.page, true)
+      await synced(b.page, sinceB)
+      await b.page.locator('[data-test=conflicts-link]').click()
+      const row = b.page.locator(`[data-test=conflict][data-field=description]`)
+      await row.waitFor()
+      assert.equal((await row.locator('[data-test=conflict-mine]').textContent()).trim().startsWith('bowl base, device B'), true)
+      assert.equal((await row.locator('[data-test=conflict-theirs]').textContent()).trim().startsWith('bowl rim, device A'), true)
+      // The value before both: the demo's description, or none (shown as —).
+      assert.ok((await row.locator('[data-test=conflict-base]').textContent()).includes(before || '—'))
+      await shot(b.page, 'offline-conflict')
+      // The screen fits a phone and a tablet: the three values stack under their names.
+      for (const [w, h] of [[390, 844], [820, 1180]]) {
+        await b.page.setViewportSize({ width: w, height: h })
+        const fit = await b.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+        assert.ok(fit, `the conflict screen is wider than ${w} px`)
+        await shot(b.page, `offline-conflict-${w}`)
+      }
+      await b.page.setViewportSize({ width: 1280, height: 860 })
+      await row.locator('[data-test=keep-mine]').click()
+      await b.page.locator('[data-test=conflict-notice]').waitFor()
+      await b.page.locator('[data-test=conflicts-none]').waitFor()
+      assert.equal((await api(b.page, `/record/finds/${id}`)).body.core.description.val, 'bowl base, device B')
+      // Every value stays in the versions.
+      const versions = (await api(b.page, `/record/finds/${id}/versions?per_page=50`)).body.versions
+      assert.ok(versions.length >= 2, JSON.stringify(versions))
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the devices')
+    } catch (e) {
+      await failureShot(a.page, 'FAILED-offline-device-a').catch(() => {})
+      await failureShot(b.page, 'FAILED-offline-device-b').catch(() => {})
+      throw e
+    } finally {
+      await a.ctx.setOffline(false).catch(() => {})
+      await b.ctx.setOffline(false).catch(() => {})
+      await a.close()
+      await b.close()
+    }
+  },
+
+  // A change the server refuses (a find whose inventory number is taken,
+  // made offline) stays in the queue with the server's message; the rest
+  // of the batch goes on; discarding it drops the record made here.
+  async 'offline: a refused change stays in the queue with its message (offline)'(page) {
+    const problems = []
+    const { ctx, page: p, close } = await device(problems)
+    try {
+      await keep(p, ['units', 'finds'])
+      const taken = (await api(p, '/records/finds?per_page=1&sort_field=id')).body.data[0].label
+      const unitCode = (await api(p, '/records/units?per_page=1&sort_field=id')).body.data[0].code
+      await setOnline(ctx, p, false)
+      const fine = `OFF-OK-${Date.now().toString(36)}`
+      await createFind(p, taken, unitCode, 3)
+      await createFind(p, fine, unitCode, 4)
+      await setOnline(ctx, p, true)
+      await p.goto(`${BASE}/${APP}/offline`)
+      const refused = p.locator('[data-test=queued][data-state=refused]')
+      await refused.waitFor({ timeout: 60000 })
+      await p.locator('[data-test=queued]').nth(1).waitFor({ state: 'detached', timeout: 60000 })
+      assert.match(await refused.locator('[data-test=refused]').textContent(), /Refused: \S/)
+      assert.match(await refused.textContent(), new RegExp(`New record in Finds \\(${taken}\\)`))
+      assert.match(await refused.locator('[data-test=refused]').textContent(), /label: /)
+      await shot(p, 'offline-refused')
+      const ok = (await api(p, `/records/finds?filter=${encodeURIComponent(JSON.stringify({ label: { _eq: fine } }))}`)).body
+      assert.equal(ok.total, 1, 'the rest of the batch was applied')
+      await refused.locator('[data-test=discard]').click()
+      await p.locator('[data-test=queue-empty]').waitFor()
+      await p.goto(`${BASE}/${APP}/t/finds?f=${encodeURIComponent(JSON.stringify({ label: { _eq: taken } }))}`)
+      await p.locator('[data-test=total]').waitFor()
+      assert.equal(await totalOf(p), 1)
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the device')
+    } catch (e) {
+      await failureShot(p, 'FAILED-offline-refused').catch(() => {})
+      throw e
+    } finally {
+      await ctx.setOffline(false).catch(() => {})
+      await close()
+    }
+  },
+
+  // The filter language on the device gives the server's rows: the same
+  // filters, the list online (the server) and offline (the evaluator over
+  // the pulled rows, lib/offline/filtereval.js).
+  async 'offline: filters on the device match the server (offline)'(page) {
+    const problems = []
+    const { ctx, page: p, close } = await device(problems)
+    try {
+      await keep(p, ['units', 'finds'])
+      const unit = (await api(p, '/records/units?per_page=1&sort_field=id')).body.data[0]
+      const filters = [
+        { label: { _icontains: 'f' } }, { label: { _starts_with: 'f-00' } }, { label: { _nends_with: '1' } },
+        { weight: { _gt: 50 } }, { weight: { _between: [10, 100] } }, { weight: { _null: true } }, { weight: { _nnull: true } },
+        { found_on: { _gte: '2020-01-01' } }, { found_on: { _starts_with: '20' } }, { complete: { _eq: true } }, { complete: { _neq: true } },
+        { material: { _in: ['pottery', 'bone', 'Pottery'] } }, { material: { _nin: 'pottery' } }, { material: { _empty: true } },
+        { description: { _ncontains: 'a' } }, { unit: { _eq: unit.id } }, { unit: { code: { _eq: unit.code } } },
+        { id: { _lt: 10 } }, { _or: [{ weight: { _lt: 20 } }, { label: { _contains: '2' } }] },
+        { _and: [{ weight: { _gte: 5 } }, { _or: [{ complete: { _eq: false } }, { material: { _null: true } }] }] },
+      ]
+      const server = []
+      for (const f of filters) {
+        const ids = []
+        for (let pg = 1; ; pg++) {
+          const r = (await api(p, `/records/finds?per_page=200&page=${pg}&columns=id&filter=${encodeURIComponent(JSON.stringify(f))}`)).body
+          assert.ok(r.data, JSON.stringify(f) + ' ' + JSON.stringify(r))
+          ids.push(...r.data.map((x) => String(x.id)))
+          if (r.data.length < 200) break
+        }
+        server.push(ids.sort())
+      }
+      assert.ok(server.some((ids) => ids.length > 0) && server.some((ids) => ids.length === 0 || ids.length < server[0].length), 'filters that select something and not everything')
+      await setOnline(ctx, p, false)
+      const differ = []
+      for (const [i, f] of filters.entries()) {
+        await p.goto(`${BASE}/${APP}/t/finds?per=500&f=${encodeURIComponent(JSON.stringify(f))}`)
+        await p.locator('[data-test=offline-banner]').waitFor()
+        await p.locator('[data-test=total]').waitFor()
+        const ids = (await p.locator('[data-test=rows] tr[data-id]').evaluateAll((trs) => trs.map((tr) => tr.dataset.id))).sort()
+        if (JSON.stringify(ids) !== JSON.stringify(server[i])) differ.push(`${JSON.stringify(f)}: device ${ids.length} [${ids.slice(0, 8)}] server ${server[i].length} [${server[i].slice(0, 8)}]`)
+      }
+      assert.equal(differ.length, 0, 'filters whose rows differ on the device:\n' + differ.join('\n'))
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the device')
+    } catch (e) {
+      await failureShot(p, 'FAILED-offline-filters').catch(() => {})
+      throw e
+    } finally {
+      await ctx.setOffline(false).catch(() => {})
+      await close()
+    }
+  },
+  // ---- end of offline ----
 }
 
 const { ctx, close } = await launch()

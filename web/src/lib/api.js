@@ -53,6 +53,11 @@ export function needsRefresh(session, now = Date.now()) {
 
 const inflight = {}
 
+// The offline side (lib/offline/intercept.js, issue 32): asked before a
+// call, after a GET, after a call that found no network, and for uploads.
+let offlineHook = null
+export function setOfflineHook(h) { offlineHook = h }
+
 // refresh renews the app's token; concurrent callers share one request.
 export async function refresh(app) {
   const s = sessionOf(app)
@@ -84,7 +89,11 @@ async function raw(method, url, { body, token, headers = {} } = {}) {
   const h = { Accept: 'application/json', 'Accept-Language': locale.value, ...headers }
   if (token) h.Authorization = 'Bearer ' + token
   let payload
-  if (body !== undefined) {
+  if (typeof Blob !== 'undefined' && body instanceof Blob) {
+    // bytes as they are (a resumable upload's chunk, /sync/uploads)
+    h['Content-Type'] = 'application/octet-stream'
+    payload = body
+  } else if (body !== undefined) {
     h['Content-Type'] = 'application/json'
     payload = JSON.stringify(body)
   }
@@ -126,12 +135,23 @@ export function api(app) {
       }
       token = sessionOf(app)?.token
     }
+    if (offlineHook && auth) {
+      const local = await offlineHook.before(app, method, path, { params, body, headers })
+      if (local?.answer !== undefined) return local.answer
+      if (local?.path) path = local.path
+    }
     try {
-      return await raw(method, base + path + query(params), { body, token, headers })
+      const res = await raw(method, base + path + query(params), { body, token, headers })
+      if (offlineHook && auth && method === 'GET') offlineHook.after(app, path, params, res).catch(() => {})
+      return res
     } catch (e) {
       if (auth && token && e.status === 401) {
         dropSession(app)
         endedListeners.forEach((fn) => fn(app, e))
+      }
+      if (e.network && offlineHook && auth) {
+        const local = await offlineHook.fallback(app, method, path, { params, body, headers })
+        if (local !== undefined) return local
       }
       throw e
     }
@@ -153,7 +173,20 @@ export function api(app) {
   // upload sends a multipart form (the file as `file`, plus other fields)
   // with XMLHttpRequest, the one browser API that reports upload progress:
   // onProgress(sent, total) as the bytes go.
-  async function upload(path, file, { fields = {}, onProgress, method = 'POST' } = {}) {
+  async function upload(path, file, opts = {}) {
+    const { isOffline } = offlineHook?.state || {}
+    if (offlineHook && isOffline?.()) {
+      const local = await offlineHook.upload(app, path, file)
+      if (local !== undefined) return local
+    }
+    try { return await send(path, file, opts) } catch (e) {
+      if (!e.network || !offlineHook) throw e
+      const local = await offlineHook.upload(app, path, file)
+      if (local === undefined) throw e
+      return local
+    }
+  }
+  async function send(path, file, { fields = {}, onProgress, method = 'POST' } = {}) {
     const tok = await token()
     const form = new FormData()
     for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null && v !== '') form.append(k, v)

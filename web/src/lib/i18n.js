@@ -4,6 +4,7 @@ import { ref } from 'vue'
 import { en as enAreas, it as itAreas } from './i18n-areas.js'
 import { en as enLists, it as itLists } from './i18n-lists.js'
 import { en as enLive, it as itLive } from './i18n-live.js'
+import { en as enOffline, it as itOffline } from './i18n-offline.js'
 
 const en = {
   'app.title': 'Strata',
@@ -1064,6 +1065,8 @@ Object.assign(en, enLists)
 Object.assign(it, itLists)
 Object.assign(en, enLive)
 Object.assign(it, itLive)
+Object.assign(en, enOffline)
+Object.assign(it, itOffline)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 
