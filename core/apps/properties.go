@@ -22,6 +22,9 @@ const (
 	SettingMaxImageSize          = "maxImageSize"
 	// SettingOAuthAllowedOrigins holds a JSON array of normalised origins.
 	SettingOAuthAllowedOrigins = "oauth_allowed_origins"
+	// SettingOfflineTables holds the tables every device keeps offline by
+	// default, a JSON array [{"table", "filter"?}] (PUT /sync/offline-tables).
+	SettingOfflineTables = "offline_tables"
 )
 
 // Where a property's value comes from.

@@ -38,5 +38,6 @@ func Routes(d Deps) []api.Route {
 	var out []api.Route
 	out = append(out, h.pullRoutes()...)
 	out = append(out, h.pushRoutes()...)
+	out = append(out, h.offlineTableRoutes()...)
 	return append(out, h.uploadRoutes()...)
 }

@@ -169,13 +169,13 @@ const overflowRight = (page) => page.evaluate(() => document.documentElement.scr
 // (IndexedDB, localStorage, the service worker allowed), signed in, the
 // page under the worker's control with its precache complete. Console
 // errors of its pages fail the scenario as the harness's own page's do.
-async function device(problems) {
+async function device(problems, account = ADMIN) {
   const { ctx, close } = await launch({ serviceWorkers: 'allow' })
   const page = await ctx.newPage()
   page.setDefaultTimeout(TIMEOUT)
   page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()) })
   page.on('pageerror', (e) => problems.push(String(e)))
-  await signIn(page)
+  await signIn(page, account)
   // ready: the worker is active, i.e. its install (the precache) is done;
   // the page loaded before it, so a reload puts it under its control.
   await page.evaluate(async () => { await navigator.serviceWorker.ready })
@@ -3046,6 +3046,58 @@ const scenarios = {
     } finally {
       await ctx.setOffline(false).catch(() => {})
       await close()
+    }
+  },
+
+  // An admin makes units a default offline table on the Offline page; a
+  // writer's device keeps it at its first sync, marked "set by the
+  // administrator", lists it without a network, and a removal on that
+  // device is remembered across syncs.
+  async 'offline: a default table set by an admin is kept on a user device (offline)'() {
+    const problems = []
+    const writer = { email: 'offline-writer@example.org', password: 'offline-writer-pw' }
+    const admin = await device(problems)
+    let user
+    try {
+      await api(admin.page, '/user', { method: 'POST', body: JSON.stringify({ name: 'Offline Writer', email: writer.email, password: writer.password, privilege: 20 }) })
+      await admin.page.goto(`${BASE}/${APP}/offline`)
+      const units = admin.page.locator('[data-test=offline-defaults] li[data-table=units]')
+      await units.locator('[data-test=default-offline]').check()
+      await admin.page.locator('[data-test=save-defaults]').click()
+      await admin.page.locator('[data-test=defaults-saved]').waitFor()
+      assert.deepEqual((await api(admin.page, '/sync/offline-tables')).body.tables, [{ table: 'units' }])
+      await shot(admin.page, 'offline-defaults')
+
+      user = await device(problems, writer)
+      const p = user.page
+      await p.locator('[data-test=nav-offline]').click()
+      const kept = p.locator('[data-test=offline-tables] li[data-table=units]')
+      await p.locator('[data-test=offline-tables] li[data-table=units][data-synced=yes]').waitFor({ timeout: 30000 })
+      await kept.locator('[data-test=by-admin]').waitFor()
+      assert.equal(await p.locator('[data-test=offline-defaults]').count(), 0, 'a writer has no editor of the defaults')
+      const total = (await api(p, '/records/units?per_page=1')).body.total
+      await setOnline(user.ctx, p, false)
+      await p.goto(`${BASE}/${APP}/t/units`)
+      await p.locator('[data-test=offline-banner]').waitFor()
+      assert.equal(await totalOf(p), total)
+      await setOnline(user.ctx, p, true)
+
+      // Removed on this device: the next sync leaves it removed.
+      await p.goto(`${BASE}/${APP}/offline`)
+      await p.locator('[data-test=sync-state][data-running=no]').waitFor({ timeout: 30000 })
+      await kept.locator('[data-test=keep-offline]').uncheck()
+      const since = await lastSync(p)
+      await p.locator('[data-test=sync-now]').click()
+      await synced(p, since)
+      assert.equal(await kept.locator('[data-test=keep-offline]').isChecked(), false)
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the devices')
+    } catch (e) {
+      await failureShot(user?.page || admin.page, 'FAILED-offline-defaults').catch(() => {})
+      throw e
+    } finally {
+      await api(admin.page, '/sync/offline-tables', { method: 'PUT', body: JSON.stringify({ tables: [] }) }).catch(() => {})
+      if (user) { await user.ctx.setOffline(false).catch(() => {}); await user.close() }
+      await admin.close()
     }
   },
 

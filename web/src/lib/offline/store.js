@@ -54,26 +54,44 @@ export async function markOf(app, tb) {
 }
 
 // mark keeps tb offline with an optional filter (the filter language);
-// a changed filter starts its pull again from nothing.
-export async function mark(app, tb, filter = null) {
+// a changed filter starts its pull again from nothing. byAdmin: the
+// application's default (defaults.js) made it; a mark the user makes is
+// theirs, and takes back a default they had removed.
+export async function mark(app, tb, filter = null, { byAdmin = false } = {}) {
   const d = db(app)
   const prev = await d.marks.get(tb)
   const same = prev && JSON.stringify(prev.filter || null) === JSON.stringify(filter || null)
-  await d.marks.put({ tb, filter: filter || null, checkpoint: same ? prev.checkpoint : '', synced_at: same ? prev.synced_at : null })
+  await d.marks.put({ tb, filter: filter || null, checkpoint: same ? prev.checkpoint : '', synced_at: same ? prev.synced_at : null, by_admin: byAdmin })
+  if (!byAdmin) await forgetRemoval(d, tb)
   await refreshCounts(app)
 }
 
 // unmark stops keeping tb: its pulled rows go; records created here and
-// changes not sent yet stay until they are.
-export async function unmark(app, tb) {
+// changes not sent yet stay until they are. A user removing a default
+// mark is remembered on this device, so the next sync does not bring it
+// back.
+export async function unmark(app, tb, { byAdmin = false } = {}) {
   const d = db(app)
-  await d.transaction('rw', d.marks, d.rows, d.queue, async () => {
+  await d.transaction('rw', d.marks, d.rows, d.queue, d.kv, async () => {
+    const prev = await d.marks.get(tb)
     await d.marks.delete(tb)
+    if (prev?.by_admin && !byAdmin) {
+      const removed = (await d.kv.get(REMOVED))?.value || []
+      if (!removed.includes(tb)) await d.kv.put({ key: REMOVED, value: [...removed, tb], at: Date.now() })
+    }
     const waiting = new Set((await d.queue.toArray()).map((m) => m.k))
     const gone = (await d.rows.where('tb').equals(tb).toArray()).filter((r) => !waiting.has(r.k)).map((r) => r.k)
     await d.rows.bulkDelete(gone)
   })
   await refreshCounts(app)
+}
+
+// The defaults this user removed on this device (defaults.js reads it).
+const REMOVED = 'defaults:removed'
+
+async function forgetRemoval(d, tb) {
+  const removed = (await d.kv.get(REMOVED))?.value || []
+  if (removed.includes(tb)) await d.kv.put({ key: REMOVED, value: removed.filter((x) => x !== tb), at: Date.now() })
 }
 
 // ---- rows ----

@@ -8,6 +8,7 @@ import { reactive } from 'vue'
 import { api } from '../api.js'
 import { db, deviceId, rowKey } from './db.js'
 import { applyPull, counts, kvGet, kvPut, marks, refreshCounts } from './store.js'
+import { applyDefaults } from './defaults.js'
 
 export const BATCH = 500
 export const PULL_LIMIT = 500
@@ -175,6 +176,9 @@ async function cacheSchema(app, tb) {
 async function pull(app, st) {
   const client = api(app)
   st.phase = 'pull'
+  // The application's default tables first: they join (or leave) the
+  // marks this run pulls.
+  await applyDefaults(app, (await client.get('/sync/offline-tables')).tables || [])
   const ms = await marks(app)
   st.total = ms.length
   st.done = 0
