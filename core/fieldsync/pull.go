@@ -141,6 +141,10 @@ func rowJSON(r *records.SyncRow) map[string]any {
 	for name, rows := range r.Plugins {
 		plugins[name] = rows
 	}
-	return map[string]any{"id": r.ID, "version": r.Version, "values": r.Values, "labels": r.Labels,
+	out := map[string]any{"id": r.ID, "version": r.Version, "values": r.Values, "labels": r.Labels,
 		"plugins": plugins, "files": r.Files}
+	if r.RS != nil {
+		out["rs"] = r.RS
+	}
+	return out
 }

@@ -152,6 +152,9 @@ func (a *applier) apply(ctx context.Context, m *mutation, wasHeld bool, how orde
 
 // change makes m's change through the records package, as the pusher.
 func (a *applier) change(ctx context.Context, tx *store.DB, sc *records.Scope, m *mutation) (result, error) {
+	if m.RS != nil {
+		return a.relation(ctx, tx, sc, m)
+	}
 	r := result{MutationID: m.MutationID, Status: statusApplied, Table: m.Table, TempID: m.TempID}
 	set, err := a.resolveRefs(ctx, tx, m)
 	if err != nil {

@@ -42,6 +42,9 @@ type mutation struct {
 	Set         map[string]any `json:"set,omitempty"`
 	Delete      bool           `json:"delete,omitempty"`
 	Plugins     map[string]any `json:"plugins,omitempty"`
+	// RS is a stratigraphic relation change instead of a record's
+	// (push_relations.go).
+	RS *rsChange `json:"rs,omitempty"`
 }
 
 // check refuses a mutation of a shape no device sends; index names it in
@@ -63,9 +66,13 @@ func (m *mutation) check(index int) error {
 			return bad(n.field, fmt.Sprintf("at most %d characters", maxNameLen))
 		}
 	}
-	switch {
-	case m.Seq < 1:
+	if m.Seq < 1 {
 		return bad("seq", "a whole number from 1")
+	}
+	if m.RS != nil {
+		return m.checkRS(bad)
+	}
+	switch {
 	case m.ID < 0:
 		return bad("id", "ids are positive integers")
 	case m.ID > 0 && m.TempID != "":

@@ -24,6 +24,9 @@ type SyncRow struct {
 	Labels  map[string]any              `json:"labels"`
 	Plugins map[string][]map[string]any `json:"plugins"`
 	Files   any                         `json:"files"`
+	// RS are its stratigraphic relations as the record read's "rs" gives
+	// them (tables with relations; nil otherwise).
+	RS map[string]any `json:"rs,omitempty"`
 }
 
 // FilesBatcher is a FilesSource that reads the files of many records in
@@ -73,9 +76,11 @@ func (s *Scope) syncRows(ctx context.Context, cond *Cond, limit int) ([]*SyncRow
 		return nil, err
 	}
 	files := s.queueSyncFiles(ctx, p, ids)
+	rs := s.queueSyncRS(ctx, p, ids, byID)
 	if err := p.Run(ctx); err != nil {
 		return nil, err
 	}
+	rs()
 	if err := files(ctx, byID); err != nil {
 		return nil, err
 	}
