@@ -3101,6 +3101,54 @@ const scenarios = {
     }
   },
 
+  // Offline, a unit made on the device is related to one the server holds,
+  // from the new unit's page (the relation shows at once, the other end
+  // picked among the units on the device); online, the server holds it.
+  async 'offline: a relation between a unit made offline and an existing one reaches the server (offline)'() {
+    const problems = []
+    const { ctx, page: p, close } = await device(problems)
+    try {
+      await keep(p, ['units'])
+      const old = (await api(p, '/records/units?per_page=1&sort_field=id&columns=id,code')).body.data[0]
+      const trench = (await api(p, `/record/units/${old.id}`)).body.core.trench.val_label
+      const since = await lastSync(p)
+      await setOnline(ctx, p, false)
+      const code = `US-OFF-${Date.now().toString(36)}`
+      await p.goto(`${BASE}/${APP}/t/units/new`)
+      await p.getByLabel('Code').fill(code)
+      await p.getByLabel('Trench').fill(trench)
+      await p.getByRole('option', { name: trench, exact: true }).click()
+      await p.locator('[data-test=save]').click()
+      await p.locator('[data-test=record-title]', { hasText: code }).waitFor()
+      assert.match(p.url(), /\/tmp-[0-9a-f-]+$/)
+      const rel = p.locator('[data-test=relations-panel]')
+      await rel.locator('[data-test=relation-code]').selectOption({ label: 'covers' })
+      await rel.locator('[data-test=record-picker] input').fill(old.code)
+      await rel.getByRole('option', { name: old.code, exact: true }).click()
+      await rel.locator('[data-test=save-relation]').click()
+      await rel.locator('[data-test=relations] li', { hasText: `covers ${old.code}` }).waitFor()
+      await p.locator('[data-test=queue-count]', { hasText: '2' }).waitFor()
+      await shot(p, 'offline-relation')
+
+      await setOnline(ctx, p, true)
+      await synced(p, since)
+      const made = (await api(p, `/records/units?columns=id,code&filter=${encodeURIComponent(JSON.stringify({ code: { _eq: code } }))}`)).body.data
+      assert.equal(made.length, 1)
+      const rs = Object.values((await api(p, `/record/units/${made[0].id}`)).body.rs)
+      assert.deepEqual(rs.map((r) => [r.first, r.relation, r.second]), [[made[0].id, 5, old.id]])
+      // The device shows the server's relation after the pull.
+      await p.goto(`${BASE}/${APP}/t/units/${old.id}`)
+      await p.locator('[data-test=relations-panel] [data-test=relations] li', { hasText: `is covered by ${code}` }).waitFor()
+      assert.deepEqual(scriptErrors(problems), [], 'console errors of the device')
+    } catch (e) {
+      await failureShot(p, 'FAILED-offline-relation').catch(() => {})
+      throw e
+    } finally {
+      await ctx.setOffline(false).catch(() => {})
+      await close()
+    }
+  },
+
   // The filter language on the device gives the server's rows: the same
   // filters, the list online (the server) and offline (the evaluator over
   // the pulled rows, lib/offline/filtereval.js).

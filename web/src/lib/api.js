@@ -139,6 +139,7 @@ export function api(app) {
       const local = await offlineHook.before(app, method, path, { params, body, headers })
       if (local?.answer !== undefined) return local.answer
       if (local?.path) path = local.path
+      if (local?.body !== undefined) body = local.body
     }
     try {
       const res = await raw(method, base + path + query(params), { body, token, headers })

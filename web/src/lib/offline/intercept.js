@@ -7,8 +7,10 @@
 //                                 searched, sorted and paged here
 //   GET  /record/{tb}/{id}        the row, in the record read's shape
 //   GET  /record/{tb}/field-options  lookups of tables held, value lists
+//   GET  /record/{tb}/link-candidates  records of a table held, by label
 //   POST /record/{tb}[/{id}], DELETE /record/{tb}/{id}  queued mutations
 //   POST /record/{tb}/{id}/file   a photo kept as a Blob, uploaded later
+//   POST /record/{tb}/rs, DELETE /rs/{id}  queued relation changes
 //   any other GET                 its last answer, when cached
 // Other writes need the network (OfflineError offline_unavailable).
 import { setOfflineHook } from '../api.js'
@@ -16,6 +18,7 @@ import { isTemp } from './db.js'
 import { UnsupportedFilter, compile } from './filtereval.js'
 import { KV_VALUE_MAX, OfflineError, addUpload, enqueue, getRow, kvGet, kvPut, markOf, marks, realId, tableRows, uploadsOf } from './store.js'
 import { isOffline } from './sync.js'
+import { addRelation, deleteRelation, relationsOf } from './relations.js'
 
 const NOT_CACHED = /^\/(sync|auth|live|jobs)\b|\/export|\/file\/\d+\/(download|thumb)/
 
@@ -85,7 +88,7 @@ async function recordOf(app, tb, row) {
   })
   const version = row.version ?? 0
   return { ...tpl, metadata: { ...tpl.metadata, rec_id: row.id, version }, rec_id: row.id, core, plugins,
-    links: {}, backlinks: {}, manualLinks: {}, rs: {}, files: [...(row.files || []), ...waiting], geodata: {}, bibliography: {},
+    links: {}, backlinks: {}, manualLinks: {}, rs: await relationsOf(app, tb, row.id), files: [...(row.files || []), ...waiting], geodata: {}, bibliography: {},
     can_edit: tpl.can_edit ?? tpl.can_add ?? true, can_delete: tpl.can_delete ?? false,
     _etag: row.version != null ? `"${row.version}"` : null, _offline: true, _pending: !!row.pending || isTemp(row.id) }
 }
@@ -199,6 +202,20 @@ async function options(app, tb, params) {
   return { source: fd?.id_from_tb ? 'id_from_tb' : 'cache', options: list.filter((o) => !q || String(o.label).toLowerCase().includes(q)).slice(0, limit), offline: true }
 }
 
+// candidates answers GET /record/{tb}/link-candidates (the record picker
+// of relations) from a table held: its records whose label contains q,
+// records made here included.
+async function candidates(app, tb, params) {
+  if (!(await held(app, tb))) return undefined
+  const tpl = await template(app, tb)
+  const q = String(params.q || '').trim().toLowerCase()
+  const limit = Math.min(parseInt(params.limit || '20', 10) || 20, 50)
+  const list = (await tableRows(app, tb)).map((r) => ({ id: r.id, label: String(r.values[tpl?.id_field || 'id'] ?? r.id) }))
+    .filter((o) => !q || o.label.toLowerCase().includes(q))
+  list.sort((a, b) => a.label.localeCompare(b.label))
+  return { data: list.slice(0, limit), offline: true }
+}
+
 function unavailable() { return new OfflineError('offline_unavailable', 'not available without a network') }
 
 // save queues POST /record/{tb}[/{id}] ({core, plugins}).
@@ -222,10 +239,13 @@ const routes = [
     return localLabels(app, tb, o.params || {})
   }],
   ['GET', /^\/record\/([a-z0-9_]+)\/field-options$/, (app, [tb], o) => options(app, tb, o.params || {})],
+  ['GET', /^\/record\/([a-z0-9_]+)\/link-candidates$/, (app, [tb], o) => candidates(app, tb, o.params || {})],
   ['GET', /^\/record\/([a-z0-9_]+)\/(tmp-[0-9a-f-]+|\d+)$/, async (app, [tb, id]) => {
     const row = await getRow(app, tb, isTemp(id) ? id : Number(id))
     return row ? recordOf(app, tb, row) : undefined
   }],
+  ['POST', /^\/record\/([a-z0-9_]+)\/rs$/, (app, [tb], o) => addRelation(app, tb, o.body || {})],
+  ['DELETE', /^\/rs\/(tmp-[0-9a-f-]+|\d+)$/, (app, [id]) => deleteRelation(app, id)],
   ['POST', /^\/record\/([a-z0-9_]+)$/, (app, [tb], o) => save(app, tb, null, o.body)],
   ['POST', /^\/record\/([a-z0-9_]+)\/(tmp-[0-9a-f-]+|\d+)$/, (app, [tb, id], o) => save(app, tb, id, o.body)],
   ['DELETE', /^\/record\/([a-z0-9_]+)\/(tmp-[0-9a-f-]+|\d+)$/, async (app, [tb, id]) => {
@@ -259,17 +279,37 @@ async function rewrite(app, path) {
   return real != null ? m[1] + real + m[3] : path
 }
 
+// pendingRelation: a relation to a record made here and not known to
+// the server yet goes through the queue even online (the push names it by
+// its temp_id, after the record's creation).
+async function pendingRelation(app, method, path, o) {
+  if (method !== 'POST' || !/^\/record\/[a-z0-9_]+\/rs$/.test(path)) return false
+  for (const v of [o.body?.first, o.body?.second]) if (isTemp(v) && (await realId(app, v)) == null) return true
+  return false
+}
+
+// relationBody: a relation online whose ends made here the server has
+// since answered: their real ids.
+async function relationBody(app, method, path, o) {
+  if (method !== 'POST' || !/^\/record\/[a-z0-9_]+\/rs$/.test(path)) return undefined
+  if (!isTemp(o.body?.first) && !isTemp(o.body?.second)) return undefined
+  const real = async (v) => (isTemp(v) ? await realId(app, v) : v)
+  return { ...o.body, first: await real(o.body.first), second: await real(o.body.second) }
+}
+
 export const hook = {
   state: { isOffline },
   // before: {answer} from the device, {path} rewritten, or nothing.
   async before(app, method, path, o) {
     if (/^\/(sync|auth)\//.test(path)) return undefined
     const p = await rewrite(app, path)
-    if (isOffline() || /\/tmp-/.test(p)) {
+    if (isOffline() || /\/tmp-/.test(p) || (await pendingRelation(app, method, p, o))) {
       const answer = await resolve(app, method, p, o)
       if (answer !== undefined) return { answer }
       throw unavailable()
     }
+    const body = await relationBody(app, method, p, o)
+    if (body) return { path: p, body }
     return p !== path ? { path: p } : undefined
   },
   after,

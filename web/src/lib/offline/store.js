@@ -106,7 +106,7 @@ export async function applyPull(app, tb, page) {
       await d.rows.bulkDelete(keys)
     }
     await d.rows.bulkPut((page.rows || []).map((r) => ({ k: rowKey(tb, r.id), tb, id: r.id, version: r.version,
-      values: r.values || {}, labels: r.labels || {}, plugins: r.plugins || {}, files: r.files || [] })))
+      values: r.values || {}, labels: r.labels || {}, plugins: r.plugins || {}, files: r.files || [], rs: r.rs || {} })))
     await d.rows.bulkDelete((page.removed || []).map((id) => rowKey(tb, id)))
     const m = await d.marks.get(tb)
     if (m) await d.marks.put({ ...m, checkpoint: page.checkpoint ?? m.checkpoint, synced_at: page.more ? m.synced_at : new Date().toISOString() })
@@ -117,7 +117,7 @@ export async function applyPull(app, tb, page) {
 async function overlay(d) {
   const out = new Map()
   for (const m of await d.queue.orderBy('n').toArray()) {
-    if (m.state === 'refused') continue
+    if (m.state === 'refused' || m.rs) continue // relations: relations.js
     const o = out.get(m.k) || { set: {}, delete: false }
     Object.assign(o.set, m.set || {})
     if (m.delete) o.delete = true

@@ -9,6 +9,7 @@ import { api } from '../api.js'
 import { db, deviceId, rowKey } from './db.js'
 import { applyPull, counts, kvGet, kvPut, marks, refreshCounts } from './store.js'
 import { applyDefaults } from './defaults.js'
+import { wireRS } from './relations.js'
 
 export const BATCH = 500
 export const PULL_LIMIT = 500
@@ -65,6 +66,7 @@ async function push(app, st) {
     st.done = 0
     const body = {
       mutations: batch.map((m) => {
+        if (m.rs) return { mutation_id: m.mutation_id, device_id: device, seq: m.seq, table: m.table, rs: wireRS(m.rs) }
         const w = { mutation_id: m.mutation_id, device_id: device, seq: m.seq, table: m.table, set: wireSet(m) }
         if (m.temp_id) w.temp_id = m.temp_id
         else w.id = m.id
@@ -84,7 +86,7 @@ async function push(app, st) {
         st.done++
         if (r.status === 'refused') {
           await d.queue.update(m.n, { state: 'refused', result: { code: r.code, message: r.message, fields: r.fields } })
-          st.refused.push({ table: m.table, id: m.id ?? m.temp_id, code: r.code, message: r.message })
+          st.refused.push({ table: m.table, id: m.id ?? m.temp_id ?? m.rec, code: r.code, message: r.message })
           continue
         }
         if (r.status === 'conflict') st.conflicts += (r.conflicts || []).length || 1
