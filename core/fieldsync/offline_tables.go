@@ -34,8 +34,9 @@ func (h *handlers) offlineTableRoutes() []api.Route {
 }
 
 // GET /sync/offline-tables — the application's default offline tables
-// the caller may read (a table whose scope the gate refuses is left out,
-// as if it were not a default).
+// the caller may read (a table whose scope the gate refuses, or whose
+// filter is no longer valid for the caller, is left out, as if it were
+// not a default: the device's pull of it would be refused).
 func (h *handlers) getOfflineTables(c *gin.Context) {
 	list, err := readOfflineTables(c, api.AppOf(c))
 	if err != nil {
@@ -44,8 +45,14 @@ func (h *handlers) getOfflineTables(c *gin.Context) {
 	}
 	out := []offlineTable{}
 	for _, t := range list {
-		if _, err := h.Host.RecordScope(c, t.Table); err != nil {
-			if e, ok := errs.As(err); ok && (e.Kind == errs.Forbidden || e.Kind == errs.NotFound) {
+		sc, err := h.Host.RecordScope(c, t.Table)
+		if err == nil && t.Filter != nil {
+			// A filter the caller's pull would refuse (a field they may
+			// not see, or one dropped since): not a default for them.
+			_, err = h.Host.Condition(c, sc, t.Filter, "")
+		}
+		if err != nil {
+			if e, ok := errs.As(err); ok && (e.Kind == errs.Forbidden || e.Kind == errs.NotFound || e.Kind == errs.Invalid) {
 				continue // not readable by the caller, or dropped since it was set
 			}
 			api.Fail(c, err)

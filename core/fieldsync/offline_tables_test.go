@@ -1,10 +1,13 @@
 package fieldsync_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
 )
@@ -60,6 +63,14 @@ func TestOfflineTablesDefaults(t *testing.T) {
 			if got := f.offlineTables(t, c.who); fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("%s: %v, want %v", c.name, got, c.want)
 			}
+		}
+		// A filter that no longer validates (its field dropped): left out.
+		f.must(t, 200, f.super, "PUT", "/dig/api/sync/offline-tables", `{"tables":[{"table":"units"},{"table":"finds","filter":{"notes":{"_eq":"x"}}}]}`)
+		if _, err := schema.DeleteField(context.Background(), f.app.DB, "finds", "notes", false, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.offlineTables(t, f.ann); fmt.Sprint(got) != "map[units:]" {
+			t.Errorf("with a filter on a dropped field: %v", got)
 		}
 		// An empty list clears them.
 		f.must(t, 200, f.super, "PUT", "/dig/api/sync/offline-tables", `{"tables":[]}`)
