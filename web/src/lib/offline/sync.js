@@ -225,6 +225,12 @@ export function syncNow(app) {
       await push(app, st)
       try { await uploads(app, st) } catch (e) { st.error = e }
       await pull(app, st)
+      // The open conflicts as the server keeps them, not only those this
+      // run's push made: after a reload (the count lived in the page) or
+      // a push answered to another tab, the link to resolve them stays.
+      try {
+        st.conflicts = ((await api(app).get('/sync/conflicts', { status: 'open' })).conflicts || []).length
+      } catch { /* the run's own count stands */ }
     } catch (e) {
       st.error = e
     } finally {
