@@ -5,8 +5,7 @@ import "slices"
 // Redundant are the recorded relations that others already imply: the
 // matrix's transitive reduction keeps every other one. A relation is
 // redundant when its lower unit can be reached from its upper one
-// through other relations, or when it repeats, between units recorded
-// as one, a relation already kept. ok is false when the matrix has a
+// through a longer way of other relations. ok is false when the matrix has a
 // cycle: its reduction is not defined until the cycle is broken.
 //
 // Reachability is a bit set per class, filled from the bottom of the
@@ -40,14 +39,13 @@ func (g *Graph) Redundant() (out []Edge, ok bool) {
 		reach[c] = r
 		for _, d := range cg.out[c] {
 			edges := cg.from[[2]int{c, d}]
+			// Implied by a longer way. Relations between the same two
+			// classes through different units ("6 above 7" and "6 above
+			// 8" with 7 = 8) are each an observation of their own units,
+			// as Harris draws them: none implies the other.
 			if below[d/64]&(1<<(d%64)) != 0 {
-				out = append(out, edges...) // implied by a longer way
-				continue
+				out = append(out, edges...)
 			}
-			// Kept once: the first recorded, the rest repeat it.
-			sorted := slices.Clone(edges)
-			slices.SortFunc(sorted, compareEdges)
-			out = append(out, sorted[1:]...)
 		}
 	}
 	slices.SortFunc(out, compareEdges)
