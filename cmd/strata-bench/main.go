@@ -159,10 +159,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if label == "" {
 		label = t.label()
 	}
-	if o.syncMode {
+	if o.syncMode || o.realtime {
+		// The Strata-only modes: one target, their own CSV rows.
 		st, ok := t.(*strata)
 		if !ok {
-			return errors.New("-sync measures Strata only (-url)")
+			return errors.New("-sync and -realtime measure Strata only (-url)")
 		}
 		fmt.Fprintf(stdout, "target %s, table %s, client cores %d\n", label, o.table, runtime.NumCPU())
 		var csvw *csv.Writer
@@ -175,23 +176,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			csvw = csv.NewWriter(f)
 			defer csvw.Flush()
 		}
-		return runSync(ctx, o, st, stdout, csvw)
-	}
-	if o.realtime {
-		st, ok := t.(*strata)
-		if !ok {
-			return errors.New("-realtime measures Strata only (-url)")
-		}
-		fmt.Fprintf(stdout, "target %s, table %s, client cores %d\n", label, o.table, runtime.NumCPU())
-		var csvw *csv.Writer
-		if o.csvPath != "" {
-			f, err := os.OpenFile(o.csvPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			csvw = csv.NewWriter(f)
-			defer csvw.Flush()
+		if o.syncMode {
+			return runSync(ctx, o, st, stdout, csvw)
 		}
 		return runRealtime(ctx, o, st, stdout, stderr, csvw)
 	}
