@@ -66,6 +66,7 @@ var gateBodyRoutes = map[string]string{
 	"POST /:app/api/realtime/presence":     `"code":"client_not_found"`, // the record passed the gate; the walk has no stream
 	"POST /:app/api/sync/push":             `"status":"applied"`,        // the inside record's mutation; the outside one's is refused
 	"POST /:app/api/sync/uploads":          `"status":"receiving"`,      // an upload to the inside record begins
+	"PUT /:app/api/sync/offline-tables":    `"table":"finds"`,           // a default offline table, its filter validated as the admin
 }
 
 // gateRequest is one call of the walk.
@@ -118,6 +119,8 @@ func gateRequests(t *testing.T, f *digFixture, inside, site int64) map[string]ga
 			`{"mutation_id":"gate-m2","device_id":"gate-device","seq":2,"table":"finds","id":%s,"set":{"notes":"gone"}}]}`, inside, gateOutsideID))}
 	out["POST /:app/api/sync/uploads"] = gateRequest{method: "POST", path: "/dig/api/sync/uploads", contentType: "application/json",
 		body: []byte(fmt.Sprintf(`{"upload_id":"gate-u1","device_id":"gate-device","filename":"a.jpg","size":10,"table":"finds","id":%d}`, inside))}
+	out["PUT /:app/api/sync/offline-tables"] = gateRequest{method: "PUT", path: "/dig/api/sync/offline-tables", contentType: "application/json",
+		body: []byte(`{"tables":[{"table":"finds","filter":{"notes":{"_icontains":"zqx"}}}]}`)}
 	// The photo preview is multipart: a ZIP, the table and a pattern.
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
