@@ -229,6 +229,7 @@ func checkAgainst(t *testing.T, what string, got Estimate, exact []float64, youn
 	want := HPD(exact, young, Level95)
 	gf, gt := envelope(got.Posterior.HPD95)
 	wf, wt := envelope(want)
+	t.Logf("%s: 95.4%% %d…%d, integrated %d…%d", what, gf, gt, wf, wt)
 	if abs(gf-wf) > yearTol || abs(gt-wt) > yearTol {
 		t.Errorf("%s: 95.4%% range %d…%d, integrated %d…%d", what, gf, gt, wf, wt)
 	}

@@ -163,13 +163,10 @@ func (c *chain) sampleDate(i, lo, hi int, keep bool) int {
 	}
 	// Far tail: exact weights relative to the interval's best year.
 	w := c.w[:hi-lo+1]
-	mu, v, e2, bp := p.mu[i], p.v[i], p.e2[i], p.model.Dates[i].BP
+	copy(w, p.logL[i][lo:hi+1])
 	best := math.Inf(-1)
-	for k := lo; k <= hi; k++ {
-		tot := e2 + v[k]
-		d := bp - mu[k]
-		w[k-lo] = -0.5*d*d/tot - 0.5*math.Log(tot)
-		best = max(best, w[k-lo])
+	for _, x := range w {
+		best = max(best, x)
 	}
 	return c.drawWeights(w, lo, best, i, keep)
 }
@@ -278,6 +275,9 @@ func (c *chain) sweep(keep bool) {
 	for b := p.nd; b < p.nd+p.nb; b++ {
 		lo, hi := c.bounds(b)
 		c.val[b] = c.sampleBoundary(b, lo, hi, keep)
+	}
+	for k := range p.shifts {
+		c.shift(&p.shifts[k])
 	}
 	if keep {
 		c.kept++

@@ -143,6 +143,11 @@ type Prepared struct {
 	phaseOf []int   // phase index per date, -1 none
 	logTab  []float64
 	pwOK    []bool // per boundary parameter: all its phases have pw tables
+	// logL[i][k]: log-likelihood of date i (unnormalised), for the shift
+	// moves and the far-tail path.
+	logL [][]float64
+	// shifts: the block moves (see shift.go).
+	shifts []shiftMove
 }
 
 type phaseInfo struct {
@@ -376,6 +381,16 @@ func Prepare(m Model, curves calib.Curves) (*Prepared, error) {
 		p.bphase[e] = append(p.bphase[e], phaseRole{phase: k, start: false})
 	}
 	p.bounds = boundaryNames(m)
+	p.logL = make([][]float64, nd)
+	for i, d := range m.Dates {
+		l := make([]float64, n)
+		for k := range n {
+			tot := p.e2[i] + p.v[i][k]
+			dd := d.BP - p.mu[i][k]
+			l[k] = -0.5*dd*dd/tot - 0.5*math.Log(tot)
+		}
+		p.logL[i] = l
+	}
 
 	ord, cyc := topoOrder(p.above, p.below)
 	if cyc != nil {
@@ -409,6 +424,7 @@ func Prepare(m Model, curves calib.Curves) (*Prepared, error) {
 		}
 		p.pwOK[b] = ok
 	}
+	p.buildShifts()
 	return p, nil
 }
 
