@@ -434,7 +434,7 @@ func boundaryNames(m Model) []Boundary {
 	if k == 0 {
 		return nil
 	}
-	if m.Boundaries == Contiguous {
+	if m.Boundaries != Sequential { // "" is Contiguous, the default
 		out = append(out, Boundary{Name: "Start " + m.Phases[0].Name, Kind: "start"})
 		for i := 1; i < k; i++ {
 			out = append(out, Boundary{Name: m.Phases[i-1].Name + "/" + m.Phases[i].Name, Kind: "transition"})
