@@ -21,7 +21,9 @@ type Options struct {
 	Chains int
 	// BurnIn sweeps per chain are discarded (default 1000).
 	BurnIn int
-	// Iterations: sweeps per chain kept in the first pass (default 10000).
+	// Iterations: sweeps per chain kept in the first pass (default 20000;
+	// the tests needed 80000 for 95.4 % ends within 5 years of the exact
+	// ones on the flat Hallstatt plateau).
 	Iterations int
 	// MaxIterations: while the convergence index is below
 	// ConvergenceTarget the run is extended by Iterations sweeps per chain
@@ -48,7 +50,7 @@ func (o *Options) defaults() error {
 		o.BurnIn = 1000
 	}
 	if o.Iterations == 0 {
-		o.Iterations = 10000
+		o.Iterations = 20000
 	}
 	if o.MaxIterations == 0 {
 		o.MaxIterations = 8 * o.Iterations
@@ -289,6 +291,9 @@ func (c *chain) sweep(keep bool) {
 func (p *Prepared) Run(ctx context.Context, opt Options) (*Result, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
+	}
+	if opt.Chains*(p.nd+p.nb)*p.n > maxChainCells {
+		return nil, fmt.Errorf("%w: %d chains × %d parameters × %d years is over %d; use fewer chains", ErrInvalidModel, opt.Chains, p.nd+p.nb, p.n, maxChainCells)
 	}
 	chains := make([]*chain, opt.Chains)
 	for i := range chains {

@@ -96,6 +96,14 @@ const MaxGridYears = 20000
 // MaxParams bounds the number of dates plus boundaries of a model.
 const MaxParams = 2000
 
+// MaxCells bounds parameters × grid years of a model (each date keeps
+// three arrays over the grid, each chain one per parameter).
+const MaxCells = 4_000_000
+
+// maxChainCells bounds chains × parameters × grid years of a run (the
+// Rao–Blackwell accumulators: 8 bytes each).
+const maxChainCells = 32_000_000
+
 // Errors; Prepare and Run wrap them with detail, test with errors.Is.
 var (
 	ErrInvalidModel = errors.New("invalid model")
@@ -262,6 +270,9 @@ func Prepare(m Model, curves calib.Curves) (*Prepared, error) {
 	n := rng.Old - rng.Young + 1
 	if n > MaxGridYears {
 		return nil, fmt.Errorf("%w: range %d–%d cal BP is %d years, at most %d", ErrInvalidModel, rng.Young, rng.Old, n, MaxGridYears)
+	}
+	if (nd+nb)*n > MaxCells {
+		return nil, fmt.Errorf("%w: %d parameters over %d years is more than %d cells; narrow the range", ErrInvalidModel, nd+nb, n, MaxCells)
 	}
 	m.Range = &rng
 
