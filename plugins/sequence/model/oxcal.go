@@ -13,15 +13,17 @@ import (
 )
 
 // oxcalCurveFiles are the file names OxCal ships the built-in curves as.
-var oxcalCurveFiles = map[string]string{
-	calib.IntCal20: "IntCal20.14c",
-	calib.SHCal20:  "SHCal20.14c",
-	calib.Marine20: "Marine20.14c",
+// OxCal's own scripts name them Curve("IntCal20","intcal20.14c"): the
+// label as published, the file in lower case as in OxCal's bin folder.
+var oxcalCurveFiles = map[string][2]string{
+	calib.IntCal20: {"IntCal20", "intcal20.14c"},
+	calib.SHCal20:  {"SHCal20", "shcal20.14c"},
+	calib.Marine20: {"Marine20", "marine20.14c"},
 }
 
 func oxcalCurve(name string) (label, file string) {
 	if f, ok := oxcalCurveFiles[name]; ok {
-		return strings.TrimSuffix(f, ".14c"), f
+		return f[0], f[1]
 	}
 	return name, name + ".14c"
 }
@@ -41,7 +43,7 @@ func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 //	Options(){ UniformSpanPrior=FALSE; };          (models with boundaries)
 //	Plot()
 //	{
-//	 Curve("IntCal20","IntCal20.14c");
+//	 Curve("IntCal20","intcal20.14c");
 //	 Sequence("name")
 //	 {
 //	  Boundary("Start I");
