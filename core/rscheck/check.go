@@ -1,0 +1,614 @@
+package rscheck
+
+import (
+	"slices"
+
+	"github.com/strata-archaeo/strata/core/matrix"
+	"github.com/strata-archaeo/strata/core/records"
+)
+
+// Categories of the report, in its order.
+const (
+	Cycle             = "cycle"
+	SameAbove         = "same_above"
+	MissingReciprocal = "missing_reciprocal"
+	Dangling          = "dangling"
+	Redundant         = "redundant"
+	PeriodInversion   = "period_inversion"
+	TPQInversion      = "tpq_inversion"
+)
+
+// Categories lists them in the report's order.
+var Categories = []string{Cycle, SameAbove, MissingReciprocal, Dangling, Redundant, PeriodInversion, TPQInversion}
+
+// Limit bounds each category's items (the report stays one answer a
+// browser can hold); count still says how many there are.
+const Limit = 500
+
+// searchBudget bounds the steps of the dating checks' searches upward
+// (both together), so a matrix with a great many inversions still ends
+// in time; a search stopped by it marks its category truncated.
+const searchBudget = 4_000_000
+
+// Report is the answer of GET /rs/{tb}/check (docs/api.md, "Matrix check").
+type Report struct {
+	Table     string               `json:"tb"`
+	Units     int                  `json:"units"`
+	Relations int                  `json:"relations"`
+	Clean     bool                 `json:"clean"`
+	Limit     int                  `json:"limit"`
+	Skipped   map[string]string    `json:"skipped"`
+	Problems  map[string]*Category `json:"problems"`
+}
+
+// Category is one kind of problem: how many, and the first Limit.
+type Category struct {
+	Count     int    `json:"count"`
+	Truncated bool   `json:"truncated"`
+	Items     []Item `json:"items"`
+}
+
+// Record is a record an item concerns; Label is null for a record that
+// no longer exists.
+type Record struct {
+	ID    int64   `json:"id"`
+	Label *string `json:"label"`
+}
+
+// Relation is a stored relation row (not oriented).
+type Relation struct {
+	ID       int64  `json:"id,omitempty"`
+	First    int64  `json:"first"`
+	Second   int64  `json:"second"`
+	Relation int    `json:"relation"`
+	Label    string `json:"relation_label"`
+}
+
+// Bound is a dating bound of a unit: a signed year (negative BCE, no
+// year 0, as the chronology plugin stores them) and where it comes from.
+type Bound struct {
+	Year    int64  `json:"year"`
+	Source  string `json:"source"` // chronology or radiocarbon
+	DateID  int64  `json:"date_id,omitempty"`
+	LabCode string `json:"lab_code,omitempty"`
+}
+
+// Item is one problem. Every item has records and relations (the ids a
+// client links to or deletes); the other keys belong to some categories
+// (docs/api.md lists which).
+type Item struct {
+	Records       []Record  `json:"records"`
+	Relations     []int64   `json:"relations"`
+	Path          []int64   `json:"path,omitempty"`
+	Remove        []int64   `json:"remove,omitempty"`
+	SameRelations []int64   `json:"same_relations,omitempty"`
+	Upper         int64     `json:"upper,omitempty"`
+	Lower         int64     `json:"lower,omitempty"`
+	Relation      *Relation `json:"relation,omitempty"`
+	Add           *Relation `json:"add,omitempty"`
+	Missing       []int64   `json:"missing,omitempty"`
+	UpperLatest   *Bound    `json:"upper_latest,omitempty"`
+	LowerEarliest *Bound    `json:"lower_earliest,omitempty"`
+}
+
+// checker holds one table's data while its report is built.
+type checker struct {
+	d      *records.MatrixCheck
+	labels map[int64]string
+	g      *matrix.Graph
+	above  map[[2]int64][]int64 // (upper, lower) → relation ids
+	same   map[[2]int64][]int64 // (low id, high id) → "same as"/"bound to" ids
+	below  map[int64][]int64    // unit → units directly below it
+	sameOf map[int64][]int64    // unit → units recorded as one with it
+	class  map[int64]int64      // unit → its same-as class's root
+	budget int
+}
+
+// Check builds the report of a table's matrix. progress (may be nil)
+// hears done/total after each step.
+func Check(tb string, d *records.MatrixCheck, progress func(done, total int64)) *Report {
+	const steps = 6
+	step := func(n int64) {
+		if progress != nil {
+			progress(n, steps)
+		}
+	}
+	c := newChecker(d)
+	r := &Report{Table: tb, Units: len(d.Units), Relations: len(d.Relations), Limit: Limit,
+		Skipped: map[string]string{}, Problems: map[string]*Category{}}
+	for _, k := range Categories {
+		r.Problems[k] = &Category{Items: []Item{}}
+	}
+	cyclic := c.cycles(r.Problems[Cycle], r.Problems[SameAbove])
+	step(1)
+	if cyclic {
+		// The reduction is not defined until the cycles are broken.
+		r.Skipped[Redundant] = "cycles"
+	} else {
+		c.redundant(r.Problems[Redundant])
+	}
+	step(2)
+	c.missingReciprocal(r.Problems[MissingReciprocal])
+	step(3)
+	c.dangling(r.Problems[Dangling])
+	step(4)
+	cd := c.g.Condense()
+	if d.HasChronology {
+		c.periods(cd, r.Problems[PeriodInversion])
+	} else {
+		r.Skipped[PeriodInversion] = "no_chronology"
+	}
+	step(5)
+	if d.HasRadiocarbon {
+		c.tpq(cd, r.Problems[TPQInversion])
+	} else {
+		r.Skipped[TPQInversion] = "no_radiocarbon"
+	}
+	step(6)
+	r.Clean = true
+	for _, k := range Categories {
+		if r.Problems[k].Count > 0 {
+			r.Clean = false
+		}
+	}
+	return r
+}
+
+func newChecker(d *records.MatrixCheck) *checker {
+	c := &checker{d: d, labels: make(map[int64]string, len(d.Units)), g: matrix.New(),
+		above: map[[2]int64][]int64{}, same: map[[2]int64][]int64{}, below: map[int64][]int64{},
+		sameOf: map[int64][]int64{}, class: map[int64]int64{}, budget: searchBudget}
+	for _, u := range d.Units {
+		c.labels[u.ID] = u.Label
+		c.g.Add(u.ID)
+	}
+	for _, rel := range d.Relations {
+		if !c.g.Relate(rel.First, rel.Relation, rel.Second) {
+			continue // a code the matrix does not know says nothing of order
+		}
+		switch {
+		case rel.Relation <= 4:
+			c.addAbove(rel.Second, rel.First, rel.ID)
+		case rel.Relation <= 8:
+			c.addAbove(rel.First, rel.Second, rel.ID)
+		default:
+			k := pair(rel.First, rel.Second)
+			if len(c.same[k]) == 0 {
+				c.sameOf[rel.First] = append(c.sameOf[rel.First], rel.Second)
+				c.sameOf[rel.Second] = append(c.sameOf[rel.Second], rel.First)
+				c.union(rel.First, rel.Second)
+			}
+			c.same[k] = append(c.same[k], rel.ID)
+		}
+	}
+	return c
+}
+
+func (c *checker) addAbove(upper, lower, id int64) {
+	k := [2]int64{upper, lower}
+	if len(c.above[k]) == 0 {
+		c.below[upper] = append(c.below[upper], lower)
+	}
+	c.above[k] = append(c.above[k], id)
+}
+
+func pair(a, b int64) [2]int64 { return [2]int64{min(a, b), max(a, b)} }
+
+func (c *checker) find(u int64) int64 {
+	for {
+		p, ok := c.class[u]
+		if !ok || p == u {
+			return u
+		}
+		if gp, ok := c.class[p]; ok {
+			c.class[u] = gp
+		}
+		u = p
+	}
+}
+
+func (c *checker) union(a, b int64) {
+	if ra, rb := c.find(a), c.find(b); ra != rb {
+		c.class[ra] = rb
+	}
+}
+
+func (c *checker) record(id int64) Record {
+	if l, ok := c.labels[id]; ok {
+		return Record{ID: id, Label: &l}
+	}
+	return Record{ID: id}
+}
+
+func (c *checker) records(ids ...int64) []Record {
+	out := make([]Record, 0, len(ids))
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, c.record(id))
+		}
+	}
+	return out
+}
+
+// pathRelations are the ids of the relations joining each two
+// consecutive units of path.
+func (c *checker) pathRelations(path []int64) []int64 {
+	out := []int64{}
+	for i := 1; i < len(path); i++ {
+		a, b := path[i-1], path[i]
+		out = append(out, c.above[[2]int64{a, b}]...)
+		out = append(out, c.same[pair(a, b)]...)
+	}
+	return uniq(out)
+}
+
+func uniq(ids []int64) []int64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+func add(cat *Category, it Item) {
+	cat.Count++
+	if len(cat.Items) < Limit {
+		cat.Items = append(cat.Items, it)
+	} else {
+		cat.Truncated = true
+	}
+}
+
+// cycles fills the cycle and same_above categories from the matrix's
+// cycles (core/matrix counts a relation between units recorded as one as
+// a cycle; here it is its own category). It reports whether there was any.
+func (c *checker) cycles(cyc, same *Category) bool {
+	cycles := c.g.Cycles()
+	if len(cycles) == 0 {
+		return false
+	}
+	arcs := c.g.FeedbackArcs()
+	for i, cy := range cycles {
+		classes := map[int64]bool{}
+		for _, u := range cy.Units {
+			classes[c.find(u)] = true
+		}
+		var rels []int64
+		for _, e := range cy.Relations {
+			if c.find(e.Upper) == c.find(e.Lower) {
+				c.sameAbove(same, e)
+				continue
+			}
+			rels = append(rels, c.above[[2]int64{e.Upper, e.Lower}]...)
+		}
+		if len(classes) < 2 {
+			continue // only units recorded as one, related above each other
+		}
+		var remove []int64
+		for _, e := range arcs[i] {
+			if c.find(e.Upper) != c.find(e.Lower) {
+				remove = append(remove, c.above[[2]int64{e.Upper, e.Lower}]...)
+			}
+		}
+		add(cyc, Item{Records: c.records(cy.Units...), Relations: uniq(rels), Path: cy.Path, Remove: uniq(remove)})
+	}
+	return true
+}
+
+// sameAbove reports upper above lower though they are recorded as one:
+// the path closes from lower back to upper through "same as" links.
+func (c *checker) sameAbove(cat *Category, e matrix.Edge) {
+	back := c.samePath(e.Lower, e.Upper)
+	path := append([]int64{e.Upper}, back...)
+	var sameIDs []int64
+	for i := 1; i < len(back); i++ {
+		sameIDs = append(sameIDs, c.same[pair(back[i-1], back[i])]...)
+	}
+	add(cat, Item{Records: c.records(path...), Relations: uniq(slices.Clone(c.above[[2]int64{e.Upper, e.Lower}])),
+		SameRelations: uniq(sameIDs), Path: path, Upper: e.Upper, Lower: e.Lower})
+}
+
+// samePath is a shortest way from a to b through "same as" links only.
+func (c *checker) samePath(a, b int64) []int64 {
+	prev := map[int64]int64{a: a}
+	queue := []int64{a}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		if x == b {
+			var out []int64
+			for y := b; ; y = prev[y] {
+				out = append(out, y)
+				if y == a {
+					break
+				}
+			}
+			slices.Reverse(out)
+			return out
+		}
+		for _, y := range c.sameOf[x] {
+			if _, seen := prev[y]; !seen {
+				prev[y] = x
+				queue = append(queue, y)
+			}
+		}
+	}
+	return []int64{a, b}
+}
+
+// redundant fills its category from the transitive reduction.
+func (c *checker) redundant(cat *Category) {
+	edges, ok := c.g.Redundant()
+	if !ok {
+		return
+	}
+	for _, e := range edges {
+		add(cat, Item{Records: c.records(e.Upper, e.Lower), Relations: uniq(slices.Clone(c.above[[2]int64{e.Upper, e.Lower}])),
+			Upper: e.Upper, Lower: e.Lower})
+	}
+}
+
+// Missing is the set of relations the missing_reciprocal category
+// reports: in a table where at least one relation is stored in both
+// directions (as BraDypUS keeps them), each relation with no row at all
+// the other way. A relation whose other-way row says something else
+// (a covers b, b covers a) is a contradiction, not a missing row: the
+// matrix reports it as a cycle, and no reciprocal could be added beside it.
+func Missing(rels []records.CheckRelation) map[int64]bool {
+	type key struct{ a, b int64 }
+	rows := make(map[key]int, len(rels))
+	for _, r := range rels {
+		rows[key{r.First, r.Second}] = r.Relation
+	}
+	both := false
+	for _, r := range rels {
+		if inv, ok := rows[key{r.Second, r.First}]; ok && inv == records.InverseRelation(r.Relation) {
+			both = true
+			break
+		}
+	}
+	out := map[int64]bool{}
+	if !both {
+		return out
+	}
+	for _, r := range rels {
+		if _, ok := rows[key{r.Second, r.First}]; !ok {
+			out[r.ID] = true
+		}
+	}
+	return out
+}
+
+func relationOf(r records.CheckRelation) *Relation {
+	return &Relation{ID: r.ID, First: r.First, Second: r.Second, Relation: r.Relation, Label: records.RelationNames[r.Relation]}
+}
+
+func (c *checker) missingReciprocal(cat *Category) {
+	missing := Missing(c.d.Relations)
+	for _, r := range c.d.Relations {
+		if !missing[r.ID] {
+			continue
+		}
+		inv := records.InverseRelation(r.Relation)
+		add(cat, Item{Records: c.records(r.First, r.Second), Relations: []int64{r.ID}, Relation: relationOf(r),
+			Add: &Relation{First: r.Second, Second: r.First, Relation: inv, Label: records.RelationNames[inv]}})
+	}
+}
+
+func (c *checker) dangling(cat *Category) {
+	for _, r := range c.d.Dangling {
+		var seen []int64
+		for _, end := range []int64{r.First, r.Second} {
+			if !slices.Contains(r.Missing, end) {
+				seen = append(seen, end)
+			}
+		}
+		add(cat, Item{Records: c.records(seen...), Relations: []int64{r.ID}, Relation: relationOf(r.CheckRelation), Missing: r.Missing})
+	}
+}
+
+// Years: the chronology plugin's signed years have no year 0; cal BP
+// counts back from 1950. Both are compared on astronomical years (1 BCE
+// = 0), the order of which is the same.
+func astroOfSigned(y int64) int64 {
+	if y < 0 {
+		return y + 1
+	}
+	return y
+}
+
+func signedOfAstro(a int64) int64 {
+	if a <= 0 {
+		return a - 1
+	}
+	return a
+}
+
+func astroOfBP(bp int64) int64 { return 1950 - bp }
+
+// bound is a Bound on astronomical years while the search runs.
+type bound struct {
+	year int64
+	b    Bound
+}
+
+func chronoBound(y int64) bound {
+	return bound{astroOfSigned(y), Bound{Year: y, Source: "chronology"}}
+}
+
+func dateBound(d records.CheckDate, bp int64) bound {
+	a := astroOfBP(bp)
+	return bound{a, Bound{Year: signedOfAstro(a), Source: "radiocarbon", DateID: d.ID, LabCode: d.LabCode}}
+}
+
+// periods: a unit dated to a later period below one of an earlier
+// period, no overlap (lower.chrono_from > upper.chrono_to).
+func (c *checker) periods(cd *matrix.Condensed, cat *Category) {
+	early, late := map[int64]bound{}, map[int64]bound{}
+	for _, u := range c.d.Units {
+		if u.ChronoFrom != nil {
+			early[u.ID] = chronoBound(*u.ChronoFrom)
+		}
+		if u.ChronoTo != nil {
+			late[u.ID] = chronoBound(*u.ChronoTo)
+		}
+	}
+	c.inversions(cd, early, late, nil, cat)
+}
+
+// tpq: a lower unit's terminus post quem (the latest of its own earliest
+// possible years: chrono_from and each radiocarbon date's older 2σ end)
+// later than the upper unit's latest possible year (the earliest of
+// chrono_to and each of its dates' younger 2σ end). Pairs that are a
+// period inversion are reported there only.
+func (c *checker) tpq(cd *matrix.Condensed, cat *Category) {
+	early, late := map[int64]bound{}, map[int64]bound{}
+	chronoFrom, chronoTo := map[int64]int64{}, map[int64]int64{}
+	for _, u := range c.d.Units {
+		if c.d.HasChronology && u.ChronoFrom != nil {
+			early[u.ID] = chronoBound(*u.ChronoFrom)
+			chronoFrom[u.ID] = early[u.ID].year
+		}
+		if c.d.HasChronology && u.ChronoTo != nil {
+			late[u.ID] = chronoBound(*u.ChronoTo)
+			chronoTo[u.ID] = late[u.ID].year
+		}
+	}
+	for _, d := range c.d.Dates {
+		if e := dateBound(d, d.Cal2To); !hasBound(early, d.Unit) || e.year > early[d.Unit].year {
+			early[d.Unit] = e
+		}
+		if l := dateBound(d, d.Cal2From); !hasBound(late, d.Unit) || l.year < late[d.Unit].year {
+			late[d.Unit] = l
+		}
+	}
+	isPeriod := func(upper, lower int64) bool {
+		f, okF := chronoFrom[lower]
+		t, okT := chronoTo[upper]
+		return okF && okT && f > t
+	}
+	c.inversions(cd, early, late, isPeriod, cat)
+}
+
+func hasBound(m map[int64]bound, id int64) bool { _, ok := m[id]; return ok }
+
+const noBound = int64(1) << 62
+
+// inversions reports each pair (upper above lower, through any number of
+// relations, not in one node) with late[upper] < early[lower], once,
+// with a path between them, unless skip says the pair belongs elsewhere.
+// best[n] is the earliest latest-bound of everything strictly above node
+// n, filled top down, so a lower unit is searched only when something
+// above it is inverted, and the search upward goes only where it is.
+func (c *checker) inversions(cd *matrix.Condensed, early, late map[int64]bound, skip func(upper, lower int64) bool, cat *Category) {
+	n := len(cd.Units)
+	own := make([]int64, n) // the earliest latest-bound within the node
+	best := make([]int64, n)
+	for i := range n {
+		own[i], best[i] = noBound, noBound
+		for _, u := range cd.Units[i] {
+			if b, ok := late[u]; ok {
+				own[i] = min(own[i], b.year)
+			}
+		}
+	}
+	for _, x := range cd.Top {
+		for _, p := range cd.Above[x] {
+			best[x] = min(best[x], own[p], best[p])
+		}
+	}
+	lowers := make([]int64, 0, len(early))
+	for id := range early {
+		lowers = append(lowers, id)
+	}
+	slices.Sort(lowers)
+	for _, l := range lowers {
+		e := early[l].year
+		ln, ok := cd.Node(l)
+		if !ok || best[ln] >= e {
+			continue
+		}
+		// Upward from l's node, only into nodes that are or lie below an
+		// inversion of e; prev leads back down to l's node.
+		prev := map[int]int{ln: ln}
+		queue := []int{ln}
+		var found []int // nodes above l holding an upper unit, in BFS order
+		for len(queue) > 0 {
+			x := queue[0]
+			queue = queue[1:]
+			if c.budget--; c.budget < 0 {
+				cat.Truncated = true
+				return
+			}
+			if x != ln && own[x] < e {
+				found = append(found, x)
+			}
+			for _, p := range cd.Above[x] {
+				if _, seen := prev[p]; !seen && min(own[p], best[p]) < e {
+					prev[p] = x
+					queue = append(queue, p)
+				}
+			}
+		}
+		for _, x := range found {
+			uppers := slices.Clone(cd.Units[x])
+			slices.Sort(uppers)
+			for _, u := range uppers {
+				b, ok := late[u]
+				if !ok || b.year >= e || (skip != nil && skip(u, l)) {
+					continue
+				}
+				if len(cat.Items) >= Limit {
+					cat.Truncated = true
+					return
+				}
+				chain := map[int]bool{}
+				for y := x; ; y = prev[y] {
+					chain[y] = true
+					if y == ln {
+						break
+					}
+				}
+				path := c.downPath(cd, u, l, chain)
+				ub, lb := b.b, early[l].b
+				add(cat, Item{Records: c.records(path...), Relations: c.pathRelations(path), Path: path,
+					Upper: u, Lower: l, UpperLatest: &ub, LowerEarliest: &lb})
+			}
+		}
+	}
+}
+
+// downPath is a shortest way from upper down to lower along "above"
+// relations and "same as" links, through the units of the chain's nodes
+// only (a handful, so the search is short).
+func (c *checker) downPath(cd *matrix.Condensed, upper, lower int64, chain map[int]bool) []int64 {
+	prev := map[int64]int64{upper: upper}
+	queue := []int64{upper}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		if x == lower {
+			var out []int64
+			for y := lower; ; y = prev[y] {
+				out = append(out, y)
+				if y == upper {
+					break
+				}
+			}
+			slices.Reverse(out)
+			return out
+		}
+		for _, next := range [][]int64{c.below[x], c.sameOf[x]} {
+			for _, y := range next {
+				if _, seen := prev[y]; seen {
+					continue
+				}
+				if n, _ := cd.Node(y); !chain[n] {
+					continue
+				}
+				prev[y] = x
+				queue = append(queue, y)
+			}
+		}
+	}
+	return []int64{upper, lower}
+}
