@@ -1,6 +1,7 @@
 package rscheck
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/strata-archaeo/strata/core/matrix"
@@ -87,8 +88,15 @@ type Item struct {
 	Relation      *Relation `json:"relation,omitempty"`
 	Add           *Relation `json:"add,omitempty"`
 	Missing       []int64   `json:"missing,omitempty"`
+	Size          *Size     `json:"size,omitempty"`
 	UpperLatest   *Bound    `json:"upper_latest,omitempty"`
 	LowerEarliest *Bound    `json:"lower_earliest,omitempty"`
+}
+
+// Size is a cycle's: all its units and above/below relations.
+type Size struct {
+	Units     int `json:"units"`
+	Relations int `json:"relations"`
 }
 
 // checker holds one table's data while its report is built.
@@ -98,10 +106,21 @@ type checker struct {
 	g      *matrix.Graph
 	above  map[[2]int64][]int64 // (upper, lower) → relation ids
 	same   map[[2]int64][]int64 // (low id, high id) → "same as"/"bound to" ids
-	below  map[int64][]int64    // unit → units directly below it
 	sameOf map[int64][]int64    // unit → units recorded as one with it
 	class  map[int64]int64      // unit → its same-as class's root
 	budget int
+	// truncated is set when a dating search spent its budget.
+	truncated bool
+
+	// Dense unit indexes for the paths of the dating checks (downPath).
+	ids               []int64
+	idx               map[int64]int32
+	aboveIdx, sameIdx [][]int32 // unit → units directly above it; recorded as one
+	nodeOf            []int32
+	unitMark          []int32
+	unitNext          []int32
+	mark              int32
+	queue             []int32
 }
 
 // Check builds the report of a table's matrix. progress (may be nil)
@@ -135,12 +154,15 @@ func Check(tb string, d *records.MatrixCheck, progress func(done, total int64)) 
 	cd := c.g.Condense()
 	if d.HasChronology {
 		c.periods(cd, r.Problems[PeriodInversion])
+		r.Problems[PeriodInversion].Truncated = r.Problems[PeriodInversion].Truncated || c.truncated
 	} else {
 		r.Skipped[PeriodInversion] = "no_chronology"
 	}
 	step(5)
 	if d.HasRadiocarbon {
+		c.truncated = false
 		c.tpq(cd, r.Problems[TPQInversion])
+		r.Problems[TPQInversion].Truncated = r.Problems[TPQInversion].Truncated || c.truncated
 	} else {
 		r.Skipped[TPQInversion] = "no_radiocarbon"
 	}
@@ -156,12 +178,15 @@ func Check(tb string, d *records.MatrixCheck, progress func(done, total int64)) 
 
 func newChecker(d *records.MatrixCheck) *checker {
 	c := &checker{d: d, labels: make(map[int64]string, len(d.Units)), g: matrix.New(),
-		above: map[[2]int64][]int64{}, same: map[[2]int64][]int64{}, below: map[int64][]int64{},
-		sameOf: map[int64][]int64{}, class: map[int64]int64{}, budget: searchBudget}
+		above: map[[2]int64][]int64{}, same: map[[2]int64][]int64{}, sameOf: map[int64][]int64{}, class: map[int64]int64{}, budget: searchBudget}
+	c.idx = make(map[int64]int32, len(d.Units))
 	for _, u := range d.Units {
 		c.labels[u.ID] = u.Label
 		c.g.Add(u.ID)
+		c.idx[u.ID] = int32(len(c.ids))
+		c.ids = append(c.ids, u.ID)
 	}
+	c.aboveIdx, c.sameIdx = make([][]int32, len(c.ids)), make([][]int32, len(c.ids))
 	for _, rel := range d.Relations {
 		if !c.g.Relate(rel.First, rel.Relation, rel.Second) {
 			continue // a code the matrix does not know says nothing of order
@@ -176,6 +201,9 @@ func newChecker(d *records.MatrixCheck) *checker {
 			if len(c.same[k]) == 0 {
 				c.sameOf[rel.First] = append(c.sameOf[rel.First], rel.Second)
 				c.sameOf[rel.Second] = append(c.sameOf[rel.Second], rel.First)
+				a, b := c.idx[rel.First], c.idx[rel.Second]
+				c.sameIdx[a] = append(c.sameIdx[a], b)
+				c.sameIdx[b] = append(c.sameIdx[b], a)
 				c.union(rel.First, rel.Second)
 			}
 			c.same[k] = append(c.same[k], rel.ID)
@@ -187,7 +215,8 @@ func newChecker(d *records.MatrixCheck) *checker {
 func (c *checker) addAbove(upper, lower, id int64) {
 	k := [2]int64{upper, lower}
 	if len(c.above[k]) == 0 {
-		c.below[upper] = append(c.below[upper], lower)
+		l := c.idx[lower]
+		c.aboveIdx[l] = append(c.aboveIdx[l], c.idx[upper])
 	}
 	c.above[k] = append(c.above[k], id)
 }
@@ -289,7 +318,19 @@ func (c *checker) cycles(cyc, same *Category) bool {
 				remove = append(remove, c.above[[2]int64{e.Upper, e.Lower}]...)
 			}
 		}
-		add(cyc, Item{Records: c.records(cy.Units...), Relations: uniq(rels), Path: cy.Path, Remove: uniq(remove)})
+		// A wrong "same as" between distant units can tangle most of a
+		// site into one cycle: the item names the units of its path and
+		// of the relations to remove, and counts the rest.
+		remove = uniq(remove)
+		named := slices.Clone(cy.Path)
+		for _, e := range arcs[i] {
+			if c.find(e.Upper) != c.find(e.Lower) {
+				named = append(named, e.Upper, e.Lower)
+			}
+		}
+		pathRels := c.pathRelations(cy.Path)
+		add(cyc, Item{Records: c.records(named...), Relations: uniq(append(pathRels, remove...)), Path: cy.Path, Remove: remove,
+			Size: &Size{Units: len(cy.Units), Relations: len(uniq(rels))}})
 	}
 	return true
 }
@@ -443,7 +484,20 @@ func dateBound(d records.CheckDate, bp int64) bound {
 // periods: a unit dated to a later period below one of an earlier
 // period, no overlap (lower.chrono_from > upper.chrono_to).
 func (c *checker) periods(cd *matrix.Condensed, cat *Category) {
-	early, late := map[int64]bound{}, map[int64]bound{}
+	early, late := c.chronoBounds()
+	c.budget = searchBudget
+	c.inversions(cd, early, late, func(u, l int64, path func() []int64) bool {
+		return c.addInversion(cat, u, l, late[u], early[l], path)
+	})
+}
+
+// chronoBounds are the units' chronology bounds: chrono_from (earliest)
+// and chrono_to (latest).
+func (c *checker) chronoBounds() (early, late map[int64]bound) {
+	early, late = map[int64]bound{}, map[int64]bound{}
+	if !c.d.HasChronology {
+		return early, late
+	}
 	for _, u := range c.d.Units {
 		if u.ChronoFrom != nil {
 			early[u.ID] = chronoBound(*u.ChronoFrom)
@@ -452,54 +506,106 @@ func (c *checker) periods(cd *matrix.Condensed, cat *Category) {
 			late[u.ID] = chronoBound(*u.ChronoTo)
 		}
 	}
-	c.inversions(cd, early, late, nil, cat)
+	return early, late
 }
 
 // tpq: a lower unit's terminus post quem (the latest of its own earliest
 // possible years: chrono_from and each radiocarbon date's older 2σ end)
 // later than the upper unit's latest possible year (the earliest of
 // chrono_to and each of its dates' younger 2σ end). Pairs that are a
-// period inversion are reported there only.
+// period inversion are reported there only, so a pair here is inverted
+// by a radiocarbon bound on one side at least: it is searched twice, with
+// the dates' earliest years against every latest one, and every
+// earliest year against the dates' latest ones (each search prunes on
+// the few dated units), and reported once with the combined bounds.
 func (c *checker) tpq(cd *matrix.Condensed, cat *Category) {
-	early, late := map[int64]bound{}, map[int64]bound{}
-	chronoFrom, chronoTo := map[int64]int64{}, map[int64]int64{}
-	for _, u := range c.d.Units {
-		if c.d.HasChronology && u.ChronoFrom != nil {
-			early[u.ID] = chronoBound(*u.ChronoFrom)
-			chronoFrom[u.ID] = early[u.ID].year
-		}
-		if c.d.HasChronology && u.ChronoTo != nil {
-			late[u.ID] = chronoBound(*u.ChronoTo)
-			chronoTo[u.ID] = late[u.ID].year
-		}
-	}
+	chronoEarly, chronoLate := c.chronoBounds()
+	early, late := maps.Clone(chronoEarly), maps.Clone(chronoLate)
+	dateEarly, dateLate := map[int64]bound{}, map[int64]bound{}
 	for _, d := range c.d.Dates {
-		if e := dateBound(d, d.Cal2To); !hasBound(early, d.Unit) || e.year > early[d.Unit].year {
-			early[d.Unit] = e
+		if e := dateBound(d, d.Cal2To); !hasBound(dateEarly, d.Unit) || e.year > dateEarly[d.Unit].year {
+			dateEarly[d.Unit] = e
 		}
-		if l := dateBound(d, d.Cal2From); !hasBound(late, d.Unit) || l.year < late[d.Unit].year {
-			late[d.Unit] = l
+		if l := dateBound(d, d.Cal2From); !hasBound(dateLate, d.Unit) || l.year < dateLate[d.Unit].year {
+			dateLate[d.Unit] = l
 		}
 	}
-	isPeriod := func(upper, lower int64) bool {
-		f, okF := chronoFrom[lower]
-		t, okT := chronoTo[upper]
-		return okF && okT && f > t
+	for u, b := range dateEarly {
+		if !hasBound(early, u) || b.year > early[u].year {
+			early[u] = b
+		}
 	}
-	c.inversions(cd, early, late, isPeriod, cat)
+	for u, b := range dateLate {
+		if !hasBound(late, u) || b.year < late[u].year {
+			late[u] = b
+		}
+	}
+	done := map[[2]int64]bool{}
+	emit := func(u, l int64, path func() []int64) bool {
+		k := [2]int64{u, l}
+		f, okF := chronoEarly[l]
+		t, okT := chronoLate[u]
+		if done[k] || (okF && okT && f.year > t.year) {
+			return true
+		}
+		done[k] = true
+		return c.addInversion(cat, u, l, late[u], early[l], path)
+	}
+	c.budget = searchBudget
+	c.inversions(cd, dateEarly, late, emit)
+	if !cat.Truncated {
+		c.inversions(cd, early, dateLate, emit)
+	}
+	if cat.Truncated {
+		return
+	}
+	// The two searches each list their pairs by lower unit; the report
+	// lists them so too.
+	slices.SortStableFunc(cat.Items, func(a, b Item) int {
+		if a.Lower != b.Lower {
+			return cmpID(a.Lower, b.Lower)
+		}
+		return cmpID(a.Upper, b.Upper)
+	})
+}
+
+func cmpID(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func hasBound(m map[int64]bound, id int64) bool { _, ok := m[id]; return ok }
 
+// addInversion adds the pair with its path down; false once the
+// category is full.
+func (c *checker) addInversion(cat *Category, u, l int64, ub, lb bound, pathOf func() []int64) bool {
+	if len(cat.Items) >= Limit {
+		cat.Truncated = true
+		return false
+	}
+	path := pathOf()
+	upper, lower := ub.b, lb.b
+	add(cat, Item{Records: c.records(path...), Relations: c.pathRelations(path), Path: path,
+		Upper: u, Lower: l, UpperLatest: &upper, LowerEarliest: &lower})
+	return true
+}
+
 const noBound = int64(1) << 62
 
-// inversions reports each pair (upper above lower, through any number of
-// relations, not in one node) with late[upper] < early[lower], once,
-// with a path between them, unless skip says the pair belongs elsewhere.
-// best[n] is the earliest latest-bound of everything strictly above node
-// n, filled top down, so a lower unit is searched only when something
-// above it is inverted, and the search upward goes only where it is.
-func (c *checker) inversions(cd *matrix.Condensed, early, late map[int64]bound, skip func(upper, lower int64) bool, cat *Category) {
+// inversions finds each pair (upper above lower, through any number of
+// relations, not in one node) with late[upper] < early[lower] and calls
+// emit with it and the chain of nodes between them (upper's first),
+// until emit answers false or the budget is spent (then the category is
+// marked truncated by the caller's emit or here). best[n] is the
+// earliest latest-bound of everything strictly above node n, filled top
+// down, so a lower unit is searched only when something above it is
+// inverted, and the search upward goes only where it is.
+func (c *checker) inversions(cd *matrix.Condensed, early, late map[int64]bound, emit func(u, l int64, path func() []int64) bool) {
 	n := len(cd.Units)
 	own := make([]int64, n) // the earliest latest-bound within the node
 	best := make([]int64, n)
@@ -521,94 +627,105 @@ func (c *checker) inversions(cd *matrix.Condensed, early, late map[int64]bound, 
 		lowers = append(lowers, id)
 	}
 	slices.Sort(lowers)
+	// Dense per-node search state, reused: stamp[x] == round marks x seen
+	// in this lower unit's search, prev[x] the node below it on the way.
+	stamp := make([]int32, n)
+	prev := make([]int32, n)
+	var round int32
+	var queue, found []int
 	for _, l := range lowers {
 		e := early[l].year
 		ln, ok := cd.Node(l)
 		if !ok || best[ln] >= e {
 			continue
 		}
-		// Upward from l's node, only into nodes that are or lie below an
-		// inversion of e; prev leads back down to l's node.
-		prev := map[int]int{ln: ln}
-		queue := []int{ln}
-		var found []int // nodes above l holding an upper unit, in BFS order
-		for len(queue) > 0 {
-			x := queue[0]
-			queue = queue[1:]
+		round++
+		stamp[ln], prev[ln] = round, int32(ln)
+		queue, found = append(queue[:0], ln), found[:0]
+		for i := 0; i < len(queue); i++ {
+			x := queue[i]
 			if c.budget--; c.budget < 0 {
-				cat.Truncated = true
+				c.truncated = true
 				return
 			}
 			if x != ln && own[x] < e {
 				found = append(found, x)
 			}
 			for _, p := range cd.Above[x] {
-				if _, seen := prev[p]; !seen && min(own[p], best[p]) < e {
-					prev[p] = x
+				if stamp[p] != round && min(own[p], best[p]) < e {
+					stamp[p], prev[p] = round, int32(x)
 					queue = append(queue, p)
 				}
 			}
 		}
+		searched := false // the unit-level search up from l, once per l
 		for _, x := range found {
 			uppers := slices.Clone(cd.Units[x])
 			slices.Sort(uppers)
 			for _, u := range uppers {
 				b, ok := late[u]
-				if !ok || b.year >= e || (skip != nil && skip(u, l)) {
+				if !ok || b.year >= e {
 					continue
 				}
-				if len(cat.Items) >= Limit {
-					cat.Truncated = true
+				path := func() []int64 {
+					if !searched {
+						c.searchUp(cd, l, stamp, round)
+						searched = true
+					}
+					return c.pathDown(u, l)
+				}
+				if !emit(u, l, path) {
 					return
 				}
-				chain := map[int]bool{}
-				for y := x; ; y = prev[y] {
-					chain[y] = true
-					if y == ln {
-						break
-					}
-				}
-				path := c.downPath(cd, u, l, chain)
-				ub, lb := b.b, early[l].b
-				add(cat, Item{Records: c.records(path...), Relations: c.pathRelations(path), Path: path,
-					Upper: u, Lower: l, UpperLatest: &ub, LowerEarliest: &lb})
 			}
 		}
 	}
 }
 
-// downPath is a shortest way from upper down to lower along "above"
-// relations and "same as" links, through the units of the chain's nodes
-// only (a handful, so the search is short).
-func (c *checker) downPath(cd *matrix.Condensed, upper, lower int64, chain map[int]bool) []int64 {
-	prev := map[int64]int64{upper: upper}
-	queue := []int64{upper}
-	for len(queue) > 0 {
-		x := queue[0]
-		queue = queue[1:]
-		if x == lower {
-			var out []int64
-			for y := lower; ; y = prev[y] {
-				out = append(out, y)
-				if y == upper {
-					break
-				}
-			}
-			slices.Reverse(out)
-			return out
+// searchUp is a search from lower up along "above" relations and
+// "same as" links, through the units of the nodes the node-level search
+// reached (stamp[node] == round: each lies above lower on a way to it),
+// leaving in unitNext the next unit down towards lower: one search gives
+// the paths of every upper unit of lower's pairs. Dense arrays, reused:
+// a way may pass through a cycle holding most of the site.
+func (c *checker) searchUp(cd *matrix.Condensed, lower int64, stamp []int32, round int32) {
+	if c.nodeOf == nil {
+		c.nodeOf = make([]int32, len(c.ids))
+		for i, id := range c.ids {
+			n, _ := cd.Node(id)
+			c.nodeOf[i] = int32(n)
 		}
-		for _, next := range [][]int64{c.below[x], c.sameOf[x]} {
+		c.unitMark = make([]int32, len(c.ids))
+		c.unitNext = make([]int32, len(c.ids))
+	}
+	c.mark++
+	l := c.idx[lower]
+	c.unitMark[l], c.unitNext[l] = c.mark, l
+	queue := append(c.queue[:0], l)
+	for i := 0; i < len(queue); i++ {
+		x := queue[i]
+		for _, next := range [2][]int32{c.aboveIdx[x], c.sameIdx[x]} {
 			for _, y := range next {
-				if _, seen := prev[y]; seen {
-					continue
+				if c.unitMark[y] != c.mark && stamp[c.nodeOf[y]] == round {
+					c.unitMark[y], c.unitNext[y] = c.mark, x
+					queue = append(queue, y)
 				}
-				if n, _ := cd.Node(y); !chain[n] {
-					continue
-				}
-				prev[y] = x
-				queue = append(queue, y)
 			}
 		}
 	}
-	return []int64{upper, lower}
+	c.queue = queue
+}
+
+// pathDown is the way searchUp found from upper down to lower.
+func (c *checker) pathDown(upper, lower int64) []int64 {
+	u, l := c.idx[upper], c.idx[lower]
+	if c.unitMark[u] != c.mark {
+		return []int64{upper, lower} // not reached: cannot happen, the nodes are joined
+	}
+	out := []int64{upper}
+	for y := u; y != l; {
+		y = c.unitNext[y]
+		out = append(out, c.ids[y])
+	}
+	return out
 }
