@@ -509,15 +509,17 @@ func (c *checker) chronoBounds() (early, late map[int64]bound) {
 	return early, late
 }
 
-// tpq: a lower unit's terminus post quem (the latest of its own earliest
-// possible years: chrono_from and each radiocarbon date's older 2σ end)
-// later than the upper unit's latest possible year (the earliest of
-// chrono_to and each of its dates' younger 2σ end). Pairs that are a
-// period inversion are reported there only, so a pair here is inverted
-// by a radiocarbon bound on one side at least: it is searched twice, with
-// the dates' earliest years against every latest one, and every
-// earliest year against the dates' latest ones (each search prunes on
-// the few dated units), and reported once with the combined bounds.
+// tpq: inversions a radiocarbon date shows. A lower unit's terminus
+// post quem (TPQ) is the latest of its earliest possible years: its
+// chrono_from and each of its dates' older 2σ end; an upper unit's latest
+// possible year is the earliest of its chrono_to and each of its dates'
+// younger 2σ end. A pair is reported when the dates of one side are
+// enough to invert it: the lower's dates' TPQ later than the upper's
+// latest year, or the lower's TPQ later than the upper's dates' latest
+// year. Two searches, each pruned on the dated units; a pair found by
+// both is reported once, with the bounds of the first. (A pair the
+// chronology alone inverts is a period_inversion; when a date shows it
+// too it is in both.)
 func (c *checker) tpq(cd *matrix.Condensed, cat *Category) {
 	chronoEarly, chronoLate := c.chronoBounds()
 	early, late := maps.Clone(chronoEarly), maps.Clone(chronoLate)
@@ -541,22 +543,22 @@ func (c *checker) tpq(cd *matrix.Condensed, cat *Category) {
 		}
 	}
 	done := map[[2]int64]bool{}
-	emit := func(u, l int64, path func() []int64) bool {
-		k := [2]int64{u, l}
-		f, okF := chronoEarly[l]
-		t, okT := chronoLate[u]
-		if done[k] || (okF && okT && f.year > t.year) {
-			return true
+	emit := func(lower, upper map[int64]bound) func(u, l int64, path func() []int64) bool {
+		return func(u, l int64, path func() []int64) bool {
+			k := [2]int64{u, l}
+			if done[k] {
+				return true
+			}
+			done[k] = true
+			return c.addInversion(cat, u, l, upper[u], lower[l], path)
 		}
-		done[k] = true
-		return c.addInversion(cat, u, l, late[u], early[l], path)
 	}
 	c.budget = searchBudget
-	c.inversions(cd, dateEarly, late, emit)
-	if !cat.Truncated {
-		c.inversions(cd, early, dateLate, emit)
+	c.inversions(cd, dateEarly, late, emit(dateEarly, late))
+	if !cat.Truncated && !c.truncated {
+		c.inversions(cd, early, dateLate, emit(early, dateLate))
 	}
-	if cat.Truncated {
+	if cat.Truncated || c.truncated {
 		return
 	}
 	// The two searches each list their pairs by lower unit; the report

@@ -12,11 +12,15 @@ import (
 // relations, each unit above a few of the next ones in the sequence (as
 // core/matrix's benchmark), a few "same as" (no cycle), every unit dated by
 // chronology to a century around its depth and every tenth with a
-// radiocarbon date, with one unit in a thousand misdated (later than its
-// depth) so that the dating checks have inversions to find.
+// radiocarbon date, with one unit in a thousand misdated by chronology
+// and one date in a thousand 300 years too late so that the dating checks have inversions to find.
 func Site() *records.MatrixCheck {
 	r := rand.New(rand.NewPCG(33, 20000))
 	const units = 20000
+	// The last twins units are each recorded as one with a unit of the
+	// sequence (and dated as it) and have no other relation, so the site
+	// has no cycle and the reduction runs.
+	const twins = 120
 	d := &records.MatrixCheck{HasChronology: true, HasRadiocarbon: true}
 	year := func(i int) int64 { return 1500 - int64(i)/10 } // deeper is older
 	for i := range units {
@@ -32,22 +36,23 @@ func Site() *records.MatrixCheck {
 			to = 1
 		}
 		d.Units = append(d.Units, records.CheckUnit{ID: int64(i + 1), Label: "US " + strconv.Itoa(i+1), ChronoFrom: &from, ChronoTo: &to})
-		if i%10 == 0 {
+		if i%10 == 0 && i < units-twins {
 			bp := 1950 - year(i)
+			if i%1000 == 500 {
+				bp -= 300 // a sample from an intrusion: 300 years too late
+			}
 			d.Dates = append(d.Dates, records.CheckDate{ID: int64(i/10 + 1), Unit: int64(i + 1), LabCode: "L-" + strconv.Itoa(i), Cal2From: bp - 40, Cal2To: bp + 40})
 		}
 	}
-	// The last twins units are each recorded as one with a unit of the
-	// sequence and have no other relation, so the site has no cycle and
-	// the reduction runs.
-	const twins = 120
 	seen := map[[2]int]bool{}
 	twin := 0
 	for rel := 0; len(d.Relations) < 60000; rel++ {
 		if rel%500 == 0 && twin < twins {
 			t := units - twins + twin
 			twin++
-			d.Relations = append(d.Relations, records.CheckRelation{ID: int64(len(d.Relations) + 1), First: int64(r.IntN(units-twins) + 1), Second: int64(t + 1), Relation: 9})
+			p := r.IntN(units - twins)
+			d.Units[t].ChronoFrom, d.Units[t].ChronoTo = d.Units[p].ChronoFrom, d.Units[p].ChronoTo
+			d.Relations = append(d.Relations, records.CheckRelation{ID: int64(len(d.Relations) + 1), First: int64(p + 1), Second: int64(t + 1), Relation: 9})
 			continue
 		}
 		a := r.IntN(units - twins - 1)

@@ -3,7 +3,8 @@ package rscheck
 import "testing"
 
 // TestSite: the benchmark's site is what it says (no cycle, so every
-// check runs) and its misdated units are found, each pair once.
+// check runs) and its misdated units and dates are found, each pair once
+// per category, with a path down from the upper unit to the lower.
 func TestSite(t *testing.T) {
 	d := Site()
 	if len(d.Units) != 20000 || len(d.Relations) != 60000 {
@@ -13,11 +14,11 @@ func TestSite(t *testing.T) {
 	if len(r.Skipped) != 0 || r.Problems[Cycle].Count != 0 {
 		t.Fatalf("skipped %v, %d cycles", r.Skipped, r.Problems[Cycle].Count)
 	}
-	if r.Problems[Redundant].Count == 0 || r.Problems[PeriodInversion].Count == 0 {
-		t.Fatalf("redundant %d, period inversions %d", r.Problems[Redundant].Count, r.Problems[PeriodInversion].Count)
+	if r.Problems[Redundant].Count == 0 || r.Problems[PeriodInversion].Count == 0 || r.Problems[TPQInversion].Count == 0 {
+		t.Fatalf("redundant %d, period inversions %d, tpq inversions %d", r.Problems[Redundant].Count, r.Problems[PeriodInversion].Count, r.Problems[TPQInversion].Count)
 	}
-	seen := map[[2]int64]bool{}
 	for _, k := range []string{PeriodInversion, TPQInversion} {
+		seen := map[[2]int64]bool{}
 		for _, it := range r.Problems[k].Items {
 			key := [2]int64{it.Upper, it.Lower}
 			if seen[key] {
@@ -29,6 +30,9 @@ func TestSite(t *testing.T) {
 			}
 			if it.LowerEarliest.Year <= it.UpperLatest.Year {
 				t.Errorf("%s: not inverted: %+v %+v", k, it.LowerEarliest, it.UpperLatest)
+			}
+			if k == TPQInversion && it.LowerEarliest.Source != "radiocarbon" && it.UpperLatest.Source != "radiocarbon" {
+				t.Errorf("%s: no date shows it: %+v %+v", k, it.LowerEarliest, it.UpperLatest)
 			}
 		}
 	}

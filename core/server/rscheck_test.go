@@ -227,9 +227,11 @@ func TestMatrixCheck(t *testing.T) {
 			}, want: map[string]int{rscheck.Redundant: 1}},
 			{name: "period_inversion", chrono: true, build: func(f *rsFix) check {
 				a, b, c := f.unit("A", -300, -200), f.unit("B"), f.unit("C", 100, 200)
-				d := f.unit("D", -250, 100) // overlaps A: not an inversion
+				d := f.unit("D", -250, 100)  // overlaps A: not an inversion
+				x := f.unit("X", -200, -100) // shares A's last year: not one either
 				ab, bc := f.rel(a, 5, b), f.rel(b, 5, c)
 				f.rel(a, 5, d)
+				f.rel(d, 5, x)
 				return func(t *testing.T, f *rsFix, r rsReport) {
 					it := r.Problems[rscheck.PeriodInversion].Items[0]
 					if it.Upper != a || it.Lower != c || !slices.Equal(it.Path, []int64{a, b, c}) || !slices.Equal(it.Relations, []int64{ab, bc}) ||
@@ -243,11 +245,12 @@ func TestMatrixCheck(t *testing.T) {
 				f.rel(a, 5, b)
 				date := f.date(b, "OxA-1", 500, 600) // 1350–1450 CE: later than A's latest, 1000
 				f.date(b, "OxA-2", 1500, 1700)       // older: not B's TPQ
-				// A period inversion whose lower unit has a date too: reported
-				// there only.
+				// A period inversion whose lower unit has a date that does
+				// not show it (50–150 CE, before E's latest, 200): a
+				// period_inversion only.
 				e, g := f.unit("E", 100, 200), f.unit("G", 300, 400)
 				f.rel(e, 5, g)
-				f.date(g, "OxA-3", 1600, 1700) // 250–350 CE
+				f.date(g, "OxA-3", 1800, 1900)
 				return func(t *testing.T, f *rsFix, r rsReport) {
 					it := r.Problems[rscheck.TPQInversion].Items[0]
 					lb, ub := it.LowerEarliest, it.UpperLatest
