@@ -112,7 +112,7 @@ type checker struct {
 	// truncated is set when a dating search spent its budget.
 	truncated bool
 
-	// Dense unit indexes for the paths of the dating checks (downPath).
+	// Dense unit indexes for the paths of the dating checks (searchUp).
 	ids               []int64
 	idx               map[int64]int32
 	aboveIdx, sameIdx [][]int32 // unit → units directly above it; recorded as one
@@ -601,9 +601,9 @@ const noBound = int64(1) << 62
 
 // inversions finds each pair (upper above lower, through any number of
 // relations, not in one node) with late[upper] < early[lower] and calls
-// emit with it and the chain of nodes between them (upper's first),
-// until emit answers false or the budget is spent (then the category is
-// marked truncated by the caller's emit or here). best[n] is the
+// emit with it and a function giving a shortest path down from upper to
+// lower, until emit answers false (its category is full) or the budget
+// is spent (c.truncated). best[n] is the
 // earliest latest-bound of everything strictly above node n, filled top
 // down, so a lower unit is searched only when something above it is
 // inverted, and the search upward goes only where it is.
