@@ -442,9 +442,56 @@ func TestMatrixCheck(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+			// Above InlineRelations the check is a job without asking: 101
+			// units, each covering every one after it (5,050 relations).
+			big := newRSFix(t, a, "us_big", false, false)
+			var ids []int64
+			for i := range 101 {
+				ids = append(ids, big.unit(fmt.Sprint("B", i)))
+			}
+			var rows []string
+			var args []any
+			for i := range ids {
+				for j := i + 1; j < len(ids); j++ {
+					rows = append(rows, "(?, ?, ?, 5, ?)")
+					args = append(args, "us_big", ids[i], ids[j], time.Now().UTC())
+				}
+			}
+			if len(rows) <= rscheck.InlineRelations {
+				t.Fatalf("%d relations", len(rows))
+			}
+			for start := 0; start < len(rows); start += 500 {
+				end := min(start+500, len(rows))
+				if _, err := a.DB.Exec(t.Context(), `INSERT INTO `+a.DB.Sys("rs")+` (tb, first, second, relation, created_at) VALUES `+
+					strings.Join(rows[start:end], ", "), args[start*4:end*4]...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec = testenv.Scenario{Name: "large", Method: "GET", URL: "/dig/api/rs/us_big/check", Headers: testenv.Bearer(admin),
+				ExpectedStatus: 202, ExpectedContent: []string{`"code":"rs_check_started"`}}.Run(t, inst.Server)
+			json.Unmarshal(rec.Body.Bytes(), &started)
+			for {
+				_, m := testenv.Do(t, inst.Server, "GET", fmt.Sprintf("/dig/api/jobs/%d", started.Job.ID), "", testenv.Bearer(admin))
+				if m["state"] == "done" {
+					raw, _ := json.Marshal(m["result"])
+					var r rsReport
+					json.Unmarshal(raw, &r)
+					// Only the 100 relations of each unit to the next are not implied.
+					if r.Relations != 5050 || r.Problems[rscheck.Redundant].Count != 5050-100 || !r.Problems[rscheck.Redundant].Truncated {
+						t.Fatalf("the large table's report: %d relations, %+v", r.Relations, r.Problems[rscheck.Redundant].Count)
+					}
+					break
+				}
+				if m["state"] == "failed" || time.Now().After(deadline) {
+					t.Fatalf("job: %v", m)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			key := testenv.NewAPIKey(t, a, auth.Reader)
 			testenv.Scenario{Name: "api key: in the request", Method: "GET", URL: "/dig/api/rs/us_job/check?async=1", Headers: testenv.Bearer(key),
 				ExpectedStatus: 200, ExpectedContent: []string{`"tb":"us_job"`}}.Run(t, inst.Server)
+			testenv.Scenario{Name: "api key: a large table too", Method: "GET", URL: "/dig/api/rs/us_big/check", Headers: testenv.Bearer(key),
+				ExpectedStatus: 200, ExpectedContent: []string{`"tb":"us_big"`, `"relations":5050`}}.Run(t, inst.Server)
 			for _, s := range []testenv.Scenario{
 				{Name: "bad async", URL: "/dig/api/rs/us_job/check?async=maybe", ExpectedStatus: 400, ExpectedContent: []string{`"code":"invalid_parameter"`}},
 				{Name: "unknown table", URL: "/dig/api/rs/nope/check", ExpectedStatus: 404},
