@@ -86,81 +86,106 @@ func exactCut(g *Graph, edges []Edge) []Edge {
 // greedyCut orders the classes of the tangle (Eades–Lin–Smyth: sinks to
 // the end, sources to the front, else the class with the most more going
 // out than coming in) and cuts the relations that go back up the order.
+// Sinks and sources wait in stacks as removals make them, so a tangle of
+// most of a site (one wrong "same as" between distant units) is ordered
+// in linear time but for the picks of the largest difference, a scan
+// each.
 func greedyCut(g *Graph, edges []Edge) []Edge {
 	cls := func(id int64) int { return g.find(g.index[id]) }
-	out, in := map[int]map[int]bool{}, map[int]map[int]bool{}
-	nodes := map[int]bool{}
+	var keys []int // the tangle's classes, in order, so the cut is stable
+	seen := map[int]bool{}
 	for _, e := range edges {
-		a, b := cls(e.Upper), cls(e.Lower)
-		nodes[a], nodes[b] = true, true
-		if out[a] == nil {
-			out[a] = map[int]bool{}
+		for _, c := range []int{cls(e.Upper), cls(e.Lower)} {
+			if !seen[c] {
+				seen[c] = true
+				keys = append(keys, c)
+			}
 		}
-		if in[b] == nil {
-			in[b] = map[int]bool{}
+	}
+	slices.Sort(keys)
+	at := make(map[int]int, len(keys))
+	for i, k := range keys {
+		at[k] = i
+	}
+	n := len(keys)
+	out, in := make([][]int, n), make([][]int, n)
+	distinct := map[[2]int]bool{}
+	for _, e := range edges {
+		a, b := at[cls(e.Upper)], at[cls(e.Lower)]
+		if a == b || distinct[[2]int{a, b}] {
+			continue
 		}
-		out[a][b], in[b][a] = true, true
+		distinct[[2]int{a, b}] = true
+		out[a] = append(out[a], b)
+		in[b] = append(in[b], a)
+	}
+	outDeg, inDeg := make([]int, n), make([]int, n)
+	alive := make([]bool, n)
+	var sinks, sources []int
+	for v := range n {
+		outDeg[v], inDeg[v], alive[v] = len(out[v]), len(in[v]), true
+		if outDeg[v] == 0 {
+			sinks = append(sinks, v)
+		} else if inDeg[v] == 0 {
+			sources = append(sources, v)
+		}
 	}
 	var front, back []int
 	remove := func(v int) {
-		delete(nodes, v)
-		for w := range out[v] {
-			delete(in[w], v)
-		}
-		for w := range in[v] {
-			delete(out[w], v)
-		}
-	}
-	for len(nodes) > 0 {
-		progress := true
-		for progress {
-			progress = false
-			for _, v := range sortedKeys(nodes) {
-				switch {
-				case len(out[v]) == 0:
-					back = append(back, v)
-					remove(v)
-					progress = true
-				case len(in[v]) == 0:
-					front = append(front, v)
-					remove(v)
-					progress = true
+		alive[v] = false
+		for _, w := range out[v] {
+			if alive[w] {
+				if inDeg[w]--; inDeg[w] == 0 && outDeg[w] > 0 {
+					sources = append(sources, w)
 				}
 			}
 		}
-		if len(nodes) == 0 {
-			break
-		}
-		best, score := -1, 0
-		for _, v := range sortedKeys(nodes) {
-			if s := len(out[v]) - len(in[v]); best < 0 || s > score {
-				best, score = v, s
+		for _, w := range in[v] {
+			if alive[w] {
+				if outDeg[w]--; outDeg[w] == 0 {
+					sinks = append(sinks, w)
+				}
 			}
 		}
-		front = append(front, best)
-		remove(best)
+	}
+	for left := n; left > 0; left-- {
+		v := -1
+		for v < 0 && len(sinks) > 0 {
+			if x := sinks[len(sinks)-1]; alive[x] {
+				v = x
+				back = append(back, v)
+			}
+			sinks = sinks[:len(sinks)-1]
+		}
+		for v < 0 && len(sources) > 0 {
+			if x := sources[len(sources)-1]; alive[x] {
+				v = x
+				front = append(front, v)
+			}
+			sources = sources[:len(sources)-1]
+		}
+		if v < 0 {
+			for x := range n {
+				if alive[x] && (v < 0 || outDeg[x]-inDeg[x] > outDeg[v]-inDeg[v]) {
+					v = x
+				}
+			}
+			front = append(front, v)
+		}
+		remove(v)
 	}
 	slices.Reverse(back)
-	pos := map[int]int{}
+	pos := make([]int, n)
 	for i, v := range append(front, back...) {
 		pos[v] = i
 	}
 	var cut []Edge
 	for _, e := range edges {
-		if pos[cls(e.Upper)] > pos[cls(e.Lower)] {
+		if pos[at[cls(e.Upper)]] > pos[at[cls(e.Lower)]] {
 			cut = append(cut, e)
 		}
 	}
 	return cut
-}
-
-func sortedKeys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // acyclicWithout reports whether edges, less drop, leave their classes

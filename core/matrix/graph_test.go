@@ -275,3 +275,41 @@ func TestMatrixCases(t *testing.T) {
 		}
 	})
 }
+
+// TestCondenseOrder: every node comes after the nodes above it, a cycle
+// is one node, and a same-as class is one node.
+func TestCondenseOrder(t *testing.T) {
+	g := New()
+	g.Above(1, 2)
+	g.Above(2, 3)
+	g.Above(3, 2) // 2 and 3 form a cycle
+	g.Above(3, 4)
+	g.Same(4, 5)
+	g.Above(5, 6)
+	g.Add(7)
+	c := g.Condense()
+	n := func(id int64) int {
+		x, ok := c.Node(id)
+		if !ok {
+			t.Fatalf("unit %d has no node", id)
+		}
+		return x
+	}
+	if n(2) != n(3) || n(4) != n(5) || n(1) == n(2) || n(5) == n(6) {
+		t.Fatalf("nodes: %v", c.Units)
+	}
+	pos := map[int]int{}
+	for i, x := range c.Top {
+		pos[x] = i
+	}
+	for a, below := range c.Below {
+		for _, b := range below {
+			if pos[a] >= pos[b] {
+				t.Errorf("node %v is not before %v below it", c.Units[a], c.Units[b])
+			}
+		}
+	}
+	if len(c.Units) != 5 {
+		t.Fatalf("%d nodes, want 5: %v", len(c.Units), c.Units)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/auth"
+	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -67,6 +68,7 @@ var gateBodyRoutes = map[string]string{
 	"POST /:app/api/sync/push":             `"status":"applied"`,        // the inside record's mutation; the outside one's is refused
 	"POST /:app/api/sync/uploads":          `"status":"receiving"`,      // an upload to the inside record begins
 	"PUT /:app/api/sync/offline-tables":    `"table":"finds"`,           // a default offline table, its filter validated as the admin
+	"POST /:app/api/rs/:tb/check/fix":      `"code":"ok_rs_fixed"`,      // the reciprocal of a relation between inside records is added
 }
 
 // gateRequest is one call of the walk.
@@ -205,6 +207,23 @@ func TestEveryTableRouteIsGated(t *testing.T) {
 			return rec
 		}
 		reqs := gateRequests(t, f, inside, f.create(t, f.super, "sites", `{"name":"Gate"}`))
+		// The matrix check's fix takes a relation in its body: finds gets
+		// relations among inside records, stored both ways as BraDypUS
+		// kept them, and one without its reciprocal row, which the subset
+		// admin may fix.
+		if _, err := schema.PutTable(t.Context(), f.app.DB, "finds", schema.TableConfig{RS: schema.RSOn(true)}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		in2 := f.create(t, f.super, "finds", `{"label":"in"}`)
+		in3 := f.create(t, f.super, "finds", `{"label":"in"}`)
+		f.must(t, 200, f.super, "POST", api+"/record/finds/rs", fmt.Sprintf(`{"first":%d,"relation":5,"second":%d}`, inside, in2))
+		if _, err := f.app.DB.Exec(t.Context(), `INSERT INTO `+f.app.DB.Sys("rs")+` (tb, first, second, relation, created_at) VALUES ('finds', ?, ?, 1, ?)`,
+			in2, inside, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		rel := f.must(t, 200, f.super, "POST", api+"/record/finds/rs", fmt.Sprintf(`{"first":%d,"relation":6,"second":%d}`, inside, in3))
+		reqs["POST /:app/api/rs/:tb/check/fix"] = gateRequest{method: "POST", path: "/dig/api/rs/finds/check/fix", contentType: "application/json",
+			body: []byte(fmt.Sprintf(`{"kind":"missing_reciprocal","relation_id":%v}`, rel["id"]))}
 		subsetAnswers := map[string]string{}
 		for _, key := range slices.Sorted(maps.Keys(reqs)) {
 			r := reqs[key]

@@ -42,6 +42,7 @@ import (
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/ratelimit"
 	"github.com/strata-archaeo/strata/core/realtime"
+	"github.com/strata-archaeo/strata/core/rscheck"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/scratch"
@@ -229,6 +230,7 @@ func New(d Deps) (*Server, error) {
 	if d.Jobs != nil {
 		backup.Register(s.backups)
 		imports.Register(d.Jobs, s, d.Apps, d.Files)
+		rscheck.Register(d.Jobs, s, d.Apps)
 	}
 	var shared *ratelimit.Shared
 	if d.Apps != nil {
@@ -364,6 +366,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, savedquery.Routes(s, s.now)...)
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
+	core = append(core, rscheck.Routes(s, s.jobs)...)
 	core = append(core, s.realtime.Routes()...)
 	core = append(core, fieldsync.Routes(fieldsync.Deps{Host: s, Files: s.files, MaxUploadBytes: s.cfg.MaxUploadBytes, Now: s.now, Hold: s.cfg.SyncHold})...)
 	core = append(core, assemblage.Routes(s, s.now)...)
