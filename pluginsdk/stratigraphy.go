@@ -33,7 +33,7 @@ type Stratigraphy struct {
 // StratUnit is one stratigraphic unit (a record of the table).
 type StratUnit struct {
 	ID    int64
-	Label string // the table's label field
+	Label string // the record's label: its value of the table's id_field (the id when none)
 	// ChronoFrom and ChronoTo are the chronology feature's dating in
 	// signed years (negative BCE); nil when unset or without chronology.
 	ChronoFrom, ChronoTo *int64

@@ -3165,7 +3165,7 @@ func (x *StratigraphyRequest) GetActor() *Actor {
 type StratUnit struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`                                    // the table's label field (rs field)
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`                                    // the record's label: the table's id_field (the id when none)
 	ChronoFrom    *int64                 `protobuf:"varint,3,opt,name=chrono_from,json=chronoFrom,proto3,oneof" json:"chrono_from,omitempty"` // the chronology feature's dating, signed years
 	ChronoTo      *int64                 `protobuf:"varint,4,opt,name=chrono_to,json=chronoTo,proto3,oneof" json:"chrono_to,omitempty"`
 	ChronoLabel   string                 `protobuf:"bytes,5,opt,name=chrono_label,json=chronoLabel,proto3" json:"chrono_label,omitempty"`
