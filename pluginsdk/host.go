@@ -53,6 +53,15 @@ type Host interface {
 	// as the system actor "plugin:<name>" (see UpdateRecordsInput) and
 	// returns each record's version after its save.
 	UpdateRecords(ctx context.Context, in UpdateRecordsInput) ([]int64, error)
+	// Stratigraphy returns a table's stratigraphic units as in.Actor sees
+	// them, with their chronology dating, and the relations among them
+	// (see StratigraphyInput). The table must keep relations: else
+	// InvalidArgument, reason rs_not_enabled. (SDK v0.6.0.)
+	Stratigraphy(ctx context.Context, in StratigraphyInput) (*Stratigraphy, error)
+	// FeatureRows reads the child-table rows of a feature attached to
+	// records (e.g. the radiocarbon dates of finds), grouped by record,
+	// as in.Actor may read them (see FeatureRowsInput). (SDK v0.6.0.)
+	FeatureRows(ctx context.Context, in FeatureRowsInput) (*FeatureRowsResult, error)
 }
 
 // QueryRecordsInput selects records for Host.QueryRecords.

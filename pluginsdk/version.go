@@ -7,4 +7,4 @@ package pluginsdk
 // It moves with the SDK's API, not with the server's version; the wire
 // protocol has its own number (ProtocolVersion). CHANGELOG.md lists the
 // versions.
-const Version = "0.5.0"
+const Version = "0.6.0"

@@ -51,6 +51,9 @@ type FakeHost struct {
 	features map[string]map[string][]string // app → table → active features
 
 	updates []RecordUpdate // UpdateRecords calls (fakeupdate.go)
+
+	strat        map[string]map[string]*fakeStrat // app → table → matrix (fakestrat.go)
+	featureChild map[string]string                // app, table, feature → child table (SetFeatureRows)
 }
 
 type systemTable struct {

@@ -5,4 +5,4 @@ module example.org/museum/dendro
 
 go 1.26.0
 
-require github.com/strata-archaeo/strata/pluginsdk v0.5.0
+require github.com/strata-archaeo/strata/pluginsdk v0.6.0

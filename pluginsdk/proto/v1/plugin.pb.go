@@ -3093,6 +3093,416 @@ func (x *UpdateRecordsResponse) GetVersions() []int64 {
 	return nil
 }
 
+type StratigraphyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Table         string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`   // a table whose relations are on ("rs")
+	Filter        []byte                 `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"` // JSON filter object narrowing the units (may be empty)
+	Actor         *Actor                 `protobuf:"bytes,4,opt,name=actor,proto3" json:"actor,omitempty"`   // whose rights apply; empty: the plugin's own (read all)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StratigraphyRequest) Reset() {
+	*x = StratigraphyRequest{}
+	mi := &file_plugin_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StratigraphyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StratigraphyRequest) ProtoMessage() {}
+
+func (x *StratigraphyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StratigraphyRequest.ProtoReflect.Descriptor instead.
+func (*StratigraphyRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *StratigraphyRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *StratigraphyRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *StratigraphyRequest) GetFilter() []byte {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+func (x *StratigraphyRequest) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
+// StratUnit is one stratigraphic unit: a record of the table.
+type StratUnit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`                                    // the record's label: the table's id_field (the id when none)
+	ChronoFrom    *int64                 `protobuf:"varint,3,opt,name=chrono_from,json=chronoFrom,proto3,oneof" json:"chrono_from,omitempty"` // the chronology feature's dating, signed years
+	ChronoTo      *int64                 `protobuf:"varint,4,opt,name=chrono_to,json=chronoTo,proto3,oneof" json:"chrono_to,omitempty"`
+	ChronoLabel   string                 `protobuf:"bytes,5,opt,name=chrono_label,json=chronoLabel,proto3" json:"chrono_label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StratUnit) Reset() {
+	*x = StratUnit{}
+	mi := &file_plugin_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StratUnit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StratUnit) ProtoMessage() {}
+
+func (x *StratUnit) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StratUnit.ProtoReflect.Descriptor instead.
+func (*StratUnit) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *StratUnit) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StratUnit) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *StratUnit) GetChronoFrom() int64 {
+	if x != nil && x.ChronoFrom != nil {
+		return *x.ChronoFrom
+	}
+	return 0
+}
+
+func (x *StratUnit) GetChronoTo() int64 {
+	if x != nil && x.ChronoTo != nil {
+		return *x.ChronoTo
+	}
+	return 0
+}
+
+func (x *StratUnit) GetChronoLabel() string {
+	if x != nil {
+		return x.ChronoLabel
+	}
+	return ""
+}
+
+// StratRelation is one recorded relation between two units, both visible.
+type StratRelation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	First         int64                  `protobuf:"varint,2,opt,name=first,proto3" json:"first,omitempty"`
+	Second        int64                  `protobuf:"varint,3,opt,name=second,proto3" json:"second,omitempty"`
+	Relation      int32                  `protobuf:"varint,4,opt,name=relation,proto3" json:"relation,omitempty"` // the relation code, 1 to 10 (CONTRACT §5)
+	Order         string                 `protobuf:"bytes,5,opt,name=order,proto3" json:"order,omitempty"`        // first's place: "above", "below" or "same"
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StratRelation) Reset() {
+	*x = StratRelation{}
+	mi := &file_plugin_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StratRelation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StratRelation) ProtoMessage() {}
+
+func (x *StratRelation) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StratRelation.ProtoReflect.Descriptor instead.
+func (*StratRelation) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *StratRelation) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StratRelation) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *StratRelation) GetSecond() int64 {
+	if x != nil {
+		return x.Second
+	}
+	return 0
+}
+
+func (x *StratRelation) GetRelation() int32 {
+	if x != nil {
+		return x.Relation
+	}
+	return 0
+}
+
+func (x *StratRelation) GetOrder() string {
+	if x != nil {
+		return x.Order
+	}
+	return ""
+}
+
+type StratigraphyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Units         []*StratUnit           `protobuf:"bytes,1,rep,name=units,proto3" json:"units,omitempty"`                                       // in id order
+	Relations     []*StratRelation       `protobuf:"bytes,2,rep,name=relations,proto3" json:"relations,omitempty"`                               // in id order
+	HasChronology bool                   `protobuf:"varint,3,opt,name=has_chronology,json=hasChronology,proto3" json:"has_chronology,omitempty"` // the chronology feature is active on the table
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StratigraphyResponse) Reset() {
+	*x = StratigraphyResponse{}
+	mi := &file_plugin_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StratigraphyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StratigraphyResponse) ProtoMessage() {}
+
+func (x *StratigraphyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StratigraphyResponse.ProtoReflect.Descriptor instead.
+func (*StratigraphyResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *StratigraphyResponse) GetUnits() []*StratUnit {
+	if x != nil {
+		return x.Units
+	}
+	return nil
+}
+
+func (x *StratigraphyResponse) GetRelations() []*StratRelation {
+	if x != nil {
+		return x.Relations
+	}
+	return nil
+}
+
+func (x *StratigraphyResponse) GetHasChronology() bool {
+	if x != nil {
+		return x.HasChronology
+	}
+	return false
+}
+
+type FeatureRowsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Table         string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`                                  // the parent table
+	Feature       string                 `protobuf:"bytes,3,opt,name=feature,proto3" json:"feature,omitempty"`                              // an active feature with a child table
+	RecordIds     []int64                `protobuf:"varint,4,rep,packed,name=record_ids,json=recordIds,proto3" json:"record_ids,omitempty"` // the parent records, at most 10,000
+	Actor         *Actor                 `protobuf:"bytes,5,opt,name=actor,proto3" json:"actor,omitempty"`                                  // whose rights apply; empty: the plugin's own (read all)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeatureRowsRequest) Reset() {
+	*x = FeatureRowsRequest{}
+	mi := &file_plugin_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureRowsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureRowsRequest) ProtoMessage() {}
+
+func (x *FeatureRowsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureRowsRequest.ProtoReflect.Descriptor instead.
+func (*FeatureRowsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *FeatureRowsRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *FeatureRowsRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *FeatureRowsRequest) GetFeature() string {
+	if x != nil {
+		return x.Feature
+	}
+	return ""
+}
+
+func (x *FeatureRowsRequest) GetRecordIds() []int64 {
+	if x != nil {
+		return x.RecordIds
+	}
+	return nil
+}
+
+func (x *FeatureRowsRequest) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
+type FeatureRowsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ChildTable    string                 `protobuf:"bytes,1,opt,name=child_table,json=childTable,proto3" json:"child_table,omitempty"` // the feature's child table, e.g. finds_radiocarbon
+	Rows          []byte                 `protobuf:"bytes,2,opt,name=rows,proto3" json:"rows,omitempty"`                               // JSON array of objects, each with id and id_link (the parent record), by id_link then id
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeatureRowsResponse) Reset() {
+	*x = FeatureRowsResponse{}
+	mi := &file_plugin_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureRowsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureRowsResponse) ProtoMessage() {}
+
+func (x *FeatureRowsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureRowsResponse.ProtoReflect.Descriptor instead.
+func (*FeatureRowsResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *FeatureRowsResponse) GetChildTable() string {
+	if x != nil {
+		return x.ChildTable
+	}
+	return ""
+}
+
+func (x *FeatureRowsResponse) GetRows() []byte {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -3361,7 +3771,43 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05table\x18\x02 \x01(\tR\x05table\x12\x12\n" +
 	"\x04rows\x18\x03 \x01(\fR\x04rows\"3\n" +
 	"\x15UpdateRecordsResponse\x12\x1a\n" +
-	"\bversions\x18\x01 \x03(\x03R\bversions2\xbe\x04\n" +
+	"\bversions\x18\x01 \x03(\x03R\bversions\"\x84\x01\n" +
+	"\x13StratigraphyRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\tR\x05table\x12\x16\n" +
+	"\x06filter\x18\x03 \x01(\fR\x06filter\x12-\n" +
+	"\x05actor\x18\x04 \x01(\v2\x17.strata.plugin.v1.ActorR\x05actor\"\xba\x01\n" +
+	"\tStratUnit\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12$\n" +
+	"\vchrono_from\x18\x03 \x01(\x03H\x00R\n" +
+	"chronoFrom\x88\x01\x01\x12 \n" +
+	"\tchrono_to\x18\x04 \x01(\x03H\x01R\bchronoTo\x88\x01\x01\x12!\n" +
+	"\fchrono_label\x18\x05 \x01(\tR\vchronoLabelB\x0e\n" +
+	"\f_chrono_fromB\f\n" +
+	"\n" +
+	"_chrono_to\"\x7f\n" +
+	"\rStratRelation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
+	"\x05first\x18\x02 \x01(\x03R\x05first\x12\x16\n" +
+	"\x06second\x18\x03 \x01(\x03R\x06second\x12\x1a\n" +
+	"\brelation\x18\x04 \x01(\x05R\brelation\x12\x14\n" +
+	"\x05order\x18\x05 \x01(\tR\x05order\"\xaf\x01\n" +
+	"\x14StratigraphyResponse\x121\n" +
+	"\x05units\x18\x01 \x03(\v2\x1b.strata.plugin.v1.StratUnitR\x05units\x12=\n" +
+	"\trelations\x18\x02 \x03(\v2\x1f.strata.plugin.v1.StratRelationR\trelations\x12%\n" +
+	"\x0ehas_chronology\x18\x03 \x01(\bR\rhasChronology\"\xa4\x01\n" +
+	"\x12FeatureRowsRequest\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\tR\x05table\x12\x18\n" +
+	"\afeature\x18\x03 \x01(\tR\afeature\x12\x1d\n" +
+	"\n" +
+	"record_ids\x18\x04 \x03(\x03R\trecordIds\x12-\n" +
+	"\x05actor\x18\x05 \x01(\v2\x17.strata.plugin.v1.ActorR\x05actor\"J\n" +
+	"\x13FeatureRowsResponse\x12\x1f\n" +
+	"\vchild_table\x18\x01 \x01(\tR\n" +
+	"childTable\x12\x12\n" +
+	"\x04rows\x18\x02 \x01(\fR\x04rows2\xbe\x04\n" +
 	"\x06Plugin\x12I\n" +
 	"\bDescribe\x12!.strata.plugin.v1.DescribeRequest\x1a\x1a.strata.plugin.v1.Manifest\x12T\n" +
 	"\tConfigure\x12\".strata.plugin.v1.ConfigureRequest\x1a#.strata.plugin.v1.ConfigureResponse\x12N\n" +
@@ -3370,7 +3816,7 @@ const file_plugin_proto_rawDesc = "" +
 	"BeforeSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a\x1e.strata.plugin.v1.SaveResponse\x12O\n" +
 	"\tAfterSave\x12\x1d.strata.plugin.v1.SaveRequest\x1a#.strata.plugin.v1.AfterSaveResponse\x12R\n" +
 	"\rResolveFilter\x12\x1f.strata.plugin.v1.FilterRequest\x1a .strata.plugin.v1.FilterResponse\x12Q\n" +
-	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xa1\a\n" +
+	"\fEnrichRecord\x12\x1f.strata.plugin.v1.EnrichRequest\x1a .strata.plugin.v1.EnrichResponse2\xdc\b\n" +
 	"\x04Host\x12O\n" +
 	"\fQueryRecords\x12\x1e.strata.plugin.v1.QueryRequest\x1a\x1f.strata.plugin.v1.QueryResponse\x12S\n" +
 	"\x0eReadSystemRows\x12#.strata.plugin.v1.SystemReadRequest\x1a\x1c.strata.plugin.v1.SystemRows\x12^\n" +
@@ -3383,7 +3829,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\vJobProgress\x12$.strata.plugin.v1.JobProgressRequest\x1a%.strata.plugin.v1.JobProgressResponse\x12W\n" +
 	"\n" +
 	"AddGeodata\x12#.strata.plugin.v1.AddGeodataRequest\x1a$.strata.plugin.v1.AddGeodataResponse\x12`\n" +
-	"\rUpdateRecords\x12&.strata.plugin.v1.UpdateRecordsRequest\x1a'.strata.plugin.v1.UpdateRecordsResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
+	"\rUpdateRecords\x12&.strata.plugin.v1.UpdateRecordsRequest\x1a'.strata.plugin.v1.UpdateRecordsResponse\x12]\n" +
+	"\fStratigraphy\x12%.strata.plugin.v1.StratigraphyRequest\x1a&.strata.plugin.v1.StratigraphyResponse\x12Z\n" +
+	"\vFeatureRows\x12$.strata.plugin.v1.FeatureRowsRequest\x1a%.strata.plugin.v1.FeatureRowsResponseB>Z<github.com/strata-archaeo/strata/pluginsdk/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -3397,7 +3845,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),       // 0: strata.plugin.v1.DescribeRequest
 	(*Manifest)(nil),              // 1: strata.plugin.v1.Manifest
@@ -3448,19 +3896,25 @@ var file_plugin_proto_goTypes = []any{
 	(*AddGeodataResponse)(nil),    // 46: strata.plugin.v1.AddGeodataResponse
 	(*UpdateRecordsRequest)(nil),  // 47: strata.plugin.v1.UpdateRecordsRequest
 	(*UpdateRecordsResponse)(nil), // 48: strata.plugin.v1.UpdateRecordsResponse
-	nil,                           // 49: strata.plugin.v1.Manifest.MessagesEntry
-	nil,                           // 50: strata.plugin.v1.Translations.TextEntry
-	nil,                           // 51: strata.plugin.v1.TableFeature.LabelsEntry
-	nil,                           // 52: strata.plugin.v1.Column.LabelsEntry
-	nil,                           // 53: strata.plugin.v1.Column.HelpLabelsEntry
-	nil,                           // 54: strata.plugin.v1.ChildTable.LabelsEntry
-	nil,                           // 55: strata.plugin.v1.RecordSection.LabelsEntry
-	nil,                           // 56: strata.plugin.v1.HTTPRequest.ParamsEntry
-	nil,                           // 57: strata.plugin.v1.HTTPRequest.HeadersEntry
-	nil,                           // 58: strata.plugin.v1.HTTPResponse.HeadersEntry
-	nil,                           // 59: strata.plugin.v1.EnrichResponse.SectionsEntry
-	nil,                           // 60: strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	nil,                           // 61: strata.plugin.v1.LogRequest.FieldsEntry
+	(*StratigraphyRequest)(nil),   // 49: strata.plugin.v1.StratigraphyRequest
+	(*StratUnit)(nil),             // 50: strata.plugin.v1.StratUnit
+	(*StratRelation)(nil),         // 51: strata.plugin.v1.StratRelation
+	(*StratigraphyResponse)(nil),  // 52: strata.plugin.v1.StratigraphyResponse
+	(*FeatureRowsRequest)(nil),    // 53: strata.plugin.v1.FeatureRowsRequest
+	(*FeatureRowsResponse)(nil),   // 54: strata.plugin.v1.FeatureRowsResponse
+	nil,                           // 55: strata.plugin.v1.Manifest.MessagesEntry
+	nil,                           // 56: strata.plugin.v1.Translations.TextEntry
+	nil,                           // 57: strata.plugin.v1.TableFeature.LabelsEntry
+	nil,                           // 58: strata.plugin.v1.Column.LabelsEntry
+	nil,                           // 59: strata.plugin.v1.Column.HelpLabelsEntry
+	nil,                           // 60: strata.plugin.v1.ChildTable.LabelsEntry
+	nil,                           // 61: strata.plugin.v1.RecordSection.LabelsEntry
+	nil,                           // 62: strata.plugin.v1.HTTPRequest.ParamsEntry
+	nil,                           // 63: strata.plugin.v1.HTTPRequest.HeadersEntry
+	nil,                           // 64: strata.plugin.v1.HTTPResponse.HeadersEntry
+	nil,                           // 65: strata.plugin.v1.EnrichResponse.SectionsEntry
+	nil,                           // 66: strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	nil,                           // 67: strata.plugin.v1.LogRequest.FieldsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	3,  // 0: strata.plugin.v1.Manifest.features:type_name -> strata.plugin.v1.TableFeature
@@ -3468,76 +3922,84 @@ var file_plugin_proto_depIdxs = []int32{
 	7,  // 2: strata.plugin.v1.Manifest.operators:type_name -> strata.plugin.v1.FilterOperator
 	8,  // 3: strata.plugin.v1.Manifest.sections:type_name -> strata.plugin.v1.RecordSection
 	10, // 4: strata.plugin.v1.Manifest.system_tables:type_name -> strata.plugin.v1.SystemTable
-	49, // 5: strata.plugin.v1.Manifest.messages:type_name -> strata.plugin.v1.Manifest.MessagesEntry
-	50, // 6: strata.plugin.v1.Translations.text:type_name -> strata.plugin.v1.Translations.TextEntry
+	55, // 5: strata.plugin.v1.Manifest.messages:type_name -> strata.plugin.v1.Manifest.MessagesEntry
+	56, // 6: strata.plugin.v1.Translations.text:type_name -> strata.plugin.v1.Translations.TextEntry
 	4,  // 7: strata.plugin.v1.TableFeature.columns:type_name -> strata.plugin.v1.Column
 	5,  // 8: strata.plugin.v1.TableFeature.child:type_name -> strata.plugin.v1.ChildTable
-	51, // 9: strata.plugin.v1.TableFeature.labels:type_name -> strata.plugin.v1.TableFeature.LabelsEntry
-	52, // 10: strata.plugin.v1.Column.labels:type_name -> strata.plugin.v1.Column.LabelsEntry
-	53, // 11: strata.plugin.v1.Column.help_labels:type_name -> strata.plugin.v1.Column.HelpLabelsEntry
+	57, // 9: strata.plugin.v1.TableFeature.labels:type_name -> strata.plugin.v1.TableFeature.LabelsEntry
+	58, // 10: strata.plugin.v1.Column.labels:type_name -> strata.plugin.v1.Column.LabelsEntry
+	59, // 11: strata.plugin.v1.Column.help_labels:type_name -> strata.plugin.v1.Column.HelpLabelsEntry
 	4,  // 12: strata.plugin.v1.ChildTable.columns:type_name -> strata.plugin.v1.Column
-	54, // 13: strata.plugin.v1.ChildTable.labels:type_name -> strata.plugin.v1.ChildTable.LabelsEntry
+	60, // 13: strata.plugin.v1.ChildTable.labels:type_name -> strata.plugin.v1.ChildTable.LabelsEntry
 	9,  // 14: strata.plugin.v1.RecordSection.rows:type_name -> strata.plugin.v1.SectionRows
-	55, // 15: strata.plugin.v1.RecordSection.labels:type_name -> strata.plugin.v1.RecordSection.LabelsEntry
+	61, // 15: strata.plugin.v1.RecordSection.labels:type_name -> strata.plugin.v1.RecordSection.LabelsEntry
 	4,  // 16: strata.plugin.v1.SystemTable.columns:type_name -> strata.plugin.v1.Column
 	11, // 17: strata.plugin.v1.SystemTable.indexes:type_name -> strata.plugin.v1.SystemIndex
-	56, // 18: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
-	57, // 19: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
+	62, // 18: strata.plugin.v1.HTTPRequest.params:type_name -> strata.plugin.v1.HTTPRequest.ParamsEntry
+	63, // 19: strata.plugin.v1.HTTPRequest.headers:type_name -> strata.plugin.v1.HTTPRequest.HeadersEntry
 	14, // 20: strata.plugin.v1.HTTPRequest.actor:type_name -> strata.plugin.v1.Actor
-	58, // 21: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
+	64, // 21: strata.plugin.v1.HTTPResponse.headers:type_name -> strata.plugin.v1.HTTPResponse.HeadersEntry
 	17, // 22: strata.plugin.v1.SaveRequest.rows:type_name -> strata.plugin.v1.Row
 	14, // 23: strata.plugin.v1.SaveRequest.actor:type_name -> strata.plugin.v1.Actor
 	19, // 24: strata.plugin.v1.RowResult.errors:type_name -> strata.plugin.v1.FieldError
 	20, // 25: strata.plugin.v1.SaveResponse.rows:type_name -> strata.plugin.v1.RowResult
 	14, // 26: strata.plugin.v1.FilterRequest.actor:type_name -> strata.plugin.v1.Actor
 	14, // 27: strata.plugin.v1.EnrichRequest.actor:type_name -> strata.plugin.v1.Actor
-	59, // 28: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
+	65, // 28: strata.plugin.v1.EnrichResponse.sections:type_name -> strata.plugin.v1.EnrichResponse.SectionsEntry
 	14, // 29: strata.plugin.v1.QueryRequest.actor:type_name -> strata.plugin.v1.Actor
-	60, // 30: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
-	61, // 31: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
+	66, // 30: strata.plugin.v1.AppSettingsResponse.settings:type_name -> strata.plugin.v1.AppSettingsResponse.SettingsEntry
+	67, // 31: strata.plugin.v1.LogRequest.fields:type_name -> strata.plugin.v1.LogRequest.FieldsEntry
 	14, // 32: strata.plugin.v1.AddGeodataRequest.actor:type_name -> strata.plugin.v1.Actor
-	2,  // 33: strata.plugin.v1.Manifest.MessagesEntry.value:type_name -> strata.plugin.v1.Translations
-	0,  // 34: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
-	12, // 35: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
-	15, // 36: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
-	18, // 37: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
-	18, // 38: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
-	23, // 39: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
-	25, // 40: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
-	27, // 41: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
-	29, // 42: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
-	31, // 43: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
-	33, // 44: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
-	35, // 45: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
-	37, // 46: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
-	39, // 47: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
-	41, // 48: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
-	43, // 49: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
-	45, // 50: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
-	47, // 51: strata.plugin.v1.Host.UpdateRecords:input_type -> strata.plugin.v1.UpdateRecordsRequest
-	1,  // 52: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
-	13, // 53: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
-	16, // 54: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
-	21, // 55: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
-	22, // 56: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
-	24, // 57: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
-	26, // 58: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
-	28, // 59: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
-	30, // 60: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
-	32, // 61: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
-	34, // 62: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
-	36, // 63: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
-	38, // 64: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
-	40, // 65: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
-	42, // 66: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
-	44, // 67: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
-	46, // 68: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
-	48, // 69: strata.plugin.v1.Host.UpdateRecords:output_type -> strata.plugin.v1.UpdateRecordsResponse
-	52, // [52:70] is the sub-list for method output_type
-	34, // [34:52] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	14, // 33: strata.plugin.v1.StratigraphyRequest.actor:type_name -> strata.plugin.v1.Actor
+	50, // 34: strata.plugin.v1.StratigraphyResponse.units:type_name -> strata.plugin.v1.StratUnit
+	51, // 35: strata.plugin.v1.StratigraphyResponse.relations:type_name -> strata.plugin.v1.StratRelation
+	14, // 36: strata.plugin.v1.FeatureRowsRequest.actor:type_name -> strata.plugin.v1.Actor
+	2,  // 37: strata.plugin.v1.Manifest.MessagesEntry.value:type_name -> strata.plugin.v1.Translations
+	0,  // 38: strata.plugin.v1.Plugin.Describe:input_type -> strata.plugin.v1.DescribeRequest
+	12, // 39: strata.plugin.v1.Plugin.Configure:input_type -> strata.plugin.v1.ConfigureRequest
+	15, // 40: strata.plugin.v1.Plugin.HandleRequest:input_type -> strata.plugin.v1.HTTPRequest
+	18, // 41: strata.plugin.v1.Plugin.BeforeSave:input_type -> strata.plugin.v1.SaveRequest
+	18, // 42: strata.plugin.v1.Plugin.AfterSave:input_type -> strata.plugin.v1.SaveRequest
+	23, // 43: strata.plugin.v1.Plugin.ResolveFilter:input_type -> strata.plugin.v1.FilterRequest
+	25, // 44: strata.plugin.v1.Plugin.EnrichRecord:input_type -> strata.plugin.v1.EnrichRequest
+	27, // 45: strata.plugin.v1.Host.QueryRecords:input_type -> strata.plugin.v1.QueryRequest
+	29, // 46: strata.plugin.v1.Host.ReadSystemRows:input_type -> strata.plugin.v1.SystemReadRequest
+	31, // 47: strata.plugin.v1.Host.WriteSystemRows:input_type -> strata.plugin.v1.SystemWriteRequest
+	33, // 48: strata.plugin.v1.Host.AppSettings:input_type -> strata.plugin.v1.AppSettingsRequest
+	35, // 49: strata.plugin.v1.Host.Log:input_type -> strata.plugin.v1.LogRequest
+	37, // 50: strata.plugin.v1.Host.Catalog:input_type -> strata.plugin.v1.CatalogRequest
+	39, // 51: strata.plugin.v1.Host.Seal:input_type -> strata.plugin.v1.SealRequest
+	41, // 52: strata.plugin.v1.Host.Open:input_type -> strata.plugin.v1.OpenRequest
+	43, // 53: strata.plugin.v1.Host.JobProgress:input_type -> strata.plugin.v1.JobProgressRequest
+	45, // 54: strata.plugin.v1.Host.AddGeodata:input_type -> strata.plugin.v1.AddGeodataRequest
+	47, // 55: strata.plugin.v1.Host.UpdateRecords:input_type -> strata.plugin.v1.UpdateRecordsRequest
+	49, // 56: strata.plugin.v1.Host.Stratigraphy:input_type -> strata.plugin.v1.StratigraphyRequest
+	53, // 57: strata.plugin.v1.Host.FeatureRows:input_type -> strata.plugin.v1.FeatureRowsRequest
+	1,  // 58: strata.plugin.v1.Plugin.Describe:output_type -> strata.plugin.v1.Manifest
+	13, // 59: strata.plugin.v1.Plugin.Configure:output_type -> strata.plugin.v1.ConfigureResponse
+	16, // 60: strata.plugin.v1.Plugin.HandleRequest:output_type -> strata.plugin.v1.HTTPResponse
+	21, // 61: strata.plugin.v1.Plugin.BeforeSave:output_type -> strata.plugin.v1.SaveResponse
+	22, // 62: strata.plugin.v1.Plugin.AfterSave:output_type -> strata.plugin.v1.AfterSaveResponse
+	24, // 63: strata.plugin.v1.Plugin.ResolveFilter:output_type -> strata.plugin.v1.FilterResponse
+	26, // 64: strata.plugin.v1.Plugin.EnrichRecord:output_type -> strata.plugin.v1.EnrichResponse
+	28, // 65: strata.plugin.v1.Host.QueryRecords:output_type -> strata.plugin.v1.QueryResponse
+	30, // 66: strata.plugin.v1.Host.ReadSystemRows:output_type -> strata.plugin.v1.SystemRows
+	32, // 67: strata.plugin.v1.Host.WriteSystemRows:output_type -> strata.plugin.v1.SystemWriteResponse
+	34, // 68: strata.plugin.v1.Host.AppSettings:output_type -> strata.plugin.v1.AppSettingsResponse
+	36, // 69: strata.plugin.v1.Host.Log:output_type -> strata.plugin.v1.LogResponse
+	38, // 70: strata.plugin.v1.Host.Catalog:output_type -> strata.plugin.v1.CatalogResponse
+	40, // 71: strata.plugin.v1.Host.Seal:output_type -> strata.plugin.v1.SealResponse
+	42, // 72: strata.plugin.v1.Host.Open:output_type -> strata.plugin.v1.OpenResponse
+	44, // 73: strata.plugin.v1.Host.JobProgress:output_type -> strata.plugin.v1.JobProgressResponse
+	46, // 74: strata.plugin.v1.Host.AddGeodata:output_type -> strata.plugin.v1.AddGeodataResponse
+	48, // 75: strata.plugin.v1.Host.UpdateRecords:output_type -> strata.plugin.v1.UpdateRecordsResponse
+	52, // 76: strata.plugin.v1.Host.Stratigraphy:output_type -> strata.plugin.v1.StratigraphyResponse
+	54, // 77: strata.plugin.v1.Host.FeatureRows:output_type -> strata.plugin.v1.FeatureRowsResponse
+	58, // [58:78] is the sub-list for method output_type
+	38, // [38:58] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3545,13 +4007,14 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
+	file_plugin_proto_msgTypes[50].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   62,
+			NumMessages:   68,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

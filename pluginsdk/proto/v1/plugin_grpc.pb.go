@@ -396,6 +396,8 @@ const (
 	Host_JobProgress_FullMethodName     = "/strata.plugin.v1.Host/JobProgress"
 	Host_AddGeodata_FullMethodName      = "/strata.plugin.v1.Host/AddGeodata"
 	Host_UpdateRecords_FullMethodName   = "/strata.plugin.v1.Host/UpdateRecords"
+	Host_Stratigraphy_FullMethodName    = "/strata.plugin.v1.Host/Stratigraphy"
+	Host_FeatureRows_FullMethodName     = "/strata.plugin.v1.Host/FeatureRows"
 )
 
 // HostClient is the client API for Host service.
@@ -442,6 +444,17 @@ type HostClient interface {
 	// version per record naming that actor), one save per row. Any other
 	// column refuses the whole call (not_plugin_field) before a write.
 	UpdateRecords(ctx context.Context, in *UpdateRecordsRequest, opts ...grpc.CallOption) (*UpdateRecordsResponse, error)
+	// Stratigraphy returns a table's stratigraphic units (every record the
+	// actor may read, narrowed by an optional filter) with their dating
+	// where the chronology feature is active, and the relations among those
+	// units (SDK v0.6.0; added in protocol 1: an older server answers
+	// Unimplemented). The table must keep relations (rs_not_enabled).
+	Stratigraphy(ctx context.Context, in *StratigraphyRequest, opts ...grpc.CallOption) (*StratigraphyResponse, error)
+	// FeatureRows reads the child-table rows of a feature (e.g. radiocarbon)
+	// attached to records of a table, as the actor may read them: rows of
+	// records the actor may not read never come back (SDK v0.6.0; added in
+	// protocol 1: an older server answers Unimplemented).
+	FeatureRows(ctx context.Context, in *FeatureRowsRequest, opts ...grpc.CallOption) (*FeatureRowsResponse, error)
 }
 
 type hostClient struct {
@@ -562,6 +575,26 @@ func (c *hostClient) UpdateRecords(ctx context.Context, in *UpdateRecordsRequest
 	return out, nil
 }
 
+func (c *hostClient) Stratigraphy(ctx context.Context, in *StratigraphyRequest, opts ...grpc.CallOption) (*StratigraphyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StratigraphyResponse)
+	err := c.cc.Invoke(ctx, Host_Stratigraphy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) FeatureRows(ctx context.Context, in *FeatureRowsRequest, opts ...grpc.CallOption) (*FeatureRowsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FeatureRowsResponse)
+	err := c.cc.Invoke(ctx, Host_FeatureRows_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -606,6 +639,17 @@ type HostServer interface {
 	// version per record naming that actor), one save per row. Any other
 	// column refuses the whole call (not_plugin_field) before a write.
 	UpdateRecords(context.Context, *UpdateRecordsRequest) (*UpdateRecordsResponse, error)
+	// Stratigraphy returns a table's stratigraphic units (every record the
+	// actor may read, narrowed by an optional filter) with their dating
+	// where the chronology feature is active, and the relations among those
+	// units (SDK v0.6.0; added in protocol 1: an older server answers
+	// Unimplemented). The table must keep relations (rs_not_enabled).
+	Stratigraphy(context.Context, *StratigraphyRequest) (*StratigraphyResponse, error)
+	// FeatureRows reads the child-table rows of a feature (e.g. radiocarbon)
+	// attached to records of a table, as the actor may read them: rows of
+	// records the actor may not read never come back (SDK v0.6.0; added in
+	// protocol 1: an older server answers Unimplemented).
+	FeatureRows(context.Context, *FeatureRowsRequest) (*FeatureRowsResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -648,6 +692,12 @@ func (UnimplementedHostServer) AddGeodata(context.Context, *AddGeodataRequest) (
 }
 func (UnimplementedHostServer) UpdateRecords(context.Context, *UpdateRecordsRequest) (*UpdateRecordsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateRecords not implemented")
+}
+func (UnimplementedHostServer) Stratigraphy(context.Context, *StratigraphyRequest) (*StratigraphyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Stratigraphy not implemented")
+}
+func (UnimplementedHostServer) FeatureRows(context.Context, *FeatureRowsRequest) (*FeatureRowsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FeatureRows not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -868,6 +918,42 @@ func _Host_UpdateRecords_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_Stratigraphy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StratigraphyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Stratigraphy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Stratigraphy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Stratigraphy(ctx, req.(*StratigraphyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_FeatureRows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FeatureRowsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).FeatureRows(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_FeatureRows_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).FeatureRows(ctx, req.(*FeatureRowsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -918,6 +1004,14 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateRecords",
 			Handler:    _Host_UpdateRecords_Handler,
+		},
+		{
+			MethodName: "Stratigraphy",
+			Handler:    _Host_Stratigraphy_Handler,
+		},
+		{
+			MethodName: "FeatureRows",
+			Handler:    _Host_FeatureRows_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
