@@ -28,6 +28,27 @@ func (g *Graph) PathCloses(upper, lower int64) ([]int64, bool) {
 	return append([]int64{upper}, path...), true
 }
 
+// SameCloses reports whether recording a and b as one unit ("same as",
+// "bound to") would close a cycle: when one already lies above the other,
+// through any relations and classes, they cannot be one. The path runs
+// from one of them down to the other and back (the new link), closed.
+// Units already recorded as one close nothing new.
+func (g *Graph) SameCloses(a, b int64) ([]int64, bool) {
+	x, okA := g.index[a]
+	y, okB := g.index[b]
+	if a == b || !okA || !okB || g.find(x) == g.find(y) {
+		return nil, false
+	}
+	// Different classes: any way between them has an "above" step.
+	if p := g.path(x, y); p != nil {
+		return append(p, a), true
+	}
+	if p := g.path(y, x); p != nil {
+		return append(p, b), true
+	}
+	return nil, false
+}
+
 // path is a shortest way from a to b along "above" relations and "same
 // as" links (as record ids, a and b included), nil when there is none.
 func (g *Graph) path(a, b int) []int64 {

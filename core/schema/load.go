@@ -15,13 +15,17 @@ import (
 // tableRow and fieldRow are the stored forms of Table and Field: list and
 // map settings are JSON text.
 type tableRow struct {
-	ID                int64 `gorm:"primaryKey"`
-	Name              string
-	Label             string
-	Sort              int
-	IDField           *string
-	Preview           string
-	RS                bool `gorm:"column:rs"`
+	ID       int64 `gorm:"primaryKey"`
+	Name     string
+	Label    string
+	Sort     int
+	IDField  *string
+	Preview  string
+	RS       bool `gorm:"column:rs"`
+	RSStrict bool `gorm:"column:rs_strict"`
+	// RSGen is only written, at creation (a fresh random value: see
+	// migration 0034); triggers move it and core/records reads it.
+	RSGen             int64 `gorm:"column:rs_gen"`
 	Geodata           bool
 	RefMgr            bool `gorm:"column:refmgr"`
 	ChronoDensityPath string
@@ -95,7 +99,7 @@ func mustJSON(v any) string {
 func (r *tableRow) toTable() *Table {
 	return (&Table{
 		ID: r.ID, Name: r.Name, Label: r.Label, Sort: r.Sort, IDField: deref(r.IDField),
-		Preview: jsonList(r.Preview), RS: r.RS, Geodata: r.Geodata, RefMgr: r.RefMgr,
+		Preview: jsonList(r.Preview), RS: r.RS, RSStrict: r.RSStrict, Geodata: r.Geodata, RefMgr: r.RefMgr,
 		ChronoDensityPath: jsonList(r.ChronoDensityPath), Backlinks: jsonList(r.Backlinks),
 		IsPlugin: r.IsPlugin, PluginOf: deref(r.PluginOf), Feature: deref(r.Feature),
 		Features: map[string]FeatureState{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
