@@ -217,7 +217,7 @@ func TestStrictCycleHidesRowsOutsideTheSubset(t *testing.T) {
 func TestStrictCacheFollowsOtherWrites(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
-		f := strictDig(t, e)
+		f, node2 := twoNodes(t, e)
 		rs := "/dig/api/record/units/rs"
 		a := f.create(t, f.writer, "units", `{"code":"A"}`)
 		b := f.create(t, f.writer, "units", `{"code":"B"}`)
@@ -248,6 +248,19 @@ func TestStrictCacheFollowsOtherWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.must(t, 200, f.writer, "POST", rs, relBody(d, 5, b))
+
+		// A relation saved by the second node (its own handle and graph):
+		// D above B above C... C above E there, E above D here closes
+		// D → B → C → E → D on this node, whose graph was cached before.
+		e5 := f.create(t, f.writer, "units", `{"code":"E"}`)
+		f.must(t, 409, f.writer, "POST", rs, relBody(c, 5, d)) // warm this node's graph: D → B → C
+		tok2 := testenv.Login(t, node2, "dig", "writer@example.org", testenv.Password)
+		if code, body := post(node2, tok2, rs, relBody(c, 5, e5)); code != 200 {
+			t.Fatalf("save on the second node: %d %s", code, body)
+		}
+		if code, m := f.do(t, f.writer, "POST", rs, relBody(e5, 5, d)); code != 409 || m["path_text"] != "E → D → B → C → E" {
+			t.Fatalf("cycle through the second node's relation: %d %v", code, m)
+		}
 	})
 }
 
