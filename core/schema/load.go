@@ -180,13 +180,22 @@ func bumpVersion(ctx context.Context, tx *store.DB) error {
 }
 
 // Load reads the whole catalog (two queries).
-func Load(ctx context.Context, db *store.DB) (*Catalog, error) {
+func Load(ctx context.Context, db *store.DB) (*Catalog, error) { return load(ctx, db) }
+
+// load is Load without the catalog columns named in omit (left at their
+// zero value): Materialize reads a catalog restored at an archive's older
+// migration step, before columns that shape no table were added.
+func load(ctx context.Context, db *store.DB, omit ...string) (*Catalog, error) {
 	version, err := catalogVersion(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	var trows []tableRow
-	if err := db.Gorm.WithContext(ctx).Table(db.GormSys("tables")).Order("sort, id").Find(&trows).Error; err != nil {
+	q := db.Gorm.WithContext(ctx).Table(db.GormSys("tables"))
+	if len(omit) > 0 {
+		q = q.Omit(omit...)
+	}
+	if err := q.Order("sort, id").Find(&trows).Error; err != nil {
 		return nil, fmt.Errorf("load tables: %w", err)
 	}
 	var frows []fieldRow
