@@ -66,11 +66,11 @@ func rsGraphFor(s *Scope) *rsGraph {
 	if !ok {
 		if len(rsCache.m) >= rsCacheMax {
 			var oldest rsKey
-			var min uint64
+			var oldestUse uint64
 			first := true
 			for key, v := range rsCache.m {
-				if first || v.lastUse < min {
-					oldest, min, first = key, v.lastUse, false
+				if first || v.lastUse < oldestUse {
+					oldest, oldestUse, first = key, v.lastUse, false
 				}
 			}
 			delete(rsCache.m, oldest)

@@ -207,6 +207,13 @@ func TestStrictCycleHidesRowsOutsideTheSubset(t *testing.T) {
 		if code != 409 || m["path_text"] != "open bottom → open top → secret middle → open bottom" {
 			t.Fatalf("admin's refusal: %d %v (writer's: %s)", code, m, rec.Body.String())
 		}
+		// Deleting a record keeps its relations (the matrix report lists
+		// them): they still order the units, and the deleted one, which
+		// no one can read, is a placeholder for everyone.
+		f.must(t, 200, f.super, "DELETE", fmt.Sprintf("/dig/api/record/units/%d", hidden), "")
+		if code, m = f.do(t, f.super, "POST", rs, relBody(bottom, 5, top)); code != 409 || m["path_text"] != "open bottom → open top → … → open bottom" {
+			t.Fatalf("refusal through a deleted record: %d %v", code, m)
+		}
 	})
 }
 
