@@ -139,7 +139,7 @@ func schemaPrefix(a *apps.App) string {
 
 // compareApps dumps both apps into archives and compares every table's
 // rows, but what a restore must change: file keys (new blobs), the
-// versions it moves, and the JWT secret's sealing (compared opened).
+// versions it moves (rs_gen of sys_tables too), and the JWT secret's sealing (compared opened).
 func compareApps(t *testing.T, ia instance, a *apps.App, ib instance, b *apps.App) {
 	t.Helper()
 	ta, fa := dump(t, ia, a)
@@ -216,6 +216,10 @@ func dump(t *testing.T, in instance, a *apps.App) (map[string][]string, []string
 			case "sys_files":
 				delete(row, "blob_key")
 				delete(row, "thumb_key")
+			case "sys_tables":
+				// A token of the table's relations, moved by every write
+				// of sys_rs: the restore's own writes move it.
+				delete(row, "rs_gen")
 			}
 			for k, v := range row {
 				// Booleans are integers on SQLite; times compared at the

@@ -627,6 +627,11 @@ func putSettings(ctx context.Context, tx *store.DB, t *legacyTable, now time.Tim
 		}
 	}
 	cfg["preview"] = preview
+	if !t.IsPlugin {
+		// Relations recorded in BraDypUS were never checked for cycles:
+		// strict mode waits until an admin turns it on (issue 33).
+		cfg["rs_strict"] = false
+	}
 	b, _ := json.Marshal(cfg)
 	var in schema.TableConfig
 	if err := wire.Decode(b, &in, wire.Options{}); err != nil {

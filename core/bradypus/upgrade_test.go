@@ -535,6 +535,11 @@ func TestMajorUpgrade(t *testing.T) {
 		if n := len(rec["rs"].(map[string]any)); n != 2 {
 			t.Errorf("rs of record 2: %d", n)
 		}
+		// Relations recorded in BraDypUS were never checked for cycles:
+		// the adopted table is not strict until an admin says so.
+		if code, cfg := v.do(t, "GET", "/dig/api/config/table/finds", "", boss); code != 200 || cfg["table"].(map[string]any)["rs_strict"] != false {
+			t.Errorf("rs_strict of an adopted table: %d %v", code, cfg["table"])
+		}
 		code, rec = v.do(t, "GET", "/dig/api/record/finds/1", "", boss)
 		if code != 200 {
 			t.Fatalf("record 1: %d %v", code, rec)

@@ -156,6 +156,7 @@ type pushResult struct {
 	Code       string  `json:"code"`
 	Message    string  `json:"message"`
 	Fields     any     `json:"fields"`
+	PathText   string  `json:"path_text"`
 }
 
 // field is a record's field value as GET /record shows it.

@@ -34,6 +34,10 @@ type result struct {
 	Code       string  `json:"code,omitempty"`
 	Message    string  `json:"message,omitempty"`
 	Fields     any     `json:"fields,omitempty"`
+	// Path and PathText are a refused relation's cycle (rs_cycle), as
+	// POST /record/{tb}/rs gives them.
+	Path     any    `json:"path,omitempty"`
+	PathText string `json:"path_text,omitempty"`
 }
 
 var (
@@ -312,6 +316,10 @@ func refused(m *mutation, err error) (result, bool) {
 		Code: e.Code, Message: e.Message}
 	if fes, ok := e.Extra["errors"]; ok {
 		r.Fields = fes
+	}
+	if p, ok := e.Extra["path"]; ok {
+		r.Path = p
+		r.PathText, _ = e.Extra["path_text"].(string)
 	}
 	return r, true
 }

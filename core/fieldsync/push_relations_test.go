@@ -153,6 +153,38 @@ func TestPushRelationRefused(t *testing.T) {
 	})
 }
 
+// On a strict table a relation mutation that would close a cycle is
+// refused alone (rs_cycle, with the path), the batch's others applied.
+func TestPushRelationCycleRefused(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		f := newSync(t, e)
+		if _, err := schema.PutTable(context.Background(), f.app.DB, "units", schema.TableConfig{RS: schema.RSOn(true), IDField: schema.Set("code")}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		a := f.create(t, "units", `{"code":"US 1"}`)
+		b := f.create(t, "units", `{"code":"US 2"}`)
+		c := f.create(t, "units", `{"code":"US 3"}`)
+		above := func(seq int, x, y int64) map[string]any {
+			return mut("tablet-a", seq, "units", "rs", map[string]any{"add": map[string]any{"first": x, "relation": 5, "second": y}})
+		}
+		got := f.push(t, f.ann, above(1, a, b), above(2, b, c), above(3, c, a), above(4, a, c))
+		var codes []string
+		for _, r := range got.Results {
+			codes = append(codes, r.Status+":"+r.Code)
+		}
+		if want := []string{"applied:", "applied:", "refused:rs_cycle", "applied:"}; !reflect.DeepEqual(codes, want) {
+			t.Fatalf("results %v, want %v (%+v)", codes, want, got.Results)
+		}
+		if r := got.Results[2]; r.PathText != "US 3 → US 1 → US 2 → US 3" || r.ID != 0 {
+			t.Errorf("refusal: %+v", r)
+		}
+		if n := f.count(t, "rs", "tb = ?", "units"); n != 3 {
+			t.Errorf("%d relations, want 3", n)
+		}
+	})
+}
+
 // A relation mutation waits for its predecessor like any other: sent
 // before the creation it names, it is held, then applied after it.
 func TestPushRelationHeldInOrder(t *testing.T) {

@@ -19,6 +19,12 @@ type Graph struct {
 	above [][]int // above[u]: the units u lies directly above, as recorded
 	same  [][]int // same[u]: the units recorded as one with u (both ways)
 	class []int   // union-find of the same-as classes
+	// The walk's scratch (path): marks stamped per call, the way back,
+	// the queue. A Graph is used by one goroutine at a time.
+	seen  []uint32
+	prev  []int32
+	queue []int32
+	stamp uint32
 }
 
 // New is an empty matrix.

@@ -165,6 +165,35 @@ func TestPathClosesMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// TestSameClosesMatchesBruteForce: recording a and b as one closes a
+// cycle exactly when their classes differ and one reaches the other, and
+// the path given runs from one of them down to the other and back.
+func TestSameClosesMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 33))
+	for round := 0; round < 500; round++ {
+		n := 2 + r.IntN(12)
+		g, above, same := randomMatrix(r, n, false)
+		b := newBrute(n, above, same)
+		for range 10 {
+			x, y := r.IntN(n), r.IntN(n)
+			path, closes := g.SameCloses(int64(x), int64(y))
+			cx, cy := b.class[x], b.class[y]
+			want := cx != cy && (b.reach[cx][cy] || b.reach[cy][cx])
+			if closes != want {
+				t.Fatalf("round %d: %d same as %d closes %v, want %v (above %v, same %v)", round, x, y, closes, want, above, same)
+			}
+			if !closes {
+				continue
+			}
+			ends := []int64{path[0], path[len(path)-2]}
+			if path[0] != path[len(path)-1] || !(slices.Equal(ends, []int64{int64(x), int64(y)}) || slices.Equal(ends, []int64{int64(y), int64(x)})) {
+				t.Fatalf("round %d: path %v for %d same as %d", round, path, x, y)
+			}
+			validPath(t, g, path[:len(path)-1])
+		}
+	}
+}
+
 // TestRedundantIsTheTransitiveReduction: on random acyclic matrices,
 // the relations kept (all but Redundant) imply the same order as all of
 // them, and none of the kept ones can go.

@@ -41,7 +41,9 @@ var (
 // AddRelation stores (first, relation, second) on the table. The pair is
 // kept once, normalised so first < second, which makes a relation in either
 // direction a duplicate. Both records must exist and be visible to the
-// caller, who must be allowed to edit the first.
+// caller, who must be allowed to edit the first. On a strict table a
+// relation that would close a cycle of above/below is refused
+// (ErrRSCycle, with the path).
 func AddRelation(ctx context.Context, s *Scope, first, relation, second int64) (int64, error) {
 	if !s.Table.RS {
 		return 0, ErrRSNotEnabled
@@ -56,14 +58,25 @@ func AddRelation(ctx context.Context, s *Scope, first, relation, second int64) (
 	err := s.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *s
 		ts.DB = tx
-		creator, err := ts.lockRow(ctx, first)
-		if err != nil {
+		// The two rows are locked in id order: two saves of one pair
+		// from either side (on PostgreSQL, FOR UPDATE) would otherwise
+		// wait on each other's first lock.
+		creators, lockErrs := map[int64]*int64{}, map[int64]error{}
+		for _, id := range []int64{min(first, second), max(first, second)} {
+			creator, err := ts.lockRow(ctx, id)
+			var e *errs.Error
+			if err != nil && !errors.As(err, &e) {
+				return err
+			}
+			creators[id], lockErrs[id] = creator, err
+		}
+		if err := lockErrs[first]; err != nil {
 			return err.(*errs.Error).With("id", first)
 		}
-		if !ts.CanEdit(creator) {
+		if !ts.CanEdit(creators[first]) {
 			return ErrNotEnough.With("reason", "not_your_record")
 		}
-		if _, err := ts.lockRow(ctx, second); err != nil {
+		if err := lockErrs[second]; err != nil {
 			return err.(*errs.Error).With("id", second)
 		}
 		a, b, r := first, second, int(relation)
@@ -77,9 +90,26 @@ func AddRelation(ctx context.Context, s *Scope, first, relation, second int64) (
 		if n > 0 {
 			return ErrRelationExists
 		}
+		// On a strict table the relation must not close a cycle: checked
+		// under the table's relation lock, taken after the rows' locks
+		// (the order every relation write takes them in: its trigger
+		// updates the same catalog row last).
+		var wrote func() error
+		if s.Table.RSStrict {
+			w, err := ts.strictCheck(ctx, tx, a, r, b)
+			if err != nil {
+				return err
+			}
+			wrote = w
+		}
 		if err := tx.QueryRow(ctx, `INSERT INTO `+tx.Sys("rs")+` (tb, first, second, relation, creator, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
 			s.Table.Name, a, b, r, ts.creatorValue(), ts.now()).Scan(&id); err != nil {
 			return err
+		}
+		if wrote != nil {
+			if err := wrote(); err != nil {
+				return err
+			}
 		}
 		// The relation is in both records' rs sections: an update of each.
 		if err := ts.logChange(ctx, first, changes.Update); err != nil {

@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -65,7 +66,10 @@ func CreateTable(ctx context.Context, db *store.DB, def TableDef, now time.Time)
 		// attaches it (AttachPluginTable).
 		row := tableRow{Name: def.Name, Label: def.Label, Sort: len(cat.Tables), Preview: "[]", Extra: "{}",
 			ChronoDensityPath: "[]", Backlinks: "[]", IsPlugin: def.IsPlugin, PluginOf: nullable(def.PluginOf),
-			Feature: nullable(def.Feature), CreatedAt: now, UpdatedAt: now}
+			Feature: nullable(def.Feature), CreatedAt: now, UpdatedAt: now,
+			// New tables check their relations (issue 33); the BraDypUS
+			// upgrade turns it off for the tables it adopts.
+			RSStrict: true, RSGen: rand.Int64()}
 		if err := tx.Gorm.WithContext(ctx).Table(tx.GormSys("tables")).Create(&row).Error; err != nil {
 			return fmt.Errorf("insert table %s: %w", def.Name, err)
 		}

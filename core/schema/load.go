@@ -15,13 +15,17 @@ import (
 // tableRow and fieldRow are the stored forms of Table and Field: list and
 // map settings are JSON text.
 type tableRow struct {
-	ID                int64 `gorm:"primaryKey"`
-	Name              string
-	Label             string
-	Sort              int
-	IDField           *string
-	Preview           string
-	RS                bool `gorm:"column:rs"`
+	ID       int64 `gorm:"primaryKey"`
+	Name     string
+	Label    string
+	Sort     int
+	IDField  *string
+	Preview  string
+	RS       bool `gorm:"column:rs"`
+	RSStrict bool `gorm:"column:rs_strict"`
+	// RSGen is only written, at creation (a fresh random value: see
+	// migration 0034); triggers move it and core/records reads it.
+	RSGen             int64 `gorm:"column:rs_gen"`
 	Geodata           bool
 	RefMgr            bool `gorm:"column:refmgr"`
 	ChronoDensityPath string
@@ -95,7 +99,7 @@ func mustJSON(v any) string {
 func (r *tableRow) toTable() *Table {
 	return (&Table{
 		ID: r.ID, Name: r.Name, Label: r.Label, Sort: r.Sort, IDField: deref(r.IDField),
-		Preview: jsonList(r.Preview), RS: r.RS, Geodata: r.Geodata, RefMgr: r.RefMgr,
+		Preview: jsonList(r.Preview), RS: r.RS, RSStrict: r.RSStrict, Geodata: r.Geodata, RefMgr: r.RefMgr,
 		ChronoDensityPath: jsonList(r.ChronoDensityPath), Backlinks: jsonList(r.Backlinks),
 		IsPlugin: r.IsPlugin, PluginOf: deref(r.PluginOf), Feature: deref(r.Feature),
 		Features: map[string]FeatureState{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
@@ -176,13 +180,22 @@ func bumpVersion(ctx context.Context, tx *store.DB) error {
 }
 
 // Load reads the whole catalog (two queries).
-func Load(ctx context.Context, db *store.DB) (*Catalog, error) {
+func Load(ctx context.Context, db *store.DB) (*Catalog, error) { return load(ctx, db) }
+
+// load is Load without the catalog columns named in omit (left at their
+// zero value): Materialize reads a catalog restored at an archive's older
+// migration step, before columns that shape no table were added.
+func load(ctx context.Context, db *store.DB, omit ...string) (*Catalog, error) {
 	version, err := catalogVersion(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	var trows []tableRow
-	if err := db.Gorm.WithContext(ctx).Table(db.GormSys("tables")).Order("sort, id").Find(&trows).Error; err != nil {
+	q := db.Gorm.WithContext(ctx).Table(db.GormSys("tables"))
+	if len(omit) > 0 {
+		q = q.Omit(omit...)
+	}
+	if err := q.Order("sort, id").Find(&trows).Error; err != nil {
 		return nil, fmt.Errorf("load tables: %w", err)
 	}
 	var frows []fieldRow

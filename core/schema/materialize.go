@@ -8,6 +8,12 @@ import (
 	"github.com/strata-archaeo/strata/core/store"
 )
 
+// shapeless are catalog columns that shape no physical table nor index.
+// A restore materializes an archive's catalog at the archive's migration
+// step, which may predate them (rs_strict and rs_gen: migration 0034); the
+// migrations run after the load add them.
+var shapeless = []string{"rs_strict", "rs_gen"}
+
 // Materialize creates the physical user tables the catalog in db's system
 // tables describes, with their columns, the indexes fields imply and the
 // indexes admins made: what a restore needs after loading a catalog into a
@@ -15,7 +21,7 @@ import (
 // BuildSearchIndexes once the rows are in (cheaper than keeping them in
 // step row by row). Run it in the transaction that loads the catalog.
 func Materialize(ctx context.Context, tx *store.DB) error {
-	cat, err := Load(ctx, tx)
+	cat, err := load(ctx, tx, shapeless...)
 	if err != nil {
 		return err
 	}

@@ -219,7 +219,7 @@ func searchPlan(cat *Catalog, have map[string]bool) (missing []*Field, extra []s
 // the transaction of a change: drops those no longer asked for (including
 // those of dropped tables and fields) and builds the missing ones.
 func syncSearch(ctx context.Context, tx *store.DB) error {
-	cat, err := Load(ctx, tx)
+	cat, err := load(ctx, tx, shapeless...) // also at a restore's older step (Materialize)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ type TableConfig struct {
 	IDField           Patch[string]       `json:"id_field"`
 	Preview           Patch[[]string]     `json:"preview"`
 	RS                Patch[RSSetting]    `json:"rs"`
+	RSStrict          Patch[bool]         `json:"rs_strict"`
 	Geodata           Patch[bool]         `json:"geodata"`
 	RefMgr            Patch[bool]         `json:"refmgr"`
 	Zotero            Patch[bool]         `json:"zotero"`
@@ -142,14 +143,15 @@ func PutTable(ctx context.Context, db *store.DB, table string, in TableConfig, n
 		if in.RS.Set {
 			nt.RS, nt.RSField = in.RS.Value.On, in.RS.Value.Field
 		}
+		in.RSStrict.apply(&nt.RSStrict)
 		in.Geodata.apply(&nt.Geodata)
 		in.RefMgr.apply(&nt.RefMgr)
 		in.ChronoDensityPath.apply(&nt.ChronoDensityPath)
 		in.Backlinks.apply(&nt.Backlinks)
 		in.Links.apply(&nt.Links)
 		nt.UpdatedAt = now
-		_, err := tx.Exec(ctx, `UPDATE `+tx.Sys("tables")+` SET label = ?, sort = ?, rs = ?, geodata = ?, refmgr = ?
-			WHERE id = ?`, nt.Label, nt.Sort, nt.RS, nt.Geodata, nt.RefMgr, nt.ID)
+		_, err := tx.Exec(ctx, `UPDATE `+tx.Sys("tables")+` SET label = ?, sort = ?, rs = ?, rs_strict = ?, geodata = ?, refmgr = ?
+			WHERE id = ?`, nt.Label, nt.Sort, nt.RS, nt.RSStrict, nt.Geodata, nt.RefMgr, nt.ID)
 		if err != nil {
 			return fmt.Errorf("update table %s: %w", table, err)
 		}

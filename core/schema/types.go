@@ -80,13 +80,18 @@ const (
 
 // Table is a user table of the catalog.
 type Table struct {
-	ID                int64
-	Name              string
-	Label             string
-	Sort              int
-	IDField           string // "" when none configured
-	Preview           []string
-	RS                bool
+	ID      int64
+	Name    string
+	Label   string
+	Sort    int
+	IDField string // "" when none configured
+	Preview []string
+	RS      bool
+	// RSStrict refuses a stratigraphic relation that would close a cycle
+	// of above/below (core/records.AddRelation): on for tables created
+	// now, off for tables that existed before migration 0034 and for
+	// those the BraDypUS upgrade adopts, until an admin turns it on.
+	RSStrict          bool
 	Geodata           bool
 	RefMgr            bool
 	ChronoDensityPath []string

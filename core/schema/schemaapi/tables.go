@@ -35,6 +35,7 @@ type tableView struct {
 	IDField           string               `json:"id_field"`
 	Preview           []string             `json:"preview"`
 	RS                any                  `json:"rs"`
+	RSStrict          bool                 `json:"rs_strict"`
 	Geodata           bool                 `json:"geodata"`
 	RefMgr            bool                 `json:"refmgr"`
 	Zotero            bool                 `json:"zotero"` // RefMgr as BraDypUS's table form reads it (and sends it back on save)
@@ -67,7 +68,7 @@ func nonNilList(s []string) []string {
 
 func viewTable(cat *schema.Catalog, rels []*schema.Relation, t *schema.Table) tableView {
 	v := tableView{Name: t.Name, Label: t.Label, Order: t.SortField, Sort: t.Sort, IDField: t.IDField, Preview: nonNilList(t.Preview),
-		RS: t.RS, Geodata: t.Geodata, RefMgr: t.RefMgr, Zotero: t.RefMgr, ChronoDensityPath: nonNilList(t.ChronoDensityPath),
+		RS: t.RS, RSStrict: t.RSStrict, Geodata: t.Geodata, RefMgr: t.RefMgr, Zotero: t.RefMgr, ChronoDensityPath: nonNilList(t.ChronoDensityPath),
 		Backlinks: nonNilList(t.Backlinks), Link: schema.LinksOf(rels, t.Name), Plugin: []string{}, IsPlugin: t.IsPlugin, PluginOf: pluginOf(t),
 		Features: map[string]bool{}, Fields: make(map[string]fieldView, len(t.Fields))}
 	if t.RS && t.RSField != "" {
