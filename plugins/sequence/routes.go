@@ -591,6 +591,9 @@ func (p *plugin) importOxCal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ox, err := model.ParseOxCalJS(bytes.NewReader(data))
+	if err == nil && len(ox.Items) == 0 {
+		err = errors.New("it has no results (ocd[…] entries)")
+	}
 	if err != nil {
 		fail(w, http.StatusBadRequest, "invalid_oxcal", "not an OxCal results file: "+err.Error())
 		return
