@@ -451,30 +451,33 @@ func orderPhases(mx *matrix, strat *pluginsdk.Stratigraphy, phaseOf []string, by
 		return nil, &buildError{status: http.StatusBadRequest, code: "sequence_too_large",
 			msg: fmt.Sprintf("%d phases; a model takes at most %d", len(names), maxPhases)}
 	}
-	// below[p][q]: a unit of p lies below one of q; witness names them.
+	// below[{p, q}]: a unit of p lies below unit below[{p, q}] of q.
 	type pair struct{ p, q string }
-	witness := map[pair][2]string{}
+	below := map[pair]int{}
 	for _, p := range names {
 		seen := mx.reach(classes[p])
 		for i, q := range phaseOf {
 			if q == "" || q == p {
 				continue
 			}
-			if c := mx.class[i]; seen[c] {
-				if _, ok := witness[pair{p, q}]; !ok {
-					// Name a unit of p below this one.
-					for _, c0 := range classes[p] {
-						if mx.reach([]int{c0})[c] {
-							witness[pair{p, q}] = [2]string{mx.label(c0), strat.Units[i].Label}
-							break
-						}
-					}
-				}
+			if _, ok := below[pair{p, q}]; !ok && seen[mx.class[i]] {
+				below[pair{p, q}] = i
 			}
 		}
 	}
+	// witness names the units of a pair: a unit of p below the one of q
+	// found (searched only for an error's message).
+	witness := func(pq pair) [2]string {
+		i := below[pq]
+		for _, c0 := range classes[pq.p] {
+			if mx.reach([]int{c0})[mx.class[i]] {
+				return [2]string{mx.label(c0), strat.Units[i].Label}
+			}
+		}
+		return [2]string{pq.p, strat.Units[i].Label}
+	}
 	conflict := func(p, q string) error {
-		a, b := witness[pair{p, q}], witness[pair{q, p}]
+		a, b := witness(pair{p, q}), witness(pair{q, p})
 		return &buildError{status: http.StatusConflict, code: "sequence_phase_order",
 			msg: fmt.Sprintf("the matrix does not order phases %q and %q: %s (%s) lies below %s (%s), and %s (%s) below %s (%s)",
 				p, q, a[0], p, a[1], q, b[0], q, b[1], p)}
@@ -482,8 +485,8 @@ func orderPhases(mx *matrix, strat *pluginsdk.Stratigraphy, phaseOf []string, by
 	for _, p := range names {
 		for _, q := range names {
 			if p < q {
-				if _, pq := witness[pair{p, q}]; pq {
-					if _, qp := witness[pair{q, p}]; qp {
+				if _, pq := below[pair{p, q}]; pq {
+					if _, qp := below[pair{q, p}]; qp {
 						return nil, conflict(p, q)
 					}
 				}
@@ -494,7 +497,8 @@ func orderPhases(mx *matrix, strat *pluginsdk.Stratigraphy, phaseOf []string, by
 		slices.SortStableFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(key[a], key[b]), strings.Compare(a, b)) })
 		for i, p := range names {
 			for _, q := range names[:i] {
-				if w, ok := witness[pair{p, q}]; ok {
+				if _, ok := below[pair{p, q}]; ok {
+					w := witness(pair{p, q})
 					return nil, &buildError{status: http.StatusConflict, code: "sequence_phase_order",
 						msg: fmt.Sprintf("the matrix puts %s (%s) below %s (%s), though %q is the later period", w[0], p, w[1], q, p)}
 				}
@@ -516,7 +520,7 @@ func orderPhases(mx *matrix, strat *pluginsdk.Stratigraphy, phaseOf []string, by
 			ready := true
 			for _, p := range names {
 				if !placed[p] && p != q {
-					if _, ok := witness[pair{p, q}]; ok {
+					if _, ok := below[pair{p, q}]; ok {
 						ready = false
 						break
 					}

@@ -190,23 +190,32 @@ func TestPreviewRefused(t *testing.T) {
 	cases := []struct {
 		name    string
 		rels    []pluginsdk.StratRelation
+		units   []pluginsdk.StratUnit // nil: fixtureUnits
 		phase   map[int64]string
 		body    string
 		code    string
 		contain string
 	}{
-		{"a cycle through an undated unit", append(slices.Clone(fixtureRelations), pluginsdk.StratRelation{ID: 9, First: 6, Second: 1, Relation: 5}),
+		{"a cycle through an undated unit", append(slices.Clone(fixtureRelations), pluginsdk.StratRelation{ID: 9, First: 6, Second: 1, Relation: 5}), nil,
 			fixturePhase, `{"name":"x"}`, "sequence_cycle", "→"},
-		{"above its own same-as", append(slices.Clone(fixtureRelations), pluginsdk.StratRelation{ID: 9, First: 5, Second: 4, Relation: 5}),
+		{"above its own same-as", append(slices.Clone(fixtureRelations), pluginsdk.StratRelation{ID: 9, First: 5, Second: 4, Relation: 5}), nil,
 			fixturePhase, `{"name":"x"}`, "sequence_cycle", "US5"},
-		{"phases both below and above each other", fixtureRelations,
+		{"phases both below and above each other", fixtureRelations, nil,
 			map[int64]string{1: "Zeta", 2: "Alpha", 3: "Mid", 4: "Mid", 5: "Mid", 6: "Zeta"},
 			`{"name":"x","phases":{"by":"field","field":"phase"}}`, "sequence_phase_order", `phases "Alpha" and "Zeta": US2 (Alpha) lies below US1 (Zeta), and US6 (Zeta) below US2 (Alpha)`},
+		{"a later period below an earlier one", fixtureRelations,
+			append(slices.Clone(fixtureUnits[:5]), pluginsdk.StratUnit{ID: 6, Label: "US6", ChronoFrom: year(500), ChronoTo: year(600), ChronoLabel: "Late"}),
+			fixturePhase, `{"name":"x","phases":{"by":"chronology"}}`, "sequence_phase_order",
+			`the matrix puts US6 (Late) below US3 (Iron), though "Late" is the later period`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.host.SetStratigraphy("demo", "us", pluginsdk.Stratigraphy{HasChronology: true, Units: fixtureUnits, Relations: c.rels})
+			units := c.units
+			if units == nil {
+				units = fixtureUnits
+			}
+			e.host.SetStratigraphy("demo", "us", pluginsdk.Stratigraphy{HasChronology: true, Units: units, Relations: c.rels})
 			var recs []map[string]any
 			for _, u := range fixtureUnits {
 				recs = append(recs, map[string]any{"id": u.ID, "code": u.Label, "phase": c.phase[u.ID]})
@@ -496,4 +505,20 @@ func oxcalJS(res model.Result, shift string, years int, skip string) string {
 		}
 	}
 	return b.String()
+}
+
+// A table keeps at most maxModels models.
+func TestModelsBounded(t *testing.T) {
+	e := newEnv(t)
+	for i := range maxModels {
+		e.create(fmt.Sprintf(`{"name":"m%d"}`, i))
+	}
+	if m := e.call("POST", "/sequence/us/models", `{"name":"one more"}`, plugintest.Writer, 409); m["code"] != "too_many_models" {
+		t.Fatalf("%v", m)
+	}
+	if n := len(e.host.SystemRows("demo", tableModels)); n != maxModels {
+		t.Fatalf("%d models stored", n)
+	}
+	// Another table is not held by this one's.
+	e.call("POST", "/sequence/finds/models", `{"name":"finds"}`, plugintest.Writer, 201)
 }
