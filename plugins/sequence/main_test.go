@@ -109,10 +109,10 @@ func (e *env) create(body string) int64 {
 
 // preview is a preview's answer decoded.
 type previewAnswer struct {
-	Dates    []previewDate `json:"dates"`
-	Phases   []string      `json:"phases"`
-	Orders   []model.Order `json:"orders"`
-	Warnings []string      `json:"warnings"`
+	Dates    []previewDate                    `json:"dates"`
+	Phases   []string                         `json:"phases"`
+	Orders   []struct{ Older, Younger int64 } `json:"orders"`
+	Warnings []string                         `json:"warnings"`
 }
 
 func (e *env) preview(id int64, actor pluginsdk.Actor) previewAnswer {
@@ -128,10 +128,10 @@ func (e *env) preview(id int64, actor pluginsdk.Actor) previewAnswer {
 	return p
 }
 
-func orderText(os []model.Order) string {
+func orderText(os []struct{ Older, Younger int64 }) string {
 	var s []string
 	for _, o := range os {
-		s = append(s, o.Older+">"+o.Younger)
+		s = append(s, fmt.Sprintf("%d>%d", o.Older, o.Younger))
 	}
 	slices.Sort(s)
 	return strings.Join(s, " ")
@@ -463,7 +463,10 @@ func mustJSON(t *testing.T, v any) string {
 func previewModel(t *testing.T, e *env, id int64) model.Model {
 	t.Helper()
 	p := e.preview(id, plugintest.Reader)
-	m := model.Model{Name: "Trench 1", Orders: p.Orders, Boundaries: model.Contiguous}
+	m := model.Model{Name: "Trench 1", Boundaries: model.Contiguous}
+	for _, o := range p.Orders {
+		m.Orders = append(m.Orders, model.Order{Older: fmt.Sprint(o.Older), Younger: fmt.Sprint(o.Younger)})
+	}
 	members := map[string][]string{}
 	for _, d := range p.Dates {
 		did := fmt.Sprint(d.ID)
@@ -521,4 +524,22 @@ func TestModelsBounded(t *testing.T) {
 	}
 	// Another table is not held by this one's.
 	e.call("POST", "/sequence/finds/models", `{"name":"finds"}`, plugintest.Writer, 201)
+}
+
+// A model keeps its last keepRuns runs; the result is the latest's.
+func TestRunsBounded(t *testing.T) {
+	e := newEnv(t)
+	id := e.create(`{"name":"short","iterations":100}`)
+	url := fmt.Sprintf("/sequence/us/models/%d", id)
+	var last any
+	for range keepRuns + 2 {
+		last = e.call("POST", url+"/run", "", plugintest.Writer, 200)["run"].(map[string]any)["id"]
+	}
+	rows := e.host.SystemRows("demo", tableRuns)
+	if len(rows) != keepRuns {
+		t.Fatalf("%d runs kept, want %d", len(rows), keepRuns)
+	}
+	if got := e.call("GET", url+"/result", "", plugintest.Reader, 200)["run"].(map[string]any)["id"]; got != last {
+		t.Errorf("result of run %v, want the latest %v", got, last)
+	}
 }

@@ -303,9 +303,12 @@ func (p *plugin) preview(w http.ResponseWriter, r *http.Request) {
 		hostFailed(w, err)
 		return
 	}
-	orders := b.Model.Orders
-	if orders == nil {
-		orders = []model.Order{}
+	// Orders name the dates by their id, a number as in dates.
+	orders := make([]map[string]int64, len(b.Model.Orders))
+	for i, o := range b.Model.Orders {
+		older, _ := strconv.ParseInt(o.Older, 10, 64)
+		younger, _ := strconv.ParseInt(o.Younger, 10, 64)
+		orders[i] = map[string]int64{"older": older, "younger": younger}
 	}
 	pluginsdk.WriteJSON(w, http.StatusOK, map[string]any{"status": "success", "dates": b.Dates, "phases": b.Phases,
 		"orders": orders, "warnings": b.Warnings})
