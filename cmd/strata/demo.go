@@ -40,8 +40,8 @@ func ensureDemo(ctx context.Context, reg *apps.Registry, h http.Handler, log *sl
 	return `
 Strata is running at %[1]s with a demo application "demo"
 (3 sites on the map, 6 trenches, 48 stratigraphic units in a Harris matrix, 288 finds,
-3 burials; dating, radiocarbon dates and osteology where their plugins run; images, a chart,
-a saved query and a print template).
+3 burials; dating, radiocarbon dates, a Bayesian chronology model and osteology where
+their plugins run; images, a chart, a saved query and a print template).
   open %[1]s/?app=demo in a browser and sign in as ` + demoEmail + ` / ` + demoPassword + `
   or, with curl:
 

@@ -40,7 +40,8 @@ var showcaseFeatures = []struct{ table, feature string }{
 // feature visible at once (issue 30, "First run"): geodata on the sites
 // (outlines at real coordinates in Italy), a burials table, the
 // chronology, radiocarbon and osteology features with a few records using
-// them, images attached to records, a chart, a saved query and a print
+// them, the sequence plugin's chronology model of the first trench (when it
+// runs), images attached to records, a chart, a saved query and a print
 // template. The stratigraphic relations Seed made are the clean matrix.
 //
 // Everything after the catalog goes through h, the server's own handler,
@@ -90,7 +91,44 @@ func Showcase(ctx context.Context, h http.Handler, app *apps.App, adminEmail str
 			return shown, err
 		}
 	}
+	if err := showcaseSequence(ctx, c, active, log); err != nil {
+		return shown, err
+	}
 	return shown, nil
+}
+
+// sequenceModel is the demo's Bayesian chronology model: the first
+// trench's units (ids 1–8, which the dating above covers), in phases by
+// their periods.
+var sequenceModel = map[string]any{"name": "Trench 1 by period", "phases": map[string]any{"by": "chronology"},
+	"filter": map[string]any{"id": map[string]any{"_in": []any{1, 2, 3, 4, 5, 6, 7, 8}}}, "seed": 1}
+
+// showcaseSequence creates the sequence plugin's model of the first
+// trench (not run: a run is a job the visitor starts), when the plugin
+// is running and the units have their dates and periods, unless the
+// table already has a model. Without the plugin its routes are not
+// mounted: the demo goes on and says so.
+func showcaseSequence(ctx context.Context, c *client, active map[string]bool, log *slog.Logger) error {
+	if !active["units/chronology"] || !active["units/radiocarbon"] {
+		return nil
+	}
+	status, body, err := c.call(ctx, http.MethodGet, "/sequence/units/models", nil)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		log.Warn("demo: no chronology model, the sequence plugin is not running", "code", body["code"],
+			"hint", "build the plugins (make build) and start again")
+		return nil
+	}
+	if list, _ := body["models"].([]any); len(list) > 0 {
+		return nil
+	}
+	status, body, err = c.call(ctx, http.MethodPost, "/sequence/units/models", sequenceModel)
+	if err == nil && status != http.StatusCreated {
+		err = fmt.Errorf("demo: create the sequence model: %d %v", status, body)
+	}
+	return err
 }
 
 // showcaseCatalog turns geodata on for the sites and creates the burials

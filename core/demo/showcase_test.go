@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, p := range featurePlugins {
+	for _, p := range append(slices.Clone(featurePlugins), "sequence") {
 		args = append(args, "./plugins/"+p)
 	}
 	cmd := exec.Command("go", args...)
@@ -204,6 +204,13 @@ func TestShowcaseEveryFeature(t *testing.T) {
 			}
 		}
 
+		// The sequence plugin's model of the first trench: its preview
+		// has the dated periods, oldest first, and the three dates.
+		status, body := testenv.Do(t, inst.Server, "GET", "/demo/api/sequence/units/models/1/preview", "", testenv.Bearer(token))
+		if dates, _ := body["dates"].([]any); status != 200 || fmt.Sprint(body["phases"]) != "[c5 BCE c4 BCE c3 BCE]" || len(dates) != 3 {
+			t.Errorf("sequence preview: %d %v", status, body)
+		}
+
 		assertAcyclic(t, db)
 
 		// Again: nothing added.
@@ -212,6 +219,9 @@ func TestShowcaseEveryFeature(t *testing.T) {
 		}
 		if again := counts(t, db); fmt.Sprint(again) != fmt.Sprint(got) {
 			t.Errorf("a second call changed the demo: %v, was %v", again, got)
+		}
+		if _, body := testenv.Do(t, inst.Server, "GET", "/demo/api/sequence/units/models", "", testenv.Bearer(token)); len(body["models"].([]any)) != 1 {
+			t.Errorf("sequence models after a second call: %v", body["models"])
 		}
 	})
 }

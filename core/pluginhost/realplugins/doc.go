@@ -1,5 +1,6 @@
 // Package realplugins holds end-to-end tests and benchmarks of the plugins
-// Strata ships (plugins/chronology, plugins/osteology, plugins/radiocarbon):
+// Strata ships (plugins/chronology, plugins/osteology, plugins/radiocarbon,
+// and the route plugins gazetteer, refmgr and sequence):
 // TestMain builds the real binaries once, and each test starts them under a
 // pluginhost.Manager behind a real server on both engines.
 //

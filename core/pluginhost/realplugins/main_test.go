@@ -33,7 +33,7 @@ var realPlugins = []string{"chronology", "osteology", "radiocarbon"}
 
 // routePlugins are built too but linked into a fixture's plugin dir only
 // by the tests that use them (they offer routes, no features).
-var routePlugins = []string{"gazetteer", "refmgr"}
+var routePlugins = []string{"gazetteer", "refmgr", "sequence"}
 
 var (
 	// binDir holds the plugin binaries, built once for the test process.
