@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { components, layout, loopPath } from './matrix.js'
+import { MAX_PATH, aboveBelow, components, layout, loopPath, parsePath, pathSteps, redundantPairs } from './matrix.js'
 
 // Graphs worked by hand: the loops, their paths and the layers below are
 // what a person drawing the matrix on paper finds.
@@ -88,5 +88,122 @@ describe('Harris matrix layout with loops', () => {
   it('does not count same-as relations as loops', () => {
     const g = layout(units(1, 2), [covers(1, 2), { first: 2, second: 1, relation: 9 }])
     expect(g.loops).toEqual([])
+  })
+})
+
+// The transitive reduction checked against a brute force: the closure by
+// Floyd–Warshall over units, where "same as" joins both ways; a relation
+// is redundant when its ends are in different parts (units not mutually
+// reachable) and some unit of a third part lies between them.
+function bruteRedundant(ids, relations) {
+  const n = ids.length
+  const at = new Map(ids.map((id, i) => [id, i]))
+  const reach = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => i === j))
+  const ab = relations.map((r) => {
+    const a = at.get(r.first), b = at.get(r.second)
+    const p = aboveBelow(r)
+    if (!p) { reach[a][b] = true; reach[b][a] = true; return null }
+    const e = [at.get(p[0]), at.get(p[1])]
+    reach[e[0]][e[1]] = true
+    return e
+  })
+  for (let k = 0; k < n; k++) for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (reach[i][k] && reach[k][j]) reach[i][j] = true
+  const same = (a, b) => reach[a][b] && reach[b][a]
+  const out = new Set()
+  ab.forEach((e, i) => {
+    if (!e) return
+    const [u, v] = e
+    if (same(u, v)) return
+    for (let w = 0; w < n; w++) {
+      if (same(w, u) || same(w, v)) continue
+      if (reach[u][w] && reach[w][v]) { out.add(i); return }
+    }
+  })
+  return out
+}
+
+// A small deterministic generator (no Math.random: a failure repeats).
+function rng(seed) {
+  let s = seed >>> 0
+  return () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32 }
+}
+
+describe('transitive reduction', () => {
+  it('drops a relation implied by a longer way, and only that one', () => {
+    // 1 above 2 above 3, and 1 above 3 recorded too: 1 above 3 is implied.
+    const rels = [covers(1, 2), covers(2, 3), covers(1, 3)]
+    expect([...redundantPairs([1, 2, 3], rels)]).toEqual([2])
+  })
+  it('reads both directions of recording', () => {
+    // 3 is covered by 1 (relation 1: the second is later) is the same as 1 covers 3.
+    const rels = [covers(1, 2), coveredBy(3, 2), coveredBy(3, 1)]
+    expect([...redundantPairs([1, 2, 3], rels)]).toEqual([2])
+  })
+  it('keeps a pair stored both ways, and relations through different units of one class', () => {
+    // 1 covers 2 and 2 is covered by 1 (BraDypUS's two rows): neither implied.
+    expect([...redundantPairs([1, 2], [covers(1, 2), coveredBy(2, 1)])]).toEqual([])
+    // 1 above 2 and 1 above 3, 2 the same as 3: one class below 1, two relations kept.
+    expect([...redundantPairs([1, 2, 3], [covers(1, 2), covers(1, 3), { first: 2, second: 3, relation: 9 }])]).toEqual([])
+  })
+  it('follows ways through same-as classes', () => {
+    // 1 above 2, 2 same as 3, 3 above 4: 1 above 4 is implied.
+    const rels = [covers(1, 2), { first: 2, second: 3, relation: 9 }, covers(3, 4), covers(1, 4)]
+    expect([...redundantPairs([1, 2, 3, 4], rels)]).toEqual([3])
+  })
+  it('treats a loop as one node', () => {
+    // 1 above the loop 2 ⇄ 3, the loop above 4, and 1 above 4: implied.
+    const rels = [covers(1, 2), covers(2, 3), covers(3, 2), covers(3, 4), covers(1, 4)]
+    expect([...redundantPairs([1, 2, 3, 4], rels)]).toEqual([4])
+  })
+  it('agrees with the brute force on random matrices', () => {
+    const next = rng(20261129)
+    for (let round = 0; round < 300; round++) {
+      const n = 2 + Math.floor(next() * 9)
+      const ids = Array.from({ length: n }, (_, i) => 100 + i)
+      const rels = []
+      const count = Math.floor(next() * n * 2)
+      for (let k = 0; k < count; k++) {
+        const a = ids[Math.floor(next() * n)], b = ids[Math.floor(next() * n)]
+        if (a === b) continue
+        // Mostly acyclic (the upper unit the earlier id), sometimes not;
+        // now and then a same-as.
+        const x = next()
+        const relation = x < 0.1 ? 9 : x < 0.2 ? 1 + Math.floor(next() * 8) : a < b ? 5 : 1
+        rels.push({ first: a, second: b, relation })
+      }
+      const got = [...redundantPairs(ids, rels)].sort((p, q) => p - q)
+      const want = [...bruteRedundant(ids, rels)].sort((p, q) => p - q)
+      expect({ round, rels, got }).toEqual({ round, rels, got: want })
+    }
+  })
+  it('flags the layout’s edges and keeps every edge', () => {
+    const g = layout(units(1, 2, 3), [covers(1, 2), covers(2, 3), covers(1, 3)])
+    expect(g.edges.map((e) => [e.from, e.to, e.redundant])).toEqual([[1, 2, false], [2, 3, false], [1, 3, true]])
+    const layer = Object.fromEntries(g.nodes.map((n) => [n.id, n.layer]))
+    expect(layer).toEqual({ 1: 0, 2: 1, 3: 2 })
+  })
+  it('handles a long sequence with a shortcut at every step', () => {
+    const ids = Array.from({ length: 3000 }, (_, i) => i + 1)
+    const rels = []
+    for (let i = 1; i < ids.length; i++) rels.push(covers(i, i + 1))
+    for (let i = 1; i + 2 <= ids.length; i++) rels.push(covers(i, i + 2))
+    const r = redundantPairs(ids, rels)
+    expect(r.size).toBe(ids.length - 2)
+    expect([...r].every((i) => i >= ids.length - 1)).toBe(true)
+  })
+})
+
+describe('paths from an address', () => {
+  it('reads whole ids and ignores the rest', () => {
+    expect(parsePath('12,15,9,12')).toEqual([12, 15, 9, 12])
+    expect(parsePath('12, x,-3,1.5,,7')).toEqual([12, 7])
+    expect(parsePath(undefined)).toEqual([])
+    expect(parsePath(Array.from({ length: MAX_PATH + 5 }, (_, i) => i + 1).join(','))).toHaveLength(MAX_PATH)
+  })
+  it('matches a step whichever way its edge is drawn', () => {
+    const s = pathSteps([12, 15, 9, 12])
+    for (const k of ['12:15', '15:12', '15:9', '9:15', '9:12', '12:9']) expect(s.has(k)).toBe(true)
+    expect(s.has('12:12')).toBe(false)
+    expect(s.size).toBe(6)
   })
 })
