@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { MAX_PATH, aboveBelow, components, layout, loopPath, parsePath, pathSteps, redundantPairs } from './matrix.js'
 
 // Graphs worked by hand: the loops, their paths and the layers below are
@@ -205,5 +207,57 @@ describe('paths from an address', () => {
     for (const k of ['12:15', '15:12', '15:9', '9:15', '9:12', '12:9']) expect(s.has(k)).toBe(true)
     expect(s.has('12:12')).toBe(false)
     expect(s.size).toBe(6)
+  })
+})
+
+// Harris's own figure 12, as the stratigraphr package records it (the
+// server's test data, core/matrix/testdata/harris12.csv): the figure is
+// its own reduction, and with every order it implies recorded as well,
+// the reduction drops exactly those.
+describe('Harris figure 12', () => {
+  const text = readFileSync(join(process.cwd(), '..', 'core', 'matrix', 'testdata', 'harris12.csv'), 'utf8') // vitest runs in web/
+  const rows = text.split('\n').filter((l) => l && !l.startsWith('#')).slice(1)
+    .map((l) => [...l.matchAll(/(?:"([^"]*)"|([^,]*))(?:,|$)/g)].map((m) => m[1] ?? m[2]).slice(0, 4))
+  const ids = new Map()
+  const id = (s) => { s = s.trim(); if (!ids.has(s)) ids.set(s, ids.size + 1); return ids.get(s) }
+  const list = (s) => (s && s.trim() ? s.split(',') : [])
+  const direct = []
+  const seen = new Set()
+  const add = (u, v) => { if (!seen.has(u + ':' + v)) { seen.add(u + ':' + v); direct.push(covers(u, v)) } }
+  const same = []
+  for (const [unit, above, below, equal] of rows) {
+    const x = id(unit)
+    list(above).forEach((a) => add(id(a), x))
+    list(below).forEach((b) => add(x, id(b)))
+    list(equal).forEach((e) => same.push({ first: x, second: id(e), relation: 9 }))
+  }
+  const all = [...ids.values()]
+  it('reads the figure: 10 units, 12 relations, 7 the same as 8', () => {
+    expect(all).toHaveLength(10)
+    expect(same.map((r) => [r.first, r.second])).toEqual([[ids.get('7'), ids.get('8')], [ids.get('8'), ids.get('7')]])
+    expect(direct).toHaveLength(12)
+  })
+  it('is its own reduction', () => {
+    expect([...redundantPairs(all, [...direct, ...same])]).toEqual([])
+  })
+  it('drops exactly the 29 implied relations once they are recorded', () => {
+    // Reachability by a plain walk down from each unit, through equal units.
+    const down = new Map(all.map((u) => [u, []]))
+    direct.forEach((r) => down.get(r.first).push(r.second))
+    same.forEach((r) => { down.get(r.first).push(r.second); down.get(r.second).push(r.first) })
+    const reach = (u) => { const s = new Set([u]); const st = [u]; while (st.length) for (const v of down.get(st.pop())) if (!s.has(v)) { s.add(v); st.push(v) } return s }
+    const implied = []
+    for (const u of all) {
+      for (const v of reach(u)) {
+        if (v === u || seen.has(u + ':' + v) || reach(v).has(u)) continue
+        implied.push(covers(u, v))
+      }
+    }
+    expect(implied).toHaveLength(29)
+    const rels = [...direct, ...same, ...implied]
+    const dropped = [...redundantPairs(all, rels)].sort((a, b) => a - b)
+    const want = implied.map((_, i) => direct.length + same.length + i)
+    expect(want.filter((i) => !dropped.includes(i)).map((i) => rels[i])).toEqual([])
+    expect(dropped).toEqual(want)
   })
 })
