@@ -2355,6 +2355,11 @@ const scenarios = {
     const trench = (await api(page, '/record/units/1')).body.core.trench.val
     const made = []
     const rels = []
+    // A loop is what a table that is not strict keeps (issue 33: a strict
+    // one refuses the relation that closes it): strict off for this
+    // scenario, as an adopted application has it, then back as it was.
+    const strict = (await api(page, '/config/table/units')).body.table.rs_strict
+    if (strict) assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ rs_strict: false }) })).status, 200)
     try {
       for (const code of ['LOOP A', 'LOOP B', 'LOOP C']) {
         const r = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code, trench } }) })
@@ -2408,6 +2413,7 @@ const scenarios = {
     } finally {
       for (const id of rels) await api(page, `/rs/${id}`, { method: 'DELETE' })
       for (const id of made) await api(page, `/record/units/${id}`, { method: 'DELETE' })
+      if (strict) await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ rs_strict: true }) })
       await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
       await page.setViewportSize({ width: 1280, height: 860 })
     }
@@ -2423,7 +2429,19 @@ const scenarios = {
     try {
       await must('/config/tables', { method: 'POST', body: JSON.stringify({ name: tb, label: 'Strict units' }) })
       await must(`/config/table/${tb}/field`, { method: 'POST', body: JSON.stringify({ name: 'code', label: 'Code' }) })
-      await must(`/config/table/${tb}`, { method: 'PUT', body: JSON.stringify({ rs: true, id_field: 'code', rs_strict: true }) })
+      await must(`/config/table/${tb}`, { method: 'PUT', body: JSON.stringify({ rs: true, id_field: 'code', rs_strict: false }) })
+      // Strict turned on where an admin does it: Tables and fields, the
+      // table's settings, with the setting's help beside it.
+      await page.goto(`${BASE}/${APP}/admin/tables`)
+      await page.locator('[data-test=table-picker] [data-test=schema-table]').selectOption(tb)
+      const form = page.locator('[data-test=table-settings]')
+      const toggle = form.locator('[data-test=table-rs-strict]')
+      await toggle.waitFor()
+      assert.equal(await toggle.isChecked(), false)
+      assert.match(await page.locator('#rs-strict-help').textContent(), /Refuse a relation that would close a cycle/)
+      await toggle.check()
+      await form.locator('[data-test=save-table]').click()
+      await page.getByText(`Settings of ${tb} saved.`).waitFor()
       assert.equal((await must(`/config/table/${tb}`)).table.rs_strict, true, 'the table is strict')
       const id = {}
       for (const code of ['SA', 'SB', 'SC']) id[code] = (await must(`/record/${tb}`, { method: 'POST', body: JSON.stringify({ core: { code } }) })).id
