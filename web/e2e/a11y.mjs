@@ -26,6 +26,7 @@ export const SAMPLE_PARAMS = { tb: 'finds', id: '1', rest: 'no/such/page' }
 export const ROUTE_SAMPLES = {
   record: [{ tb: 'finds', id: '1' }, { tb: 'units', id: '1' }],
   matrix: [{ tb: 'units' }],
+  'matrix-health': [{ tb: 'units' }],
   map: [{ tb: 'units', query: '?id=1' }],
 }
 

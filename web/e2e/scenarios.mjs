@@ -2355,6 +2355,11 @@ const scenarios = {
     const trench = (await api(page, '/record/units/1')).body.core.trench.val
     const made = []
     const rels = []
+    // A loop is what a table that is not strict keeps (issue 33: a strict
+    // one refuses the relation that closes it): strict off for this
+    // scenario, as an adopted application has it, then back as it was.
+    const strict = (await api(page, '/config/table/units')).body.table.rs_strict
+    if (strict) assert.equal((await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ rs_strict: false }) })).status, 200)
     try {
       for (const code of ['LOOP A', 'LOOP B', 'LOOP C']) {
         const r = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code, trench } }) })
@@ -2408,11 +2413,192 @@ const scenarios = {
     } finally {
       for (const id of rels) await api(page, `/rs/${id}`, { method: 'DELETE' })
       for (const id of made) await api(page, `/record/units/${id}`, { method: 'DELETE' })
+      if (strict) await api(page, '/config/table/units', { method: 'PUT', body: JSON.stringify({ rs_strict: true }) })
       await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
       await page.setViewportSize({ width: 1280, height: 860 })
     }
   },
   // ---- matrixloops end
+  // ---- matrix health ----
+  // Issue 33. A table of the scenario's own (units labelled by code), so
+  // the demo's matrix stays as the other scenarios find it.
+  async 'matrix health: a strict table refuses a relation that closes a cycle, with its path'(page) {
+    await signIn(page)
+    const must = async (path, init) => { const r = await api(page, path, init); assert.ok(r.status < 300, `${path}: ${r.status} ${JSON.stringify(r.body)}`); return r.body }
+    const tb = 'health_strict'
+    try {
+      await must('/config/tables', { method: 'POST', body: JSON.stringify({ name: tb, label: 'Strict units' }) })
+      await must(`/config/table/${tb}/field`, { method: 'POST', body: JSON.stringify({ name: 'code', label: 'Code' }) })
+      await must(`/config/table/${tb}`, { method: 'PUT', body: JSON.stringify({ rs: true, id_field: 'code', rs_strict: false }) })
+      // Strict turned on where an admin does it: Tables and fields, the
+      // table's settings, with the setting's help beside it.
+      await page.goto(`${BASE}/${APP}/admin/tables`)
+      await page.locator('[data-test=table-picker] [data-test=schema-table]').selectOption(tb)
+      const form = page.locator('[data-test=table-settings]')
+      const toggle = form.locator('[data-test=table-rs-strict]')
+      await toggle.waitFor()
+      assert.equal(await toggle.isChecked(), false)
+      assert.match(await page.locator('#rs-strict-help').textContent(), /Refuse a relation that would close a cycle/)
+      await toggle.check()
+      await form.locator('[data-test=save-table]').click()
+      await page.getByText(`Settings of ${tb} saved.`).waitFor()
+      assert.equal((await must(`/config/table/${tb}`)).table.rs_strict, true, 'the table is strict')
+      const id = {}
+      for (const code of ['SA', 'SB', 'SC']) id[code] = (await must(`/record/${tb}`, { method: 'POST', body: JSON.stringify({ core: { code } }) })).id
+      // SA covers SB, SB covers SC: SC covering SA would close the cycle.
+      await must(`/record/${tb}/rs`, { method: 'POST', body: JSON.stringify({ first: id.SA, relation: 5, second: id.SB }) })
+      await must(`/record/${tb}/rs`, { method: 'POST', body: JSON.stringify({ first: id.SB, relation: 5, second: id.SC }) })
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        await page.setViewportSize({ width, height })
+        await page.goto(`${BASE}/${APP}/t/${tb}/${id.SC}`)
+        const rel = page.locator('[data-test=relations-panel]')
+        await rel.locator('[data-test=relations] li').first().waitFor()
+        await rel.locator('[data-test=relation-code]').selectOption({ label: 'covers' })
+        await rel.locator('[data-test=record-picker] input').fill('SA')
+        await rel.getByRole('option', { name: 'SA', exact: true }).click()
+        await rel.locator('[data-test=save-relation]').click()
+        const refusal = rel.locator('[data-test=relations-cycle]')
+        await refusal.waitFor()
+        const text = (await refusal.textContent()).replace(/\s+/g, ' ')
+        assert.match(text, /This relation would close a cycle: SC → SA → SB → SC/, `${size}: ${text}`)
+        assert.match(text, /Nothing was added/)
+        // Each unit of the path links to its record.
+        const hrefs = await refusal.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))
+        assert.deepEqual(hrefs, [id.SC, id.SA, id.SB, id.SC].map((x) => `/${APP}/t/${tb}/${x}`))
+        assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${size}: fits`)
+        await shot(page, `health-strict-refused-${size}`)
+        // Nothing added: SC still has only "is covered by SB".
+        const rs = Object.values((await must(`/record/${tb}/${id.SC}`)).rs || {})
+        assert.equal(rs.length, 1, JSON.stringify(rs))
+      }
+    } finally {
+      await api(page, `/config/table/${tb}?cascade=1`, { method: 'DELETE' })
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  async 'matrix health: problems listed, shown on the matrix, reciprocals added'(page) {
+    await signIn(page)
+    const must = async (path, init) => { const r = await api(page, path, init); assert.ok(r.status < 300, `${path}: ${r.status} ${JSON.stringify(r.body)}`); return r.body }
+    const tb = 'health_us'
+    // A stored row, the way BraDypUS kept both directions (the API keeps one).
+    const raw = async (first, relation, second) => {
+      const r = await fetch(CONTROL + '/rs-row', { method: 'POST', body: JSON.stringify({ tb, first, second, relation }) })
+      assert.equal(r.status, 200, await r.text())
+    }
+    try {
+      await must('/config/tables', { method: 'POST', body: JSON.stringify({ name: tb, label: 'Health units' }) })
+      await must(`/config/table/${tb}/field`, { method: 'POST', body: JSON.stringify({ name: 'code', label: 'Code' }) })
+      // Not strict: the cycle below is an adopted table's, saved before.
+      await must(`/config/table/${tb}`, { method: 'PUT', body: JSON.stringify({ rs: true, id_field: 'code', rs_strict: false }) })
+      const id = {}
+      for (const code of ['HA', 'HB', 'HC', 'HD', 'HE', 'HF']) id[code] = (await must(`/record/${tb}`, { method: 'POST', body: JSON.stringify({ core: { code } }) })).id
+      const rel = async (a, code, b) => (await must(`/record/${tb}/rs`, { method: 'POST', body: JSON.stringify({ first: id[a], relation: code, second: id[b] }) })).id
+      // A cycle: HA covers HB, HB covers HC, HC covers HA.
+      await rel('HA', 5, 'HB'); await rel('HB', 5, 'HC'); const closing = await rel('HC', 5, 'HA')
+      // HD above HE above HF, and HD above HF recorded too: redundant.
+      await rel('HD', 5, 'HE'); await rel('HE', 5, 'HF'); await rel('HD', 5, 'HF')
+      // HE is covered by HD stored as well: the table keeps reciprocal rows,
+      // so the five relations without one miss theirs.
+      await raw(id.HE, 1, id.HD)
+
+      await page.goto(`${BASE}/${APP}/matrix/${tb}/health`)
+      const cycle = page.locator('[data-test=health-cycle]')
+      await cycle.waitFor()
+      assert.match(await cycle.locator('h2').textContent(), /Cycles \(1\)/)
+      const path = (await cycle.locator('[data-test=health-path] a').allTextContents())
+      assert.equal(path.length, 4, path.join(' → '))
+      assert.equal(path[0], path[3])
+      assert.deepEqual([...path.slice(0, 3)].sort(), ['HA', 'HB', 'HC'])
+      // The relations whose removal breaks it: one, in words.
+      assert.equal(await cycle.locator('[data-test=health-remove] li').count(), 1)
+      assert.match(await cycle.locator('[data-test=health-remove] li').textContent(), /H[ABC] covers H[ABC]/)
+      const missing = page.locator('[data-test=health-missing_reciprocal]')
+      assert.match(await missing.locator('h2').textContent(), /\(5\)/)
+      assert.equal(await missing.locator('[data-test=health-item]').count(), 5)
+      // Redundant relations wait for the cycle to go, and the screen says so.
+      assert.match(await page.locator('[data-test=health-skipped-redundant]').textContent(), /cycles/)
+      assert.equal(await page.locator('[data-test=health-clean]').count(), 0)
+      for (const [size, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+        for (const lang of ['en', 'it']) {
+          await page.setViewportSize({ width, height })
+          await page.evaluate((l) => localStorage.setItem('strata.lang', l), lang)
+          await page.reload()
+          await cycle.waitFor()
+          assert.match(await cycle.locator('p.help').textContent(), lang === 'it' ? /sopra sé stesse/ : /above themselves/)
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${size} ${lang}: fits`)
+          await shot(page, `health-${size}-${lang}`)
+        }
+      }
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 900 })
+      await page.reload()
+      await cycle.waitFor()
+
+      // "Show on matrix": the matrix with the cycle's path highlighted.
+      await cycle.locator('[data-test=health-show]').click()
+      await page.waitForURL(new RegExp(`/matrix/${tb}\\?path=`))
+      const box = page.locator('[data-test=matrix-path]')
+      await box.waitFor()
+      assert.equal((await box.locator('a:not([data-test=matrix-path-clear])').allTextContents()).join(' → '), path.join(' → '))
+      assert.equal(await page.locator('[data-test=matrix-node].on-path').count(), 3)
+      assert.equal(await page.locator('[data-test=matrix] .edge.on-path').count(), 3)
+      const first = await page.locator(`[data-test=matrix-node].on-path`).first().boundingBox()
+      assert.ok(first && first.y >= 0 && first.y + first.height <= 900, `the path is in view: ${JSON.stringify(first)}`)
+      const named = await page.locator('[data-test=matrix-node].on-path').first().getAttribute('aria-label')
+      assert.match(named, /on the highlighted path/)
+      await shot(page, 'health-matrix-path')
+      await page.goBack()
+
+      // One reciprocal, then all the others; the check runs again each time.
+      await missing.locator('[data-test=health-fix]').first().click()
+      await page.locator('[data-test=health-notice]').filter({ hasText: '1 reciprocal relation added.' }).waitFor()
+      assert.match(await missing.locator('h2').textContent(), /\(4\)/)
+      await missing.locator('[data-test=health-fix-all]').click()
+      await page.locator('[data-test=health-notice]').filter({ hasText: '4 reciprocal relations added.' }).waitFor()
+      await missing.waitFor({ state: 'detached' })
+      assert.match(await page.locator('[data-test=health-summary] [data-kind=missing_reciprocal]').textContent(), /none/)
+
+      // The cycle's closing relation removed (both its rows, on the record
+      // as a user does): the redundant relation is found.
+      const rows = (await must(`/rs/matrix?tb=${tb}`)).relations.filter((r) => [r.first, r.second].sort().join() === [id.HA, id.HC].sort().join())
+      assert.equal(rows.length, 2, JSON.stringify(rows))
+      assert.ok(rows.some((r) => r.id === closing))
+      for (const r of rows) await must(`/rs/${r.id}`, { method: 'DELETE' })
+      await page.locator('[data-test=health-run]').click()
+      const redundant = page.locator('[data-test=health-redundant]')
+      await redundant.waitFor()
+      assert.equal(await page.locator('[data-test=health-cycle]').count(), 0)
+      const item = redundant.locator('[data-test=health-item]').first()
+      assert.match(await item.textContent(), /HD lies above HF through other units too/)
+      await shot(page, 'health-redundant')
+      await item.locator('[data-test=health-show]').click()
+      await page.waitForURL(new RegExp(`/matrix/${tb}\\?path=${id.HD}(%2C|,)${id.HF}$`))
+      await box.waitFor()
+      // The implied relation (both its rows) is drawn because it is on the
+      // path; cleared, the path goes and so do they, until all are shown.
+      assert.equal(await page.locator('[data-test=matrix-node].on-path').count(), 2)
+      assert.ok(await page.locator('[data-test=matrix-redundant-edge].on-path').count() >= 1)
+      await page.locator('[data-test=matrix-path-clear]').click()
+      await box.waitFor({ state: 'detached' })
+      assert.equal(await page.locator('[data-test=matrix-redundant-edge]').count(), 0, 'the reduction hides implied relations')
+      assert.match(await page.locator('[data-test=matrix-hidden-count]').textContent(), /2 relations are implied/)
+      await page.locator('[data-test=matrix-show-all]').check()
+      assert.equal(await page.locator('[data-test=matrix-redundant-edge]').count(), 2)
+
+      // With the redundant pair removed, the matrix is clean.
+      for (const r of (await must(`/rs/matrix?tb=${tb}`)).relations.filter((r) => [r.first, r.second].sort().join() === [id.HD, id.HF].sort().join())) {
+        await must(`/rs/${r.id}`, { method: 'DELETE' })
+      }
+      await page.locator('[data-test=matrix-health-link]').click()
+      await page.locator('[data-test=health-clean]').filter({ hasText: 'No problems found' }).waitFor()
+      await shot(page, 'health-clean')
+    } finally {
+      await api(page, `/config/table/${tb}?cascade=1`, { method: 'DELETE' })
+      await page.evaluate(() => localStorage.setItem('strata.lang', 'en'))
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  },
+  // ---- end of matrix health ----
   // ---- plugin-i18n begin
   // Issue 30: plugins declare their labels in Italian (pluginsdk v0.5.0)
   // and the Italian interface shows them: the radiocarbon section's title,

@@ -234,6 +234,29 @@ func startSite(t *testing.T, e store.Engine, pluginDir string) site {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(mailbox.Received())
 	})
+	// A relation row stored as given, as BraDypUS kept them (each
+	// relation also the other way round): the API stores one row per pair
+	// and refuses a second, so this is how the matrix health scenario gets
+	// a table where reciprocal rows exist and some are missing. The table
+	// is the scenario's own (a name, written as a parameter, never spliced).
+	mux.HandleFunc("POST /rs-row", func(w http.ResponseWriter, r *http.Request) {
+		var row struct {
+			TB                      string
+			First, Second, Relation int64
+		}
+		if err := json.NewDecoder(r.Body).Decode(&row); err != nil || row.TB == "" {
+			http.Error(w, "bad row", http.StatusBadRequest)
+			return
+		}
+		var id int64
+		if err := app.DB.QueryRow(r.Context(), `INSERT INTO `+app.DB.Sys("rs")+` (tb, first, second, relation, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			row.TB, row.First, row.Second, row.Relation, time.Now().UTC()).Scan(&id); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]int64{"id": id})
+	})
 	control := httptest.NewServer(mux)
 	t.Cleanup(control.Close)
 	return site{URL: web.URL, Control: control.URL, NearToken: near, NearExpires: nearExp.Format(time.RFC3339)}

@@ -5,6 +5,7 @@ import { en as enAreas, it as itAreas } from './i18n-areas.js'
 import { en as enLists, it as itLists } from './i18n-lists.js'
 import { en as enLive, it as itLive } from './i18n-live.js'
 import { en as enOffline, it as itOffline } from './i18n-offline.js'
+import { en as enHealth, it as itHealth } from './i18n-health.js'
 
 const en = {
   'app.title': 'Strata',
@@ -1067,6 +1068,8 @@ Object.assign(en, enLive)
 Object.assign(it, itLive)
 Object.assign(en, enOffline)
 Object.assign(it, itOffline)
+Object.assign(en, enHealth)
+Object.assign(it, itHealth)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 

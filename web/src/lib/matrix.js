@@ -81,8 +81,113 @@ export function loopPath(members, succs) {
   return [start] // unreachable for a true loop
 }
 
+// redundantPairs finds the relations the Harris matrix leaves out: an
+// above/below relation implied by a longer way of others (the transitive
+// reduction, as the server's check reports them under `redundant`). Units
+// recorded as one (9 and 10, directly or through others) are one class,
+// and classes in a loop one node, so the reduction is taken over that
+// acyclic graph: a relation is redundant when its two nodes are also
+// joined by a way through a third. Two relations between the same nodes
+// (a pair stored both ways, or through different units of one class) are
+// each kept. It is computed here, from the relations the matrix already
+// has, rather than from the report: the report lists at most 500 items,
+// skips the reduction while the matrix has a cycle, and may be a job.
+// Returns the set of indices (into relations) that are redundant.
+export function redundantPairs(ids, relations) {
+  const idx = new Map(ids.map((id, i) => [id, i]))
+  const n = ids.length
+  // Same-as classes: union-find with path halving.
+  const parent = Int32Array.from({ length: n }, (_, i) => i)
+  const find = (x) => { while (parent[x] !== x) { parent[x] = parent[parent[x]]; x = parent[x] } return x }
+  const ab = relations.map((r) => {
+    const a = idx.get(r.first), b = idx.get(r.second)
+    if (a === undefined || b === undefined) return null
+    const pair = aboveBelow(r)
+    if (!pair) { parent[find(a)] = find(b); return null }
+    return [idx.get(pair[0]), idx.get(pair[1])]
+  })
+  const cls = Int32Array.from({ length: n }, (_, i) => find(i))
+  // Loops over the classes: one node each (components, as layout finds them).
+  const classSuccs = new Map()
+  const reps = [...new Set(cls)]
+  for (const c of reps) classSuccs.set(c, [])
+  for (const e of ab) if (e && cls[e[0]] !== cls[e[1]]) classSuccs.get(cls[e[0]]).push(cls[e[1]])
+  const node = new Int32Array(n)
+  const comps = components(reps, classSuccs)
+  comps.forEach((c, k) => { for (const x of c) node[x] = k })
+  const nodeOf = (i) => node[cls[i]]
+  // The acyclic graph of nodes, each successor once, and a topological
+  // order (components lists them with every node after the nodes below it).
+  const m = comps.length
+  const succ = Array.from({ length: m }, () => new Set())
+  for (const e of ab) if (e && nodeOf(e[0]) !== nodeOf(e[1])) succ[nodeOf(e[0])].add(nodeOf(e[1]))
+  const topo = new Int32Array(m)
+  for (let k = 0; k < m; k++) topo[k] = m - 1 - k
+  // For each node, its successors nearest first (lowest topological
+  // index): a successor already reached from a nearer one is implied.
+  // The walk stops past the farthest successor, which nothing beyond can
+  // reach, and marks with a stamp per node instead of a new set.
+  const seen = new Int32Array(m).fill(-1)
+  const implied = new Set() // u * m + v
+  const stack = []
+  for (let u = 0; u < m; u++) {
+    const kids = [...succ[u]].sort((a, b) => topo[a] - topo[b])
+    if (kids.length < 2) continue
+    const far = topo[kids[kids.length - 1]]
+    for (const k of kids) {
+      if (seen[k] === u) { implied.add(u * m + k); continue }
+      stack.push(k)
+      while (stack.length) {
+        const x = stack.pop()
+        for (const y of succ[x]) {
+          if (seen[y] === u || topo[y] > far) continue
+          seen[y] = u
+          stack.push(y)
+        }
+      }
+    }
+  }
+  const out = new Set()
+  ab.forEach((e, i) => {
+    if (!e) return
+    const u = nodeOf(e[0]), v = nodeOf(e[1])
+    if (u !== v && implied.has(u * m + v)) out.add(i)
+  })
+  return out
+}
+
+// MAX_PATH bounds a highlighted path read from an address.
+export const MAX_PATH = 1000
+
+// parsePath reads a path of unit ids from an address's query
+// (?path=12,15,9,12): whole positive numbers only, at most MAX_PATH.
+export function parsePath(q) {
+  if (typeof q !== 'string' || !q) return []
+  const out = []
+  for (const part of q.split(',')) {
+    if (!/^\d{1,15}$/.test(part.trim())) continue
+    out.push(Number(part.trim()))
+    if (out.length >= MAX_PATH) break
+  }
+  return out
+}
+
+// pathSteps are the consecutive pairs of a path, as keys that match an
+// edge whichever way it is drawn ("12:15" and "15:12" alike).
+export function pathSteps(path) {
+  const keys = new Set()
+  for (let i = 1; i < path.length; i++) {
+    if (path[i - 1] === path[i]) continue
+    keys.add(path[i - 1] + ':' + path[i])
+    keys.add(path[i] + ':' + path[i - 1])
+  }
+  return keys
+}
+
 // layout places nodes by longest-path layering (a unit sits one layer
-// below the lowest of the units above it), then orders each layer by the
+// below the lowest of the units above it; redundant relations, flagged on
+// their edges, never change it: a longer way already sets the layer),
+// then orders each layer by the
 // mean position of its neighbours above (a few barycentre sweeps) to
 // untangle the lines. Loops (contradictory relations) are found first
 // (components): the units of one loop share a layer, the edges inside it
@@ -96,16 +201,19 @@ export function layout(nodes, relations, { w = 90, h = 34, gx = 24, gy = 40 } = 
   const edges = []
   const same = []
   const selfLoops = new Set()
-  for (const r of relations) {
-    if (!preds.has(r.first) || !preds.has(r.second)) continue
+  const implied = redundantPairs(ids, relations)
+  relations.forEach((r, i) => {
+    if (!preds.has(r.first) || !preds.has(r.second)) return
     const ab = aboveBelow(r)
-    if (!ab) { same.push({ from: r.first, to: r.second, relation: r.relation }); continue }
+    if (!ab) { same.push({ id: r.id, from: r.first, to: r.second, relation: r.relation }); return }
     const [u, v] = ab
-    if (u === v) { selfLoops.add(u); continue }
-    edges.push({ from: u, to: v, relation: r.relation })
+    if (u === v) { selfLoops.add(u); return }
+    edges.push({ id: r.id, from: u, to: v, relation: r.relation, redundant: implied.has(i) })
     succs.get(u).push(v)
-    preds.get(v).push(u)
-  }
+    // The order of a layer follows the lines drawn: an implied relation
+    // (left out of the drawing) does not pull its lower unit.
+    if (!implied.has(i)) preds.get(v).push(u)
+  })
   // Loops, in the order of their first unit in ids.
   const pos0 = new Map(ids.map((id, i) => [id, i]))
   const comp = new Map()
