@@ -3011,6 +3011,7 @@ const scenarios = {
       { name: 'field form', url: `/${APP}/admin/tables`, run: () => page.locator('[data-test^=edit-field-]').first().click(), wait: page.locator('[data-test=field-form]') },
       { name: 'user privileges', url: `/${APP}/admin/users`, run: () => page.locator('[data-test^=privileges-]:enabled').first().click(), wait: page.locator('[data-test=privileges-panel]') },
       { name: 'menu open', url: `/${APP}`, phone: true, run: () => page.locator('.menu-toggle').click() },
+      { name: 'chronological model form', url: `/${APP}/sequence/units`, run: () => page.locator('[data-test=seq-new]').click(), wait: page.locator('[data-test=seq-form]') },
     ]
     const failures = []
     const minor = new Map()
@@ -3385,6 +3386,152 @@ const scenarios = {
     }
   },
   // ---- end of offline ----
+  // ---- sequence ----
+  // Issue 33: a chronological model of the matrix (the sequence plugin).
+  // Three dated units of their own (a filter keeps the model to them), two
+  // phases by a field; the model is made in the form, run as a job whose
+  // progress shows, and its posteriors drawn over the calibrated dates,
+  // latest at the top as the matrix reads, each date with its agreement
+  // and a link to its unit; then exported, compared with an OxCal results
+  // file, seen at phone width and deleted.
+  async 'sequence: a model made, run with its progress, its posterior plot (sequence)'(page) {
+    await signIn(page)
+    const trench = (await api(page, '/record/units/1')).body.core.trench.val
+    const made = []
+    const rels = []
+    let modelId = null
+    try {
+      // A (Phase 2) covers B covers C (both Phase 1): C is the oldest.
+      for (const [code, description, lab_code, bp] of [['SEQ A', 'Phase 2', 'SEQ-A', 2450], ['SEQ B', 'Phase 1', 'SEQ-B', 2550], ['SEQ C', 'Phase 1', 'SEQ-C', 2700]]) {
+        const r = await api(page, '/record/units', { method: 'POST', body: JSON.stringify({ core: { code, trench, description },
+          plugins: { units_radiocarbon: [{ fields: { lab_code, bp, bp_error: 30 } }] } }) })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        made.push(r.body.id)
+      }
+      for (const [a, b] of [[0, 1], [1, 2]]) {
+        const r = await api(page, '/record/units/rs', { method: 'POST', body: JSON.stringify({ id_first: made[a], relation: 5, id_second: made[b] }) })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        rels.push(r.body.id)
+      }
+      // The matrix links to the models when the plugin runs.
+      await page.goto(`${BASE}/${APP}/matrix/units`)
+      await page.locator('[data-test=matrix-sequence]').click()
+      await page.waitForURL(new RegExp(`/${APP}/sequence/units$`))
+      await page.locator('[data-test=seq-new]').click()
+      const form = page.locator('[data-test=seq-form]')
+      await form.locator('[data-test=seq-name]').fill('Scenario model')
+      await form.locator('[data-test=seq-by-field]').check()
+      await form.locator('[data-test=seq-field]').selectOption({ label: 'Description' })
+      await form.locator('[data-test=seq-iterations]').fill('2000')
+      await form.locator('[data-test=seq-seed]').fill('7')
+      await form.locator('[data-test=seq-use-filter]').check()
+      await form.locator('[data-test=filter-group-0] [data-test=add-condition]').last().click()
+      const cond = form.locator('[data-test=filter-group-0] [data-test=condition]').first()
+      await cond.locator('[data-test=cond-field]').selectOption({ label: 'Code' })
+      await cond.locator('[data-test=cond-op]').selectOption('_starts_with')
+      await cond.locator('[data-test=cond-value]').fill('SEQ ')
+      await form.locator('[data-test=seq-save]').click()
+      await page.locator('[data-test=seq-notice]').filter({ hasText: 'Model “Scenario model” saved.' }).waitFor()
+      const models = (await api(page, '/sequence/units/models')).body.models
+      const model = models.find((m) => m.name === 'Scenario model')
+      assert.ok(model, 'the model is stored')
+      modelId = model.id
+      assert.deepEqual([model.phases, model.iterations, model.seed, model.filter], [{ by: 'field', field: 'description' }, 2000, 7, { code: { _starts_with: 'SEQ ' } }])
+      // The model opens with its preview and its phases against the matrix,
+      // the latest phase first.
+      await page.locator('[data-test=seq-preview]').filter({ hasText: '3 dates, 2 phases' }).waitFor()
+      const against = await page.locator('[data-test=seq-against] > li').allTextContents()
+      assert.equal(against.length, 2)
+      assert.match(against[0], /^Phase 2: SEQ A/)
+      assert.match(against[1], /^Phase 1: SEQ B .*SEQ C/)
+
+      // The run: a job whose progress shows until its answer comes.
+      await page.evaluate(() => {
+        window.__seqProgress = []
+        new MutationObserver(() => {
+          const p = document.querySelector('[data-test=seq-progress]')
+          if (p) window.__seqProgress.push(p.textContent.trim())
+        }).observe(document.body, { childList: true, subtree: true, characterData: true, attributes: true })
+      })
+      await page.locator('[data-test=seq-run]').click()
+      await page.locator('[data-test=seq-rows]').waitFor({ timeout: 120000 })
+      await page.locator('[data-test=seq-notice]').filter({ hasText: /run: A model/ }).waitFor()
+      const seen = await page.evaluate(() => window.__seqProgress)
+      assert.ok(seen.length > 0 && seen.every((s) => s.startsWith('Running the model')), `progress shown: ${JSON.stringify(seen.slice(0, 5))}`)
+      assert.equal(await page.locator('[data-test=seq-progress]').count(), 0, 'the progress goes when the run ends')
+
+      const stored = (await api(page, `/sequence/units/models/${modelId}/result`)).body
+      const res = stored.result
+      assert.equal(res.dates.length, 3)
+      // Listed as the matrix reads: the latest at the top.
+      const order = await page.locator('[data-test=seq-rows] > li[data-name]').evaluateAll((ls) => ls.map((l) => l.dataset.name))
+      assert.deepEqual(order, ['End Phase 2', 'SEQ-A', 'Phase 1/Phase 2', 'SEQ-B', 'SEQ-C', 'Start Phase 1'])
+      for (const d of res.dates) {
+        const row = page.locator(`[data-test=seq-date][data-name="${d.name}"]`)
+        // The posterior filled over the calibrated date's outline, its 95.4% ranges as bars.
+        for (const sel of ['seq-posterior', 'seq-likelihood']) {
+          const path = await row.locator(`[data-test=${sel}]`).getAttribute('d')
+          assert.match(path, /^M[\d.]+,[\d.]+ (L[\d.]+,[\d.]+ ?)+/, `${d.name} ${sel}`)
+        }
+        assert.equal(await row.locator('[data-test=seq-hpd95]').count(), d.posterior.hpd95.length, `${d.name} 95.4% bars`)
+        const a = new Intl.NumberFormat('en-GB', { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(d.agreement)
+        assert.equal((await row.locator('[data-test=seq-agreement]').textContent()).trim(), `A ${a}%` + (d.outlier ? ' — outlier' : ''))
+        assert.match(await row.locator('[data-test=seq-plot]').getAttribute('aria-label'), new RegExp(`^${d.name}; modelled 95.4%: .+; calibrated alone 95.4%: .+; agreement`))
+      }
+      assert.equal(await page.locator('[data-test=seq-boundary] [data-test=seq-posterior]').count(), 3, 'the boundaries drawn')
+      const am = new Intl.NumberFormat('en-GB', { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(res.a_model)
+      assert.ok((await page.locator('[data-test=seq-a-model]').textContent()).startsWith(`${am}%`))
+      await page.locator('[data-test=seq-convergence]').filter({ hasText: res.converged ? /— converged/ : /not converged/ }).waitFor()
+      await shot(page, 'sequence-result')
+
+      // The exports download as files named after the model.
+      for (const [btn, name, has] of [['seq-export-oxcal', 'Scenario model.oxcal', 'R_Date("SEQ-A"'], ['seq-export-chronomodel', 'Scenario model.csv', 'SEQ-B']]) {
+        const [dl] = await Promise.all([page.waitForEvent('download'), page.locator(`[data-test=${btn}]`).click()])
+        assert.equal(dl.suggestedFilename(), name)
+        const text = readFileSync(await dl.path(), 'utf8')
+        assert.ok(text.includes(has), `${name} holds ${has}`)
+      }
+      // OxCal's results file, for one of the dates: side by side with the shift.
+      const js = ['ocd[0]={};', 'ocd[0].posterior={};', 'ocd[0].posterior.modelAgreement=90.1;', 'ocd[1]={};', 'ocd[1].op="R_Date";', 'ocd[1].name="SEQ-A";',
+        'ocd[1].posterior={};', 'ocd[1].posterior.range=[];', 'ocd[1].posterior.range[2]=[];', 'ocd[1].posterior.range[2][0]=[-760.5, -480.5, 95.4];', 'ocd[1].posterior.agreement=101.2;'].join('\n')
+      await page.locator('[data-test=seq-oxcal-file]').setInputFiles({ name: 'results.js', mimeType: 'text/javascript', buffer: Buffer.from(js) })
+      await page.locator('[data-test=seq-notice]').filter({ hasText: 'OxCal’s results compared.' }).waitFor()
+      const cmp = (await api(page, `/sequence/units/models/${modelId}/oxcal`)).body.comparison
+      const seqA = cmp.find((c) => c.name === 'SEQ-A')
+      assert.ok(seqA?.found, JSON.stringify(cmp))
+      const cmpRow = page.locator('[data-test=seq-oxcal] tr').filter({ has: page.locator('th', { hasText: /^SEQ-A$/ }) })
+      const ox = seqA.oxcal_hpd95[0]
+      assert.ok(ox.from < 0 && ox.to < 0, JSON.stringify(ox))
+      assert.ok((await cmpRow.textContent()).includes(`${-ox.from} BCE – ${-ox.to} BCE (95.4%)`), await cmpRow.textContent())
+      assert.ok((await cmpRow.textContent()).includes(`${seqA.shift95} years`), await cmpRow.textContent())
+
+      // A phone: one column, nothing wider than the screen.
+      await page.setViewportSize({ width: 390, height: 844 })
+      await page.locator('[data-test=seq-date]').first().scrollIntoViewIfNeeded()
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'fits a phone')
+      const plotBox = await page.locator('[data-test=seq-date] [data-test=seq-plot]').first().boundingBox()
+      assert.ok(plotBox.width > 300 && plotBox.x >= 0, `the plot takes the width: ${JSON.stringify(plotBox)}`)
+      await shot(page, 'sequence-phone')
+      await page.setViewportSize({ width: 1280, height: 860 })
+
+      // A date links to its unit.
+      await page.locator('[data-test=seq-date][data-name="SEQ-A"] [data-test=seq-date-link]').click()
+      await page.waitForURL(new RegExp(`/t/units/${made[0]}$`))
+      // Deleting asks first.
+      await page.goto(`${BASE}/${APP}/sequence/units`)
+      await page.locator('[data-test=seq-model]').filter({ hasText: 'Scenario model' }).locator('[data-test=seq-delete]').click()
+      await answerDialog(page)
+      await page.locator('[data-test=seq-notice]').filter({ hasText: 'Model “Scenario model” deleted.' }).waitFor()
+      assert.equal((await api(page, `/sequence/units/models/${modelId}`)).status, 404)
+      modelId = null
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 })
+      if (modelId) await api(page, `/sequence/units/models/${modelId}`, { method: 'DELETE' })
+      for (const id of rels) await api(page, `/rs/${id}`, { method: 'DELETE' })
+      for (const id of made) await api(page, `/record/units/${id}`, { method: 'DELETE' })
+    }
+  },
+  // ---- end of sequence ----
 }
 
 const { ctx, close } = await launch()

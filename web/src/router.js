@@ -31,6 +31,7 @@ export const routes = [
       { path: 't/:tb/:id', name: 'record', component: RecordView, props: true },
       { path: 'matrix/:tb?', name: 'matrix', component: Matrix, props: true },
       { path: 'matrix/:tb/health', name: 'matrix-health', component: () => import('./views/MatrixHealth.vue'), props: true },
+      { path: 'sequence/:tb?', name: 'sequence', component: () => import('./views/Sequence.vue'), props: true },
       // Heavier or rarer screens load on demand: the first page stays small.
       { path: 'timeline', name: 'timeline', component: () => import('./views/Timeline.vue'), props: true },
       { path: 'map/:tb?', name: 'map', component: () => import('./views/GeoMap.vue'), props: true },

@@ -42,7 +42,7 @@ const (
 	oauthEmail = "oauth@example.org"
 )
 
-var plugins = []string{"chronology", "osteology", "radiocarbon", "gazetteer", "refmgr"}
+var plugins = []string{"chronology", "osteology", "radiocarbon", "gazetteer", "refmgr", "sequence"}
 
 // oneEngine names the scenarios (substrings of their names, for E2E_SKIP)
 // that run on the first engine only, because what they check is the same

@@ -6,6 +6,7 @@ import { en as enLists, it as itLists } from './i18n-lists.js'
 import { en as enLive, it as itLive } from './i18n-live.js'
 import { en as enOffline, it as itOffline } from './i18n-offline.js'
 import { en as enHealth, it as itHealth } from './i18n-health.js'
+import { en as enSequence, it as itSequence } from './i18n-sequence.js'
 
 const en = {
   'app.title': 'Strata',
@@ -1070,6 +1071,8 @@ Object.assign(en, enOffline)
 Object.assign(it, itOffline)
 Object.assign(en, enHealth)
 Object.assign(it, itHealth)
+Object.assign(en, enSequence)
+Object.assign(it, itSequence)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 
