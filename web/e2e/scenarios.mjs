@@ -279,6 +279,13 @@ const scenarios = {
     await page.waitForURL(/sort=weight&dir=asc/)
     await page.getByRole('button', { name: /^Weight/ }).click()
     await page.waitForURL(/dir=desc/)
+    // The URL changes before the new page of rows arrives: wait for the
+    // rows to change too (the ascending list is not in descending order)
+    // instead of reading the list the click replaced.
+    await page.waitForFunction(() => {
+      const v = [...document.querySelectorAll('[data-test=rows] tr td:nth-child(5)')].map((td) => Number(td.textContent))
+      return v.length > 1 && v[0] > v[v.length - 1] && v.every((x, i) => i === 0 || v[i - 1] >= x)
+    }).catch(() => {}) // the assertion below says what was seen
     const weights = await page.locator('[data-test=rows] tr td:nth-child(5)').allTextContents()
     const nums = weights.map(Number)
     assert.deepEqual(nums, [...nums].sort((a, b) => b - a), 'sorted by weight, descending')
