@@ -83,8 +83,8 @@ func newRepo(n int) *memRepo {
 }
 
 func (r *memRepo) Identify(context.Context) (Identity, error) { return r.id, nil }
-func (r *memRepo) Sets(context.Context) ([]Set, error)       { return r.sets, nil }
-func (r *memRepo) Formats() []Format                         { return r.formats }
+func (r *memRepo) Sets(context.Context) ([]Set, error)        { return r.sets, nil }
+func (r *memRepo) Formats() []Format                          { return r.formats }
 
 func (r *memRepo) Get(_ context.Context, id string) (Item, bool, error) {
 	for _, it := range r.items {

@@ -85,8 +85,10 @@ var FormatOAIDataCite = Format{
 
 // Query selects items for Repository.List.
 type Query struct {
-	// Prefix is the metadata format asked for; items that lack it may be
-	// returned (the handler skips them) but a repository may filter them.
+	// Prefix is the metadata format asked for. A repository should leave
+	// out items lacking it; if it does not, the handler skips them, but a
+	// resumed list whose remaining items all lack it then ends in
+	// noRecordsMatch (a response must hold at least one record).
 	Prefix string
 	// Set is a set spec; "" means any. An item is in set S when one of its
 	// Sets equals S or starts with S+":" (sets are hierarchical).
