@@ -15,6 +15,7 @@
 // Memory is bounded: the image's declared dimensions are read with DecodeConfig and images
 // above ImageOptions.MaxPixels are refused before any pixel is decoded (decompression bombs).
 // While publishing, the package holds the decoded source until it is copied into the
-// (possibly downscaled) working image, then only the current pyramid level, the next smaller
-// one while it is computed, and the JPEG encoder's state for one file.
+// (possibly downscaled) working image (plus one rotated copy when a JPEG's EXIF orientation
+// asks for it), then only the current pyramid level, the next smaller one while it is
+// computed, and the JPEG encoder's state for one file. Tiles are sub-images, never copies.
 package iiif

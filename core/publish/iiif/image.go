@@ -168,7 +168,8 @@ func sniff(b []byte) (codec, bool) {
 //   - the full image: dir/full/max/0/default.jpg.
 //
 // Images wider or taller than opt.MaxSide are downscaled (Catmull-Rom) first; transparency
-// is flattened on white. Nothing is written unless the image decodes, so an image refused
+// is flattened on white; a JPEG's EXIF orientation is applied, so the published image is
+// upright and Width/Height are its displayed dimensions. Nothing is written unless the image decodes, so an image refused
 // with ErrUnsupportedFormat, ErrCorruptImage or *TooLargeError leaves the sink untouched; an
 // error from the sink itself may leave some files written.
 func WriteImage(sink Sink, dir, serviceID string, src io.Reader, opt ImageOptions) (Image, error) {
@@ -216,7 +217,11 @@ func decodeBounded(src io.Reader, opt ImageOptions) (*image.RGBA, error) {
 	if tooLarge(cfg.Width, cfg.Height, opt.MaxPixels) {
 		return nil, &TooLargeError{Format: c.name, Width: cfg.Width, Height: cfg.Height, MaxPixels: opt.MaxPixels}
 	}
-	m, err := c.decode(io.MultiReader(&header, br))
+	orientation := 1
+	if c.name == "jpeg" {
+		orientation = jpegOrientation(header.Bytes())
+	}
+	m, err := c.decode(io.MultiReader(bytes.NewReader(header.Bytes()), br))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptImage, c.name, err)
 	}
@@ -239,7 +244,9 @@ func decodeBounded(src io.Reader, opt ImageOptions) (*image.RGBA, error) {
 	} else {
 		draw.CatmullRom.Scale(work, work.Bounds(), m, b, draw.Over, nil)
 	}
-	return work, nil
+	// The source is dead from here (Go's liveness analysis lets the collector take it) before
+	// a rotation allocates its copy.
+	return orient(work, orientation), nil
 }
 
 func tooLarge(w, h int, max int64) bool {
