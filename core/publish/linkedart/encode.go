@@ -505,8 +505,9 @@ func (e *encoder) radiocarbon(c C14) (*object, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calibrated range %d: %w", i, err)
 		}
-		pct := formatFloat(math.Round(rg.Probability*1000)/10) + "%"
-		rangeType, err := e.vocab("c14/calibrated-range/" + pathSeg(pct))
+		num := formatFloat(math.Round(rg.Probability*1000) / 10)
+		pct := num + "%"
+		rangeType, err := e.vocab("c14/calibrated-range/" + pathSeg(num))
 		if err != nil {
 			return nil, err
 		}
