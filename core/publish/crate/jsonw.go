@@ -100,4 +100,3 @@ func (j *jsonWriter) flush() error {
 	}
 	return j.w.Flush()
 }
-
