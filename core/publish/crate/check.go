@@ -584,4 +584,3 @@ func iso8601(s string) bool {
 	}
 	return false
 }
-
