@@ -92,7 +92,13 @@ func (j *jsonWriter) str(s string) {
 	j.err = w.WriteByte('"')
 }
 
-func (j *jsonWriter) int(n int64) { j.raw(strconv.FormatInt(n, 10)) }
+func (j *jsonWriter) int(n int64) {
+	if j.err != nil {
+		return
+	}
+	var buf [24]byte
+	_, j.err = j.w.Write(strconv.AppendInt(buf[:0], n, 10))
+}
 
 func (j *jsonWriter) flush() error {
 	if j.err != nil {

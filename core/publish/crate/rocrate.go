@@ -195,6 +195,17 @@ func CheckPath(p string) error {
 // characters that RFC 3987 does not allow in IRIs; other non-ASCII
 // characters stay as UTF-8, as RO-Crate 1.2 prefers ("面试.mp4").
 func PathID(p string) string {
+	clean := true
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c >= utf8.RuneSelf || !(c == '/' || isUnreserved(c) || strings.IndexByte("!$&'()*+,;=@", c) >= 0) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return p
+	}
 	var b strings.Builder
 	for i := 0; i < len(p); {
 		c := p[i]
@@ -369,36 +380,7 @@ func WriteMetadata(w io.Writer, d Dataset, files []File) error {
 		j.raw("}")
 	}
 	for _, f := range sorted {
-		name := f.Name
-		if name == "" {
-			name = path.Base(f.Path)
-		}
-		ps := []prop{{"@id", PathID(f.Path)}, {"@type", "File"}, {"name", name}}
-		if f.Description != "" {
-			ps = append(ps, prop{"description", f.Description})
-		}
-		if f.EncodingFormat != "" {
-			ps = append(ps, prop{"encodingFormat", f.EncodingFormat})
-		}
-		if len(f.ConformsTo) > 0 {
-			refs := make([]ref, len(f.ConformsTo))
-			for i, u := range f.ConformsTo {
-				refs[i] = ref(u)
-			}
-			ps = append(ps, prop{"conformsTo", refs})
-		}
-		// schema.org contentSize is Text; RO-Crate's examples write it as
-		// a string.
-		ps = append(ps, prop{"contentSize", strconv.FormatInt(f.ContentSize, 10)})
-		if f.SHA256 != "" {
-			ps = append(ps, prop{"sha256", f.SHA256})
-		}
-		j.raw(",")
-		j.indent(2)
-		j.raw("{")
-		writeProps(j, 3, ps)
-		j.indent(2)
-		j.raw("}")
+		writeFile(j, f)
 	}
 	for _, e := range ctx {
 		j.raw(",")
@@ -414,6 +396,67 @@ func WriteMetadata(w io.Writer, d Dataset, files []File) error {
 		return fmt.Errorf("ro-crate: writing metadata: %w", err)
 	}
 	return nil
+}
+
+// writeFile writes one File entity directly, without building a property
+// list: this runs once per record file, and allocation there is what
+// decides the memory of a 100,000-record crate.
+func writeFile(j *jsonWriter, f File) {
+	key := func(k string) {
+		j.raw(",")
+		j.indent(3)
+		j.str(k)
+		j.raw(": ")
+	}
+	j.raw(",")
+	j.indent(2)
+	j.raw("{")
+	j.indent(3)
+	j.raw(`"@id": `)
+	j.str(PathID(f.Path))
+	key("@type")
+	j.str("File")
+	key("name")
+	if f.Name != "" {
+		j.str(f.Name)
+	} else {
+		j.str(path.Base(f.Path))
+	}
+	if f.Description != "" {
+		key("description")
+		j.str(f.Description)
+	}
+	if f.EncodingFormat != "" {
+		key("encodingFormat")
+		j.str(f.EncodingFormat)
+	}
+	if len(f.ConformsTo) > 0 {
+		key("conformsTo")
+		j.raw("[")
+		for k, u := range f.ConformsTo {
+			if k > 0 {
+				j.raw(",")
+			}
+			j.indent(4)
+			j.raw(`{"@id": `)
+			j.str(u)
+			j.raw("}")
+		}
+		j.indent(3)
+		j.raw("]")
+	}
+	// schema.org contentSize is Text; RO-Crate's examples write it as a
+	// string.
+	key("contentSize")
+	j.raw(`"`)
+	j.int(f.ContentSize)
+	j.raw(`"`)
+	if f.SHA256 != "" {
+		key("sha256")
+		j.str(f.SHA256)
+	}
+	j.indent(2)
+	j.raw("}")
 }
 
 // writeChildren writes the hasPart of the directory prefix ("" for the
