@@ -341,7 +341,10 @@ func checkResource(fsys fs.FS, r Resource, targetSets map[string]map[string]bool
 	})
 	if err != nil {
 		pr.add("resource %q: %v", r.Name, err)
-		return
+		// Read the rest, so that the size and hash are still checked.
+		if _, err := io.Copy(io.Discard, src); err != nil {
+			return
+		}
 	}
 	if n != r.Bytes {
 		pr.add("resource %q: %d bytes, the descriptor says %d", r.Name, n, r.Bytes)
