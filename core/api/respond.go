@@ -36,6 +36,8 @@ func StatusOf(k errs.Kind) int {
 		return http.StatusBadGateway
 	case errs.Unavailable:
 		return http.StatusServiceUnavailable
+	case errs.Gone:
+		return http.StatusGone
 	case errs.Timeout:
 		return http.StatusGatewayTimeout
 	case errs.ClientTimeout:

@@ -22,6 +22,11 @@ const (
 	// and without credentials: the operations endpoints (/healthz, /readyz,
 	// /metrics) that load balancers and scrapers call.
 	Root
+	// Site routes live under /{app} outside /api: the app is resolved and
+	// nobody is authenticated (Access must be auth.Public). They are the
+	// pages and protocols an application shows the world: the landing
+	// pages of its publications and its OAI-PMH endpoint (core/publish).
+	Site
 )
 
 // Route is one row of a route table.
@@ -83,6 +88,8 @@ func (r Route) FullPath() string {
 		return "/api" + r.Path
 	case Root:
 		return r.Path
+	case Site:
+		return "/:app" + r.Path
 	}
 	return "/:app/api" + r.Path
 }

@@ -28,6 +28,7 @@ const (
 	ClientTimeout                  // the client did not send its request in time
 	PreconditionFailed             // a condition of the request (If-Match) does not hold
 	TooManyRequests                // a rate limit was reached; retry later
+	Gone                           // the thing existed and was withdrawn
 )
 
 // Error is a failure with a stable machine-readable code. Message is safe to

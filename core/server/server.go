@@ -42,6 +42,7 @@ import (
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/ratelimit"
 	"github.com/strata-archaeo/strata/core/realtime"
+	"github.com/strata-archaeo/strata/core/publish"
 	"github.com/strata-archaeo/strata/core/rscheck"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -69,6 +70,8 @@ const (
 	App = api.App
 	// Root routes are the bare operations endpoints (/healthz, /readyz).
 	Root = api.Root
+	// Site routes are an application's public pages under /<app>.
+	Site = api.Site
 )
 
 // Deps are what the server needs from the rest of the process.
@@ -166,6 +169,7 @@ type Server struct {
 	gate     *appgate.Gate  // requests in progress per app
 	realtime *realtime.Hub  // live streams (core/realtime)
 	webui    *webui.Handler // the web application's pages (fallback)
+	publish  publish.Deps   // open-data publishing (core/publish)
 
 	// scopeWatch, when set (by tests only), is told of every table a
 	// request asks the records gate about, so the route-table walk knows
@@ -232,6 +236,10 @@ func New(d Deps) (*Server, error) {
 		imports.Register(d.Jobs, s, d.Apps, d.Files)
 		rscheck.Register(d.Jobs, s, d.Apps)
 	}
+	s.publish = publish.Deps{Apps: d.Apps, Host: s, Files: d.Files, Jobs: d.Jobs, TmpDir: d.Scratch.Path(), PublicURL: d.Config.PublicURL, Now: d.Now}
+	if d.Jobs != nil {
+		publish.Register(s.publish)
+	}
 	var shared *ratelimit.Shared
 	if d.Apps != nil {
 		if shared, err = ratelimit.SharedFor(d.Apps.Backend(), d.Config.RateLimits); err != nil {
@@ -297,6 +305,12 @@ func (s *Server) handle(r Route) {
 	chain := []gin.HandlerFunc{s.limitBody(r.BodyLimit, r.BodyTimeout)}
 	if !r.Stream && !r.LongAnswer && s.cfg.WriteTimeout > 0 {
 		chain = append(chain, s.writeDeadline(r.BodyTimeout))
+	}
+	if r.Scope == Site {
+		if r.Access != auth.Public {
+			panic("server: site route " + r.Path + " must be public")
+		}
+		chain = append(chain, s.resolveApp(r), s.gateApp)
 	}
 	if r.Scope == App {
 		chain = append(chain, s.resolveApp(r))
@@ -367,6 +381,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
 	core = append(core, rscheck.Routes(s, s.jobs)...)
+	core = append(core, publish.Routes(s.publish)...)
 	core = append(core, s.realtime.Routes()...)
 	core = append(core, fieldsync.Routes(fieldsync.Deps{Host: s, Files: s.files, MaxUploadBytes: s.cfg.MaxUploadBytes, Now: s.now, Hold: s.cfg.SyncHold})...)
 	core = append(core, assemblage.Routes(s, s.now)...)
