@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/files"
 	"github.com/strata-archaeo/strata/core/records"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
@@ -49,6 +50,9 @@ type build struct {
 	now      time.Time
 	tmpDir   string
 	progress func(done, total int64)
+
+	store         files.Storage // the application's files (images)
+	skippedImages int64
 
 	zw        *zip.Writer
 	files     []crateFile

@@ -57,6 +57,10 @@ type Table struct {
 	Term   *Term           `json:"term,omitempty"`
 	Fields []string        `json:"fields"`
 	Filter json.RawMessage `json:"filter,omitempty"`
+	// Images publishes the raster images linked to the table's published
+	// records (IIIF): off unless the admin says so, since photographs
+	// may show what the fields do not.
+	Images bool `json:"images,omitempty"`
 }
 
 // Term is a vocabulary term: a Getty AAT URI and its label.

@@ -86,6 +86,9 @@ type snapshotResult struct {
 	Records  int64 `json:"records"`
 	Files    int64 `json:"files"`
 	Size     int64 `json:"size"`
+	// SkippedImages are images that could not be read (corrupt, too
+	// large, lost by the storage): published without them.
+	SkippedImages int64 `json:"skipped_images"`
 }
 
 // makeSnapshot builds the crate of s and makes it the next version.
@@ -110,7 +113,7 @@ func (d Deps) makeSnapshot(ctx context.Context, app *apps.App, s *Snapshot, prog
 		version = *s.Previous + 1
 	}
 	b := &build{ctx: ctx, db: app.DB, app: app, snap: s, fr: fr, cfg: &cfg, gate: NewGate(app.DB, cat, &cfg),
-		now: d.now().UTC().Truncate(time.Second), tmpDir: d.TmpDir, progress: progress}
+		now: d.now().UTC().Truncate(time.Second), tmpDir: d.TmpDir, progress: progress, store: d.Files}
 	if s.Previous != nil {
 		prev, err := snapshotByVersion(ctx, app.DB, *s.Previous)
 		if err != nil {
@@ -159,7 +162,7 @@ func (d Deps) makeSnapshot(ctx context.Context, app *apps.App, s *Snapshot, prog
 		_ = d.Files.Delete(context.WithoutCancel(ctx), app.Name, key)
 		return nil, err
 	}
-	return &snapshotResult{Snapshot: s.ID, Version: version, Records: b.records, Files: f.Files, Size: size}, nil
+	return &snapshotResult{Snapshot: s.ID, Version: version, Records: b.records, Files: f.Files, Size: size, SkippedImages: b.skippedImages}, nil
 }
 
 func (d Deps) now() time.Time {

@@ -32,6 +32,8 @@ func Routes(d Deps) []api.Route {
 		{Scope: api.Site, Method: http.MethodGet, Path: "/data", Access: auth.Public, Handler: h.siteHome},
 		{Scope: api.Site, Method: http.MethodGet, Path: "/data/snapshot/:version", Access: auth.Public, Handler: h.siteSnapshot},
 		{Scope: api.Site, Method: http.MethodGet, Path: "/data/snapshot/:version/download", Access: auth.Public, LongAnswer: true, Handler: h.siteDownload},
+		{Scope: api.Site, Method: http.MethodGet, Path: "/data/snapshot/:version/files/*path", Access: auth.Public, LongAnswer: true, Handler: h.siteFile},
+		{Scope: api.Site, Method: http.MethodGet, Path: "/data/iiif/*path", Access: auth.Public, Handler: h.siteIIIF},
 		{Scope: api.Site, Method: http.MethodGet, Path: "/data/record/:tb/:id", Access: auth.Public, Handler: h.siteRecord},
 		{Scope: api.Site, Method: http.MethodGet, Path: "/oai", Access: auth.Public, Handler: h.oai},
 		{Scope: api.Site, Method: http.MethodPost, Path: "/oai", Access: auth.Public, Handler: h.oai},

@@ -135,7 +135,11 @@ func (b *build) tablePass(t *schema.Table) error {
 	if err != nil {
 		return err
 	}
-	w := &tableWriter{b: b, t: t, tc: tc, cols: cols, csv: cw, geo: geoRows, rels: rels}
+	images, err := b.loadImages(t)
+	if err != nil {
+		return err
+	}
+	w := &tableWriter{b: b, t: t, tc: tc, cols: cols, csv: cw, geo: geoRows, rels: rels, images: images}
 	if _, err := exp.Run(b.ctx, w); err != nil {
 		return err
 	}
@@ -172,6 +176,7 @@ type tableWriter struct {
 	csv  *crate.CSVWriter
 	geo  records.RowWriter
 	rels *tableRelations
+	images map[int64][]recordImage // the records' images (Table.Images)
 }
 
 func (w *tableWriter) Header(cols []records.FieldRef) error {
@@ -258,6 +263,17 @@ func (w *tableWriter) record(vals []any) error {
 		}
 	}
 	la.Label = sum.Label
+	if imgs := w.images[id]; len(imgs) > 0 {
+		// The images go into the zip before the record's document, which
+		// names the manifest only when one was written.
+		ok, err := b.writeRecordImages(w.t, id, sum.Label, imgs)
+		if err != nil {
+			return err
+		}
+		if ok {
+			la.Images = []linkedart.Ref{{URI: b.manifestURI(w.t.Name, id), Label: sum.Label + " (IIIF manifest)"}}
+		}
+	}
 	if w.rels != nil {
 		for _, r := range w.rels.of[id] {
 			target := b.recordURI(w.t.Name, r.other)

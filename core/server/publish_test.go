@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"io/fs"
 	"net/http/httptest"
@@ -130,7 +133,7 @@ const pubConfig = `{"title":"Excavations at Test Hill","description":"Units & fi
   {"name":"units","kind":"stratigraphic_unit","term":{"id":"http://vocab.getty.edu/aat/300411702","label":"stratigraphic units"},
    "fields":["code","description","trench","depth","dug"],"filter":{"trench":{"status":{"_eq":"finished"}}}},
   {"name":"finds","kind":"find","term":{"id":"http://vocab.getty.edu/aat/300234110","label":"archaeological objects"},
-   "fields":["code","material","unit","count","fragile"],"filter":{"unit":{"trench":{"status":{"_eq":"finished"}}}}}]}`
+   "fields":["code","material","unit","count","fragile"],"filter":{"unit":{"trench":{"status":{"_eq":"finished"}}}},"images":true}]}`
 
 func TestPublish(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
@@ -173,6 +176,18 @@ func TestPublish(t *testing.T) {
 			testenv.Scenario{Name: "read back", Method: "GET", URL: "/dig/api/publish/config", Headers: h, ExpectedStatus: 200,
 				ExpectedContent: []string{`"configured":true`, `"title":"Excavations at Test Hill"`}}.Run(t, inst.Server)
 		})
+
+		// Photographs of a published find (with a private description) and
+		// of a find that is not published.
+		pubFind := publishedIDs(t, a, `SELECT "id" FROM `+a.DB.Qualify("finds")+` WHERE "code" = 'F01'`)[0]
+		hiddenFind := publishedIDs(t, a, `SELECT MAX("id") FROM `+a.DB.Qualify("finds"))[0]
+		for _, id := range []int64{pubFind, pubFind, hiddenFind} {
+			st, m := testenv.DoMultipart(t, inst.Server, fmt.Sprintf("/dig/api/record/finds/%d/file", id), h["Authorization"],
+				map[string]string{"description": f.marker()}, testenv.FormFile{Field: "file", Name: f.marker() + ".png", Data: testPNG(t, 700, 300)})
+			if st != 200 {
+				t.Fatalf("upload: %d %v", st, m)
+			}
+		}
 
 		v1 := publishNow(t, inst, h)
 		crate1 := downloadCrate(t, inst, h, v1.ID)
@@ -225,6 +240,25 @@ func TestPublish(t *testing.T) {
 			for _, name := range []string{"ro-crate-metadata.json", "datapackage.json", "datacite.xml"} {
 				fileOf(t, crate1, name)
 			}
+			// The published find's two photographs as IIIF, named by its
+			// document; none of the find that is not published.
+			manifest := fileOf(t, crate1, fmt.Sprintf("iiif/finds/%d/manifest.json", pubFind))
+			if !bytes.Contains(fileOf(t, crate1, fmt.Sprintf("records/finds/%d.json", pubFind)), []byte(fmt.Sprintf("/dig/data/iiif/finds/%d/manifest.json", pubFind))) {
+				t.Fatal("the find's document does not name its manifest")
+			}
+			for _, n := range []int{1, 2} {
+				info := fileOf(t, crate1, fmt.Sprintf("iiif/finds/%d/%d/info.json", pubFind, n))
+				if !bytes.Contains(info, []byte(`"width": 700`)) && !bytes.Contains(info, []byte(`"width":700`)) {
+					t.Fatalf("info.json %s", info)
+				}
+				fileOf(t, crate1, fmt.Sprintf("iiif/finds/%d/%d/full/max/0/default.jpg", pubFind, n))
+			}
+			if !bytes.Contains(manifest, []byte(`"type": "Canvas"`)) && !bytes.Contains(manifest, []byte(`"type":"Canvas"`)) {
+				t.Fatalf("manifest %s", manifest)
+			}
+			if _, err := fs.Stat(crate1, fmt.Sprintf("iiif/finds/%d", hiddenFind)); err == nil {
+				t.Fatal("the images of a find that is not published were published")
+			}
 			if _, err := fs.Stat(crate1, "data/staff.csv"); err == nil {
 				t.Fatal("a table that is not public was published")
 			}
@@ -266,6 +300,18 @@ func TestPublish(t *testing.T) {
 				t.Fatal("the record's JSON-LD differs from the crate's")
 			}
 			get("/dig/data/record/units/999999", "", 404, `"code":"record_not_published"`)
+			// The crate is browsable, and IIIF resolves at its stable URIs.
+			finds := csvIDs(t, crate1, "data/finds.csv")
+			iiifURL := fmt.Sprintf("/dig/data/iiif/finds/%d/manifest.json", finds[0])
+			if !bytes.Equal(get(iiifURL, "", 200), fileOf(t, crate1, fmt.Sprintf("iiif/finds/%d/manifest.json", finds[0]))) {
+				t.Fatal("the manifest served differs from the crate's")
+			}
+			if !bytes.Equal(get("/dig/data/snapshot/1/files/data/units.csv", "", 200), fileOf(t, crate1, "data/units.csv")) {
+				t.Fatal("a crate file served differs from the crate's")
+			}
+			get(fmt.Sprintf("/dig/data/iiif/finds/%d/1/full/max/0/default.jpg", finds[0]), "", 200)
+			get("/dig/data/snapshot/1/files/../../etc/passwd", "", 404)
+			get("/dig/data/snapshot/1/files/data/staff.csv", "", 404, `"code":"file_not_published"`)
 			get("/dig/data/record/staff/1", "", 404, `"code":"record_not_published"`)
 			get("/dig/data/snapshot/7", "", 404, `"code":"snapshot_not_found"`)
 			zipBytes := get("/dig/data/snapshot/1/download", "", 200)
@@ -335,6 +381,22 @@ func TestPublish(t *testing.T) {
 			}
 		})
 	})
+}
+
+// testPNG is a gradient image of w×h.
+func testPNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 128, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 type pubSnapshot struct {
