@@ -169,13 +169,13 @@ func (b *build) tablePass(t *schema.Table) error {
 
 // tableWriter receives the export's rows of one table.
 type tableWriter struct {
-	b    *build
-	t    *schema.Table
-	tc   *Table
-	cols []column
-	csv  *crate.CSVWriter
-	geo  records.RowWriter
-	rels *tableRelations
+	b      *build
+	t      *schema.Table
+	tc     *Table
+	cols   []column
+	csv    *crate.CSVWriter
+	geo    records.RowWriter
+	rels   *tableRelations
 	images map[int64][]recordImage // the records' images (Table.Images)
 }
 
