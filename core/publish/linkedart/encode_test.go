@@ -5,289 +5,52 @@ import (
 	"encoding/json"
 
 	"flag"
-	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/piprate/json-gold/ld"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/strata-archaeo/strata/core/publish/publishtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden")
 
-// ---- Linked Art schemas, served from testdata ----
-
-var (
-	schemaOnce sync.Once
-	schemas    map[string]*jsonschema.Schema
-	schemaErr  error
-)
-
-const schemaBase = "https://linked.art/api/1.0/schema/"
-
-// offline refuses every URL the compiler was not given, so a $ref to a
-// remote schema fails the test instead of reaching the network.
-type offline struct{}
-
-func (offline) Load(url string) (any, error) {
-	return nil, fmt.Errorf("offline: no schema for %s", url)
-}
-
-// isoDateTime is the "date-time" format asserted: RFC 3339 for years
-// 0000-9999, and the same with an expanded or negative year (ISO 8601 /
-// XML Schema 1.1), which is how BC dates are written (see doc.go).
-var dateTimeRE = regexp.MustCompile(`^(-?)(\d{4,})(-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))$`)
-
-func isoDateTime(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
-	m := dateTimeRE.FindStringSubmatch(s)
-	if m == nil {
-		return fmt.Errorf("%q is not an ISO 8601 date-time", s)
-	}
-	if len(m[2]) > 4 && m[2][0] == '0' {
-		return fmt.Errorf("%q: an expanded year has no leading zero", s)
-	}
-	if m[1] == "-" && strings.Trim(m[2], "0") == "" {
-		return fmt.Errorf("%q: year -0000", s)
-	}
-	// Month, day and time checked on a leap year that RFC 3339 can write.
-	if _, err := time.Parse(time.RFC3339, "2000"+m[3]); err != nil {
-		return fmt.Errorf("%q: %w", s, err)
-	}
-	return nil
-}
-
-func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
-	t.Helper()
-	schemaOnce.Do(func() {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft7)
-		c.UseLoader(offline{})
-		c.AssertFormat()
-		c.RegisterFormat(&jsonschema.Format{Name: "date-time", Validate: isoDateTime})
-		files, err := filepath.Glob("testdata/schema/*.json")
-		if err != nil || len(files) == 0 {
-			schemaErr = fmt.Errorf("no schemas: %v", err)
-			return
-		}
-		for _, fn := range files {
-			f, err := os.Open(fn)
-			if err != nil {
-				schemaErr = err
-				return
-			}
-			doc, err := jsonschema.UnmarshalJSON(f)
-			f.Close()
-			if err != nil {
-				schemaErr = fmt.Errorf("%s: %w", fn, err)
-				return
-			}
-			m := doc.(map[string]any)
-			// The files say draft 2020-12 but are draft 7 (array items,
-			// definitions) and upstream validates them as such.
-			delete(m, "$schema")
-			if err := c.AddResource(m["$id"].(string), m); err != nil {
-				schemaErr = fmt.Errorf("%s: %w", fn, err)
-				return
-			}
-		}
-		// Upstream bug: core.json's Name.referred_to_by says
-		// "$ref": "/definitions/referred_to_byProp" (no "#"), which resolves
-		// to a URL that does not exist. Serve there what it obviously means.
-		if err := c.AddResource("https://linked.art/definitions/referred_to_byProp",
-			map[string]any{"$ref": schemaBase + "core.json#/definitions/referred_to_byProp"}); err != nil {
-			schemaErr = err
-			return
-		}
-		schemas = map[string]*jsonschema.Schema{}
-		for _, name := range []string{"object", "place"} {
-			s, err := c.Compile(schemaBase + name + ".json")
-			if err != nil {
-				schemaErr = fmt.Errorf("compile %s: %w", name, err)
-				return
-			}
-			schemas[name] = s
-		}
-	})
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
-	}
-	return schemas
-}
+// ---- validation: the Linked Art schemas and JSON-LD expansion, offline,
+// through the publication's test kit (core/publish/publishtest) ----
 
 func validate(t *testing.T, r Record, out []byte) {
 	t.Helper()
-	s := loadSchemas(t)
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
-	if err != nil {
+	if err := publishtest.LinkedArt(out); err != nil {
+		t.Error(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("output is not JSON: %v", err)
 	}
-	endpoint := "object"
-	if r.Kind == KindSite {
-		endpoint = "place"
+	if want := r.Kind == KindSite; (m["type"] == "Place") != want {
+		t.Errorf("kind %s written as type %v", r.Kind, m["type"])
 	}
-	for _, name := range []string{endpoint} {
-		if err := s[name].Validate(inst); err != nil {
-			t.Errorf("%s schema: %v", name, err)
-		}
-	}
-}
-
-// ---- JSON-LD expansion with contexts from testdata ----
-
-type fileLoader struct{ files map[string]string }
-
-func (l fileLoader) LoadDocument(u string) (*ld.RemoteDocument, error) {
-	fn, ok := l.files[u]
-	if !ok {
-		return nil, ld.NewJsonLdError(ld.LoadingDocumentFailed, "offline: no file for "+u)
-	}
-	f, err := os.Open(fn)
-	if err != nil {
-		return nil, ld.NewJsonLdError(ld.LoadingDocumentFailed, err)
-	}
-	defer f.Close()
-	doc, err := ld.DocumentFromReader(f)
-	if err != nil {
-		return nil, ld.NewJsonLdError(ld.LoadingDocumentFailed, err)
-	}
-	return &ld.RemoteDocument{DocumentURL: u, Document: doc}, nil
 }
 
 func expand(t *testing.T, out []byte) []any {
 	t.Helper()
-	var doc any
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatal(err)
-	}
-	opts := ld.NewJsonLdOptions("")
-	opts.DocumentLoader = fileLoader{files: map[string]string{ContextURL: "testdata/context/linked-art.json"}}
-	exp, err := ld.NewJsonLdProcessor().Expand(doc, opts)
+	exp, err := publishtest.ExpandJSONLD(out)
 	if err != nil {
 		t.Fatalf("expand: %v", err)
 	}
 	return exp
 }
 
-// namespaces every expanded property must be in: a term the context did not
-// define would be dropped (no @vocab) or left relative.
-var namespaces = []string{
-	"http://www.cidoc-crm.org/cidoc-crm/",
-	"http://www.ics.forth.gr/isl/CRMsci/",
-	"http://www.ics.forth.gr/isl/CRMdig/",
-	"http://www.w3.org/2000/01/rdf-schema#",
-	"http://purl.org/dc/elements/1.1/",
-	"http://purl.org/dc/terms/",
-	"https://linked.art/ns/terms/",
-}
-
-type census struct {
-	props int            // properties other than id/type/@context
-	types int            // "type" / "@type" occurrences
-	keys  map[string]int // expanded property IRIs
-	ids   map[string]int // every @id and @type value
-}
-
-func countCompact(v any, c *census) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			switch k {
-			case "@context", "id":
-			case "type":
-				c.types++
-			default:
-				c.props++
-			}
-			countCompact(val, c)
-		}
-	case []any:
-		for _, e := range x {
-			countCompact(e, c)
-		}
-	}
-}
-
-func countExpanded(v any, c *census) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			switch {
-			case k == "@type":
-				if _, literal := x["@value"]; literal {
-					continue // a literal's datatype, not a node's class
-				}
-				c.types++
-				for _, ty := range val.([]any) {
-					c.ids[ty.(string)]++
-				}
-			case k == "@id":
-				c.ids[val.(string)]++
-			case strings.HasPrefix(k, "@"):
-			default:
-				c.props++
-				c.keys[k]++
-			}
-			countExpanded(val, c)
-		}
-	case []any:
-		for _, e := range x {
-			countExpanded(e, c)
-		}
-	}
-}
-
-// expansionProblems expands out and lists what was lost or left outside
-// the CRM and Linked Art namespaces.
-func expansionProblems(t *testing.T, out []byte) ([]string, census) {
-	t.Helper()
-	var compact any
-	if err := json.Unmarshal(out, &compact); err != nil {
-		t.Fatal(err)
-	}
-	var cc census
-	countCompact(compact, &cc)
-	ec := census{keys: map[string]int{}, ids: map[string]int{}}
-	countExpanded(expand(t, out), &ec)
-	var problems []string
-	if cc.props != ec.props || cc.types != ec.types {
-		problems = append(problems, fmt.Sprintf("expansion dropped terms: %d properties and %d types before, %d and %d after", cc.props, cc.types, ec.props, ec.types))
-	}
-	for id := range ec.ids {
-		if u, err := url.Parse(id); err != nil || !u.IsAbs() {
-			problems = append(problems, fmt.Sprintf("%q expands to no absolute IRI", id))
-		}
-	}
-	for k := range ec.keys {
-		ok := false
-		for _, ns := range namespaces {
-			ok = ok || strings.HasPrefix(k, ns)
-		}
-		if !ok {
-			problems = append(problems, fmt.Sprintf("property %q expands outside the CRM/Linked Art namespaces", k))
-		}
-	}
-	sort.Strings(problems)
-	return problems, ec
-}
+type census = publishtest.Census
 
 func checkExpansion(t *testing.T, out []byte) census {
 	t.Helper()
-	problems, ec := expansionProblems(t, out)
-	for _, p := range problems {
-		t.Error(p)
+	ec, err := publishtest.LinkedArtExpansion(out)
+	if err != nil {
+		t.Error(err)
 	}
 	return ec
 }
@@ -300,8 +63,7 @@ func TestExpansionCheckCanFail(t *testing.T) {
 		"undefined type":   `{"@context":"` + ContextURL + `","id":"https://x.org/1","type":"HumanMadeObject","_label":"x","classified_as":[{"id":"https://x.org/t","type":"Typ"}]}`,
 		"undefined nested": `{"@context":"` + ContextURL + `","id":"https://x.org/1","type":"HumanMadeObject","_label":"x","dimension":[{"type":"Dimension","value":1,"valu":2}]}`,
 	} {
-		problems, _ := expansionProblems(t, []byte(doc))
-		if len(problems) == 0 {
+		if _, err := publishtest.LinkedArtExpansion([]byte(doc)); err == nil {
 			t.Errorf("%s: not noticed", name)
 		}
 	}
@@ -322,20 +84,20 @@ func TestEveryFixtureValidatesAndExpands(t *testing.T) {
 			if r.Kind == KindSite {
 				wantType = crm + "E53_Place"
 			}
-			if ec.ids[wantType] == 0 {
+			if ec.IDs[wantType] == 0 {
 				t.Errorf("no %s", wantType)
 			}
-			if ec.ids[r.URI] == 0 {
+			if ec.IDs[r.URI] == 0 {
 				t.Errorf("record URI %s is not an @id", r.URI)
 			}
-			if r.Kind == KindUnit && ec.ids[StratigraphicUnit] == 0 {
+			if r.Kind == KindUnit && ec.IDs[StratigraphicUnit] == 0 {
 				t.Errorf("unit not classified as %s", StratigraphicUnit)
 			}
-			if r.Kind == KindSample && ec.ids[Sample] == 0 {
+			if r.Kind == KindSample && ec.IDs[Sample] == 0 {
 				t.Errorf("sample not classified as %s", Sample)
 			}
-			if n := len(r.Relations); n > 0 && ec.ids[CRMarchaeo+"AP11_has_physical_relation"] != n {
-				t.Errorf("%d relations, %d AP11 assignments", n, ec.ids[CRMarchaeo+"AP11_has_physical_relation"])
+			if n := len(r.Relations); n > 0 && ec.IDs[CRMarchaeo+"AP11_has_physical_relation"] != n {
+				t.Errorf("%d relations, %d AP11 assignments", n, ec.IDs[CRMarchaeo+"AP11_has_physical_relation"])
 			}
 		})
 	}
@@ -381,12 +143,12 @@ func TestExpandedIRIs(t *testing.T) {
 			}
 			ec := checkExpansion(t, out)
 			for _, k := range tc.keys {
-				if ec.keys[k] == 0 {
+				if ec.Keys[k] == 0 {
 					t.Errorf("no property %s", k)
 				}
 			}
 			for _, id := range tc.ids {
-				if ec.ids[id] == 0 {
+				if ec.IDs[id] == 0 {
 					t.Errorf("no @id/@type %s", id)
 				}
 			}
@@ -533,7 +295,7 @@ func TestDates(t *testing.T) {
 		if err != nil || err2 != nil || s != tc.start || e != tc.end {
 			t.Errorf("year %d: %q %q (%v %v), want %q %q", tc.y, s, e, err, err2, tc.start, tc.end)
 		}
-		if err := isoDateTime(s); err != nil {
+		if err := publishtest.ISODateTime(s); err != nil {
 			t.Errorf("year %d: the test's format rejects %q: %v", tc.y, s, err)
 		}
 	}
@@ -547,7 +309,7 @@ func TestDates(t *testing.T) {
 	}
 	// The format the schema test asserts must be able to fail.
 	for _, bad := range []string{"-500-01-01T00:00:00Z", "2024-13-01T00:00:00Z", "2024-01-01", "-0000-01-01T00:00:00Z", "02024-01-01T00:00:00Z", "yesterday"} {
-		if isoDateTime(bad) == nil {
+		if publishtest.ISODateTime(bad) == nil {
 			t.Errorf("format accepts %q", bad)
 		}
 	}
@@ -556,7 +318,6 @@ func TestDates(t *testing.T) {
 // TestSchemaRejects proves the validation can fail: documents a broken
 // encoder could write are refused by the schemas.
 func TestSchemaRejects(t *testing.T) {
-	s := loadSchemas(t)
 	good, err := Encode(unitFull())
 	if err != nil {
 		t.Fatal(err)
@@ -580,8 +341,7 @@ func TestSchemaRejects(t *testing.T) {
 			}
 			mutate(m)
 			b, _ := json.Marshal(m)
-			inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-			if s["object"].Validate(inst) == nil {
+			if publishtest.LinkedArt(b) == nil {
 				t.Error("schema accepted it")
 			}
 		})
