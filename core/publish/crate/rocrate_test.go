@@ -15,29 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/piprate/json-gold/ld"
+	"github.com/strata-archaeo/strata/core/publish/publishtest"
 )
-
-// localLoader serves the RO-Crate 1.2 context from testdata and refuses
-// every other URL: the tests never reach the network.
-type localLoader struct{ t testing.TB }
-
-func (l localLoader) LoadDocument(u string) (*ld.RemoteDocument, error) {
-	if u != ROCrateContext {
-		l.t.Errorf("JSON-LD processor asked for %q", u)
-		return nil, fmt.Errorf("offline: %s", u)
-	}
-	f, err := os.Open("testdata/rocrate/context-1.2.jsonld")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	doc, err := ld.DocumentFromReader(f)
-	if err != nil {
-		return nil, err
-	}
-	return &ld.RemoteDocument{DocumentURL: u, Document: doc}, nil
-}
 
 func readGraph(t *testing.T, b []byte) (map[string]any, map[string]map[string]any) {
 	t.Helper()
@@ -226,15 +205,9 @@ func TestExpandJSONLD(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, ents := readGraph(t, b)
-	doc, err := ld.DocumentFromReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const base = "http://crate.invalid/snap/"
-	opts := ld.NewJsonLdOptions(base)
-	opts.DocumentLoader = localLoader{t}
-	opts.SafeMode = true // fail on anything the processor would drop
-	expanded, err := ld.NewJsonLdProcessor().Expand(doc, opts)
+	// Safe mode: the processor fails on anything it would drop.
+	const base = publishtest.ExpandBase
+	expanded, err := publishtest.ExpandJSONLD(b)
 	if err != nil {
 		t.Fatalf("expand: %v", err)
 	}
