@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/strata-archaeo/strata/core/errs"
+	"github.com/strata-archaeo/strata/core/publish/publishtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -164,23 +165,17 @@ func roundTrip(t *testing.T, m Metadata, out []byte) {
 	}
 }
 
-// xmllint validates doc against the committed kernel-4 XSD.
+// xmllint validates doc against the committed kernel-4 XSD
+// (publishtest.DataCiteXML); without xmllint the test is skipped, unless
+// STRATA_REQUIRE_XMLLINT=1.
 func xmllint(t *testing.T, doc []byte) {
 	t.Helper()
-	bin, err := exec.LookPath("xmllint")
+	err := publishtest.DataCiteXML(doc)
+	if errors.Is(err, publishtest.ErrNoXMLLint) {
+		t.Skip(err)
+	}
 	if err != nil {
-		if os.Getenv("STRATA_REQUIRE_XMLLINT") == "1" {
-			t.Fatal("xmllint not found and STRATA_REQUIRE_XMLLINT=1")
-		}
-		t.Skip("xmllint not installed")
-	}
-	f := filepath.Join(t.TempDir(), "doc.xml")
-	if err := os.WriteFile(f, doc, 0o600); err != nil {
 		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--noout", "--nonet", "--schema", filepath.Join("testdata", "kernel-4", "metadata.xsd"), f)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("xmllint: %v\n%s", err, out)
 	}
 }
 
@@ -191,20 +186,12 @@ func TestXSDRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	xmllint(t, out)
 	broken := bytes.Replace(out, []byte("<publisher>Strata demo</publisher>"), nil, 1)
 	if bytes.Equal(broken, out) {
 		t.Fatal("test did not remove the publisher")
 	}
-	bin, err := exec.LookPath("xmllint")
-	if err != nil {
-		if os.Getenv("STRATA_REQUIRE_XMLLINT") == "1" {
-			t.Fatal("xmllint not found and STRATA_REQUIRE_XMLLINT=1")
-		}
-		t.Skip("xmllint not installed")
-	}
-	f := filepath.Join(t.TempDir(), "doc.xml")
-	os.WriteFile(f, broken, 0o600)
-	if err := exec.Command(bin, "--noout", "--nonet", "--schema", "testdata/kernel-4/metadata.xsd", f).Run(); err == nil {
+	if publishtest.DataCiteXML(broken) == nil {
 		t.Fatal("xmllint accepted a resource without publisher")
 	}
 }
