@@ -17,8 +17,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"golang.org/x/image/tiff"
+
+	"github.com/strata-archaeo/strata/core/publish/publishtest"
 )
 
 // memSink keeps every file in memory and enforces the Sink contract: one writer open at a
@@ -104,160 +107,50 @@ func encodeJPEGBytes(t *testing.T, m image.Image) []byte {
 	return b.Bytes()
 }
 
-// info mirrors what a client reads from info.json; unknown fields are an error, so that
-// the test notices anything written beyond what it checks.
-type clientInfo struct {
-	Context  string `json:"@context"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Protocol string `json:"protocol"`
-	Profile  string `json:"profile"`
-	Width    int    `json:"width"`
-	Height   int    `json:"height"`
-	Sizes    []struct {
-		Width  int `json:"width"`
-		Height int `json:"height"`
-	} `json:"sizes"`
-	Tiles []struct {
-		Width        int   `json:"width"`
-		Height       int   `json:"height"`
-		ScaleFactors []int `json:"scaleFactors"`
-	} `json:"tiles"`
-}
-
-func cdiv(a, b int) int { return (a + b - 1) / b }
-
-// checkService reads dir/info.json as a level 0 client would, checks it against the rules
-// of Image API 3.0, computes every URL the client may request and checks that the sink holds
-// exactly those files, each a JPEG of the size its URL names. It returns the full image.
+// checkService checks dir as a level 0 client would (publishtest.IIIFImageService: info.json
+// by the rules of Image API 3.0, every URL the client may request a JPEG of the size it
+// names), then that the sink holds exactly those files, that they are the Image's Paths and
+// that its dimensions are info.json's. It returns the full image.
 func checkService(t *testing.T, s *memSink, dir, serviceID string, got Image) image.Image {
 	t.Helper()
-	raw, ok := s.files[dir+"/info.json"]
-	if !ok {
-		t.Fatalf("no %s/info.json; files: %v", dir, s.order)
+	files := fstest.MapFS{}
+	for p, b := range s.files {
+		files[p] = &fstest.MapFile{Data: b}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var in clientInfo
-	if err := dec.Decode(&in); err != nil {
-		t.Fatalf("info.json: %v\n%s", err, raw)
+	want, err := publishtest.IIIFImageService(files, dir, serviceID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Image API 3.0 §5: the required properties and their fixed values for level 0.
-	checks := []struct {
-		name string
-		ok   bool
-	}{
-		{"@context is the Image API 3 context", in.Context == "http://iiif.io/api/image/3/context.json"},
-		{"id is the service id", in.ID == serviceID},
-		{"type is ImageService3", in.Type == "ImageService3"},
-		{"protocol", in.Protocol == "http://iiif.io/api/image"},
-		{"profile level0", in.Profile == "level0"},
-		{"positive width and height", in.Width > 0 && in.Height > 0},
-		{"returned dimensions match", got.Width == in.Width && got.Height == in.Height && got.ServiceID == serviceID},
-		{"one tile set", len(in.Tiles) == 1},
+	var info struct{ Width, Height int }
+	if err := json.Unmarshal(s.files[dir+"/info.json"], &info); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range checks {
-		if !c.ok {
-			t.Errorf("info.json: %s fails:\n%s", c.name, raw)
+	if got.Width != info.Width || got.Height != info.Height || got.ServiceID != serviceID {
+		t.Errorf("returned %dx%d %s, info.json %dx%d", got.Width, got.Height, got.ServiceID, info.Width, info.Height)
+	}
+	var sizes int
+	for _, p := range want {
+		if strings.HasPrefix(p, dir+"/full/") && p != dir+"/full/max/0/default.jpg" {
+			sizes++
 		}
 	}
-	if t.Failed() {
-		t.FailNow()
-	}
-	W, H := in.Width, in.Height
-
-	want := map[string]bool{dir + "/info.json": true, dir + "/full/max/0/default.jpg": true}
-	dims := map[string][2]int{dir + "/full/max/0/default.jpg": {W, H}}
-	sizePaths := map[string]bool{}
-	prev := 0
-	for _, sz := range in.Sizes {
-		if sz.Width <= 0 || sz.Height <= 0 || sz.Width > W || sz.Height > H {
-			t.Errorf("size %dx%d outside 1..%dx%d", sz.Width, sz.Height, W, H)
-		}
-		if sz.Width*sz.Height <= prev {
-			t.Errorf("sizes not strictly ascending: %v", in.Sizes)
-		}
-		prev = sz.Width * sz.Height
-		p := fmt.Sprintf("%s/full/%d,%d/0/default.jpg", dir, sz.Width, sz.Height)
-		want[p], dims[p], sizePaths[p] = true, [2]int{sz.Width, sz.Height}, true
-	}
-	if len(got.Sizes) != len(in.Sizes) {
-		t.Errorf("Image.Sizes %v, info.json sizes %v", got.Sizes, in.Sizes)
-	}
-	ts := in.Tiles[0]
-	if ts.Width <= 0 || ts.Height != ts.Width {
-		t.Fatalf("tiles %+v: want square tiles", ts)
-	}
-	if len(ts.ScaleFactors) == 0 || ts.ScaleFactors[0] != 1 {
-		t.Fatalf("scaleFactors %v must start at 1", ts.ScaleFactors)
-	}
-	for i, sf := range ts.ScaleFactors {
-		if i > 0 && sf != 2*ts.ScaleFactors[i-1] {
-			t.Errorf("scaleFactors %v are not successive powers of two", ts.ScaleFactors)
-		}
-	}
-	// The pyramid must reach a level that fits in one tile, and stop there.
-	last := ts.ScaleFactors[len(ts.ScaleFactors)-1]
-	if cdiv(W, last) > ts.Width || cdiv(H, last) > ts.Height {
-		t.Errorf("smallest level %dx%d does not fit one tile", cdiv(W, last), cdiv(H, last))
-	}
-	if len(ts.ScaleFactors) > 1 {
-		pl := ts.ScaleFactors[len(ts.ScaleFactors)-2]
-		if cdiv(W, pl) <= ts.Width && cdiv(H, pl) <= ts.Height {
-			t.Errorf("scale factor %d is superfluous: level %d already fits one tile", last, pl)
-		}
-	}
-	for _, sf := range ts.ScaleFactors {
-		step := ts.Width * sf
-		for y := 0; y < H; y += step {
-			for x := 0; x < W; x += step {
-				rw, rh := min(step, W-x), min(step, H-y)
-				sw, sh := cdiv(rw, sf), cdiv(rh, sf)
-				p := fmt.Sprintf("%s/%d,%d,%d,%d/%d,%d/0/default.jpg", dir, x, y, rw, rh, sw, sh)
-				want[p], dims[p] = true, [2]int{sw, sh}
-				if rw == W && rh == H {
-					// A client using the canonical form asks for "full" here (and "max" at
-					// full size): that file must exist too.
-					canon := fmt.Sprintf("%s/full/%d,%d/0/default.jpg", dir, sw, sh)
-					if sf == 1 {
-						canon = dir + "/full/max/0/default.jpg"
-					}
-					if !want[canon] && !sizePaths[canon] {
-						t.Errorf("whole-image tile at scale %d: canonical %s is not published", sf, canon)
-					}
-				}
-			}
-		}
+	if len(got.Sizes) != sizes {
+		t.Errorf("Image.Sizes %v, %d sizes published", got.Sizes, sizes)
 	}
 	var have []string
 	for p := range s.files {
 		have = append(have, p)
-		if !want[p] {
-			t.Errorf("extra file %s", p)
-		}
 	}
 	sort.Strings(have)
-	for p := range want {
-		if _, ok := s.files[p]; !ok {
-			t.Errorf("missing %s", p)
-		}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Errorf("files written differ from those a client computes:\n%v\n%v", have, want)
 	}
 	if strings.Join(have, "\n") != strings.Join(got.Paths, "\n") {
 		t.Errorf("Image.Paths differ from the files written:\n%v\n%v", got.Paths, have)
 	}
-	var full image.Image
-	for p, d := range dims {
-		m, err := jpeg.Decode(bytes.NewReader(s.files[p]))
-		if err != nil {
-			t.Errorf("%s: %v", p, err)
-			continue
-		}
-		if b := m.Bounds(); b.Dx() != d[0] || b.Dy() != d[1] {
-			t.Errorf("%s is %dx%d, its URL says %dx%d", p, b.Dx(), b.Dy(), d[0], d[1])
-		}
-		if p == dir+"/full/max/0/default.jpg" {
-			full = m
-		}
+	full, err := jpeg.Decode(bytes.NewReader(s.files[dir+"/full/max/0/default.jpg"]))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return full
 }
@@ -314,7 +207,11 @@ func TestWriteImageSizes(t *testing.T) {
 				t.Errorf("published %dx%d, want %dx%d", got.Width, got.Height, c.wantW, c.wantH)
 			}
 			checkService(t, s, dir, id, got)
-			var in clientInfo
+			var in struct {
+				Tiles []struct {
+					ScaleFactors []int `json:"scaleFactors"`
+				} `json:"tiles"`
+			}
 			if err := json.Unmarshal(s.files[dir+"/info.json"], &in); err != nil {
 				t.Fatal(err)
 			}

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/strata-archaeo/strata/core/publish/publishtest"
 )
 
 // publishedImage runs WriteImage on a generated image, as a manifest's canvas needs.
@@ -44,196 +45,11 @@ func sampleManifest(t *testing.T) Manifest {
 	}
 }
 
-var (
-	httpID      = regexp.MustCompile(`^http.*$`)
-	schemaLang  = regexp.MustCompile(`^([a-zA-Z-][a-zA-Z-]*|none)$`)
-	mimeType    = regexp.MustCompile(`^[a-z][a-z]*/.*$`)
-	iiifRights  = regexp.MustCompile(`^http://(creativecommons\.org/licenses/|creativecommons\.org/publicdomain/|rightsstatements\.org/vocab/)`)
-	manifestKey = map[string]bool{"@context": true, "id": true, "type": true, "label": true, "summary": true, "metadata": true, "requiredStatement": true, "rights": true, "homepage": true, "thumbnail": true, "items": true, "provider": true, "seeAlso": true, "partOf": true, "navDate": true, "behavior": true, "service": true, "services": true, "rendering": true, "viewingDirection": true, "start": true, "structures": true, "annotations": true, "navPlace": true, "placeholderCanvas": true, "accompanyingCanvas": true}
-	pageKey     = map[string]bool{"@context": true, "id": true, "type": true, "label": true, "items": true, "rendering": true, "service": true, "thumbnail": true, "partOf": true, "next": true, "prev": true, "first": true, "last": true}
-)
-
-// checkPresentationRules encodes the rules of the IIIF presentation validator's JSON schema
-// (schema/iiif_3_0.json, which may not be redistributed) and of the Presentation API 3.0
-// text that apply to what WriteManifest writes. It returns every violation found.
+// checkPresentationRules returns every violation of the IIIF Presentation 3 rules (those of
+// the presentation validator's schema, which may not be redistributed, encoded in
+// publishtest) found in a manifest.
 func checkPresentationRules(data []byte) []string {
-	var errs []string
-	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return []string{"not JSON: " + err.Error()}
-	}
-	obj := func(where string, v any) map[string]any {
-		m, ok := v.(map[string]any)
-		if !ok {
-			bad("%s: not an object", where)
-		}
-		return m
-	}
-	arr := func(where string, v any) []any {
-		a, ok := v.([]any)
-		if !ok {
-			bad("%s: not an array", where)
-		}
-		return a
-	}
-	id := func(where string, v any) string {
-		s, ok := v.(string)
-		if !ok || !httpID.MatchString(s) {
-			bad("%s: id %v is not an http URI", where, v)
-		}
-		return s
-	}
-	str := func(where string, v any, want string) {
-		if s, ok := v.(string); !ok || s != want {
-			bad("%s: %v, want %q", where, v, want)
-		}
-	}
-	dim := func(where string, v any) {
-		f, ok := v.(float64)
-		if !ok || f <= 0 || f != float64(int(f)) {
-			bad("%s: %v is not a positive integer", where, v)
-		}
-	}
-	lng := func(where string, v any) {
-		for k, vals := range obj(where, v) {
-			if !schemaLang.MatchString(k) {
-				bad("%s: language key %q", where, k)
-			}
-			for i, s := range arr(where+"."+k, vals) {
-				if _, ok := s.(string); !ok {
-					bad("%s.%s[%d]: not a string", where, k, i)
-				}
-			}
-		}
-	}
-	entry := func(where string, v any) {
-		m := obj(where, v)
-		if m["label"] == nil || m["value"] == nil {
-			bad("%s: label and value required", where)
-		}
-		lng(where+".label", m["label"])
-		lng(where+".value", m["value"])
-	}
-	image := func(where string, v any) {
-		b := obj(where, v)
-		id(where, b["id"])
-		str(where+".type", b["type"], "Image")
-		if f, _ := b["format"].(string); !mimeType.MatchString(f) {
-			bad("%s.format %q", where, f)
-		}
-		dim(where+".width", b["width"])
-		dim(where+".height", b["height"])
-		for i, sv := range arr(where+".service", b["service"]) {
-			s := obj(where+".service", sv)
-			id(fmt.Sprintf("%s.service[%d]", where, i), s["id"])
-			str(where+".service.type", s["type"], "ImageService3")
-			str(where+".service.profile", s["profile"], "level0")
-		}
-	}
-
-	for k := range doc {
-		if !manifestKey[k] {
-			bad("manifest: property %q not allowed", k)
-		}
-	}
-	str("@context", doc["@context"], "http://iiif.io/api/presentation/3/context.json")
-	id("manifest", doc["id"])
-	str("manifest.type", doc["type"], "Manifest")
-	if doc["label"] == nil || doc["items"] == nil {
-		bad("manifest: label and items required")
-	}
-	lng("label", doc["label"])
-	if v, ok := doc["summary"]; ok {
-		lng("summary", v)
-	}
-	if v, ok := doc["metadata"]; ok {
-		for i, e := range arr("metadata", v) {
-			entry(fmt.Sprintf("metadata[%d]", i), e)
-		}
-	}
-	if v, ok := doc["requiredStatement"]; ok {
-		entry("requiredStatement", v)
-	}
-	if v, ok := doc["rights"]; ok {
-		if s, _ := v.(string); !iiifRights.MatchString(s) {
-			bad("rights %v is not a CC or RightsStatements.org http URI", v)
-		}
-	}
-	if v, ok := doc["homepage"]; ok {
-		for i, h := range arr("homepage", v) {
-			m := obj("homepage", h)
-			id(fmt.Sprintf("homepage[%d]", i), m["id"])
-			if _, ok := m["type"].(string); !ok {
-				bad("homepage[%d]: type required", i)
-			}
-			if m["label"] == nil {
-				bad("homepage[%d]: label required", i)
-			}
-			lng("homepage.label", m["label"])
-			if f, _ := m["format"].(string); !mimeType.MatchString(f) {
-				bad("homepage.format %q", f)
-			}
-		}
-	}
-	items := arr("items", doc["items"])
-	if len(items) == 0 {
-		bad("manifest: no canvas")
-	}
-	seen := map[string]bool{}
-	unique := func(s string) {
-		if seen[s] {
-			bad("id %s used twice", s)
-		}
-		seen[s] = true
-	}
-	unique(doc["id"].(string))
-	for ci, cv := range items {
-		where := fmt.Sprintf("items[%d]", ci)
-		c := obj(where, cv)
-		cid := id(where, c["id"])
-		unique(cid)
-		str(where+".type", c["type"], "Canvas")
-		dim(where+".width", c["width"])
-		dim(where+".height", c["height"])
-		if v, ok := c["label"]; ok {
-			lng(where+".label", v)
-		}
-		if v, ok := c["thumbnail"]; ok {
-			for i, th := range arr(where+".thumbnail", v) {
-				image(fmt.Sprintf("%s.thumbnail[%d]", where, i), th)
-			}
-		}
-		pages := arr(where+".items", c["items"])
-		if len(pages) != 1 {
-			bad("%s: %d annotation pages, want 1", where, len(pages))
-		}
-		for pi, pv := range pages {
-			pw := fmt.Sprintf("%s.items[%d]", where, pi)
-			p := obj(pw, pv)
-			for k := range p {
-				if !pageKey[k] {
-					bad("%s: property %q not allowed", pw, k)
-				}
-			}
-			unique(id(pw, p["id"]))
-			str(pw+".type", p["type"], "AnnotationPage")
-			for ai, av := range arr(pw+".items", p["items"]) {
-				aw := fmt.Sprintf("%s.items[%d]", pw, ai)
-				a := obj(aw, av)
-				unique(id(aw, a["id"]))
-				str(aw+".type", a["type"], "Annotation")
-				str(aw+".motivation", a["motivation"], "painting")
-				str(aw+".target", a["target"], cid)
-				image(aw+".body", a["body"])
-				body := obj(aw, a["body"])
-				if body["width"] != c["width"] || body["height"] != c["height"] {
-					bad("%s: body %vx%v on a canvas %vx%v", aw, body["width"], body["height"], c["width"], c["height"])
-				}
-			}
-		}
-	}
-	return errs
+	return publishtest.IIIFPresentationProblems(data)
 }
 
 func writeManifest(t *testing.T, m Manifest) []byte {
