@@ -216,7 +216,12 @@ func (b *build) finish(version int64) error {
 	}); err != nil {
 		return err
 	}
-	ds := crate.Dataset{Name: cfg.Title, Description: cfg.Description, DatePublished: b.now, Version: strconv.FormatInt(version, 10),
+	desc := cfg.Description
+	if desc == "" {
+		// RO-Crate requires a description; a setting may leave it out.
+		desc = cfg.Title + ": " + strconv.FormatInt(b.records, 10) + " records published with Strata."
+	}
+	ds := crate.Dataset{Name: cfg.Title, Description: desc, DatePublished: b.now, Version: strconv.FormatInt(version, 10),
 		CiteAs: b.citeAs(version), URL: landing, Keywords: cfg.Keywords,
 		License: crate.License{URI: lic.URL, Name: lic.Name, SPDX: lic.ID}}
 	if cfg.Publisher != "" {
