@@ -147,7 +147,8 @@ func (d Deps) jobLive(ctx context.Context, id int64) (bool, error) {
 // done, with a provider, not registered, not held by a live job.
 func (d Deps) mintable(ctx context.Context, s *Snapshot, job int64) error {
 	if s.Status != StatusDone || s.blobKey == nil || s.Version == nil {
-		return ErrNotDone.With("status", s.Status)
+		// Not "status": that key is the answer envelope's.
+		return ErrNotDone.With("snapshot_status", s.Status)
 	}
 	if s.Frozen().Config.DOI.Provider == "" {
 		return ErrDOINotConfigured
