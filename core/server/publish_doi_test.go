@@ -7,8 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +99,13 @@ func idle(t *testing.T, inst *testenv.Instance, h map[string]string) bool {
 // retryDOI asks for a retry and waits for its job and outcome.
 func retryDOI(t *testing.T, inst *testenv.Instance, h map[string]string, id int64) doiSnap {
 	t.Helper()
+	waitJob(t, inst, h, startDOI(t, inst, h, id))
+	return waitDOI(t, inst, h, id)
+}
+
+// startDOI asks for a (re)minting and returns its job's id.
+func startDOI(t *testing.T, inst *testenv.Instance, h map[string]string, id int64) int64 {
+	t.Helper()
 	rec := testenv.Scenario{Name: "retry", Method: "POST", URL: fmt.Sprintf("/dig/api/publish/snapshots/%d/doi", id), Headers: h, ExpectedStatus: 202,
 		ExpectedContent: []string{`"code":"doi_started"`, `"job":{`}}.Run(t, inst.Server)
 	var out struct {
@@ -105,18 +116,72 @@ func retryDOI(t *testing.T, inst *testenv.Instance, h map[string]string, id int6
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Job.ID == 0 {
 		t.Fatalf("retry answer %s", rec.Body.String())
 	}
+	return out.Job.ID
+}
+
+// waitJob waits for a job to end.
+func waitJob(t *testing.T, inst *testenv.Instance, h map[string]string, job int64) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		_, m := testenv.Do(t, inst.Server, "GET", fmt.Sprintf("/dig/api/jobs/%d", out.Job.ID), "", h)
+		_, m := testenv.Do(t, inst.Server, "GET", fmt.Sprintf("/dig/api/jobs/%d", job), "", h)
 		if st, _ := m["state"].(string); st == "done" || st == "failed" {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %d did not end: %v", out.Job.ID, m)
+			t.Fatalf("job %d did not end: %v", job, m)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return waitDOI(t, inst, h, id)
+}
+
+// gate is a proxy in front of a fake service that, once closed, holds
+// every request until opened again, telling the test each one arrived.
+type gate struct {
+	URL     string
+	mu      sync.Mutex
+	hold    chan struct{}
+	entered chan struct{}
+}
+
+func newGate(t *testing.T, target string) *gate {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{entered: make(chan struct{}, 100)}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		hold := g.hold
+		g.mu.Unlock()
+		if hold != nil {
+			g.entered <- struct{}{}
+			<-hold
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(g.open) // before Close: no handler stays blocked
+	g.URL = srv.URL
+	return g
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.hold == nil {
+		g.hold = make(chan struct{})
+	}
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.hold != nil {
+		close(g.hold)
+		g.hold = nil
+	}
 }
 
 // doiConfig is pubConfig with a DOI setting (JSON of its "doi" key).
@@ -371,7 +436,8 @@ func TestPublishDOICredential(t *testing.T) {
 		inst, a, h, _ := doiSetup(t, e)
 		const right, wrong = "right-secret-§-ü", "WRONG-secret-Zq9"
 		dc := doitest.NewDataCite(t, "10.5072", "TEST.STRATA", right)
-		doiJSON := `{"provider":"datacite","base_url":"` + dc.URL + `","repository_id":"TEST.STRATA","prefix":"10.5072"}`
+		g := newGate(t, dc.URL)
+		doiJSON := `{"provider":"datacite","base_url":"` + g.URL + `","repository_id":"TEST.STRATA","prefix":"10.5072"}`
 
 		// A snapshot made without a provider gets no DOI, and none can be asked.
 		testenv.Scenario{Name: "no provider", Method: "PUT", URL: "/dig/api/publish/config", Body: pubConfig, Headers: h, ExpectedStatus: 200}.Run(t, inst.Server)
@@ -429,10 +495,25 @@ func TestPublishDOICredential(t *testing.T) {
 			t.Fatalf("no credential: doi_status %q, error %+v", s.doiStatus(), s.DOIError)
 		}
 
-		// Fixed: the retry mints.
+		// Fixed: the retry mints. Before it, the minting looks
+		// interrupted (a node died while its job held it): the job it
+		// names has ended, so a retry may take it over.
 		testenv.Scenario{Name: "right secret", Method: "PUT", URL: "/dig/api/publish/config", Body: doiConfig(doiJSON, right), Headers: h, ExpectedStatus: 200,
 			ExpectedContent: []string{`"doi_secret_set":true`}}.Run(t, inst.Server)
-		s = retryDOI(t, inst, h, snap.ID)
+		if _, err := a.DB.Exec(t.Context(), `UPDATE `+a.DB.Sys("publish_snapshots")+` SET doi_status = 'minting' WHERE id = ?`, snap.ID); err != nil {
+			t.Fatal(err)
+		}
+		g.close()
+		job := startDOI(t, inst, h, snap.ID)
+		<-g.entered // the job holds the minting, its first request held
+		if s, _ := getSnap(t, inst, h, snap.ID); s.doiStatus() != "minting" {
+			t.Fatalf("while minting: doi_status %q", s.doiStatus())
+		}
+		testenv.Scenario{Name: "one at a time", Method: "POST", URL: fmt.Sprintf("/dig/api/publish/snapshots/%d/doi", snap.ID), Headers: h, ExpectedStatus: 409,
+			ExpectedContent: []string{`"code":"doi_minting"`}}.Run(t, inst.Server)
+		g.open()
+		waitJob(t, inst, h, job)
+		s = waitDOI(t, inst, h, snap.ID)
 		if s.doiStatus() != "registered" || s.DOI == nil {
 			t.Fatalf("after fixing the credential: doi_status %q, error %+v", s.doiStatus(), s.DOIError)
 		}
