@@ -48,8 +48,10 @@ type snapshotArgs struct {
 	Snapshot int64 `json:"snapshot"`
 }
 
-// Register adds the snapshot job kind. The job acts as nobody: it reads
-// through the public gate of the setting the snapshot froze.
+// Register adds the snapshot and DOI job kinds. The snapshot job acts as
+// nobody: it reads through the public gate of the setting the snapshot
+// froze; once done with a DOI provider in that setting, it queues the
+// minting (mint.go).
 func Register(d Deps) {
 	d.Jobs.Register(KindSnapshot, func(ctx context.Context, run *jobs.Run) (any, error) {
 		var a snapshotArgs
@@ -75,8 +77,12 @@ func Register(d Deps) {
 			}
 			return nil, err
 		}
+		if fr := s.Frozen(); fr.Config.DOI.Provider != "" {
+			d.queueDOI(ctx, app, s.ID, run.User())
+		}
 		return res, nil
 	})
+	registerDOI(d)
 }
 
 // snapshotResult is the job's result.

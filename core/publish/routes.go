@@ -27,6 +27,7 @@ func Routes(d Deps) []api.Route {
 		{Scope: api.App, Method: http.MethodGet, Path: "/publish/snapshots", Access: auth.AdminOnly, Handler: h.list},
 		{Scope: api.App, Method: http.MethodPost, Path: "/publish/snapshots", Access: auth.AdminOnly, Handler: h.start},
 		{Scope: api.App, Method: http.MethodGet, Path: "/publish/snapshots/:id", Access: auth.AdminOnly, Handler: h.get},
+		{Scope: api.App, Method: http.MethodPost, Path: "/publish/snapshots/:id/doi", Access: auth.AdminOnly, Handler: h.startDOI},
 		{Scope: api.App, Method: http.MethodGet, Path: "/publish/snapshots/:id/download", Access: auth.AdminOnly, SignedLink: true, LongAnswer: true, Handler: h.download},
 
 		{Scope: api.Site, Method: http.MethodGet, Path: "/data", Access: auth.Public, Handler: h.siteHome},

@@ -50,6 +50,7 @@ type Snapshot struct {
 	Files       *int64     `json:"files"`
 	DOI         *string    `json:"doi"`
 	DOIStatus   *string    `json:"doi_status"`
+	DOIError    *DOIError  `json:"doi_error"` // the last minting's failure (doi_status failed)
 	Error       *string    `json:"error"`
 	Title       string     `json:"title"`
 	Licence     string     `json:"licence"`
@@ -82,6 +83,7 @@ func scanSnapshot(row interface{ Scan(...any) error }) (*Snapshot, error) {
 		s.PublishedAt = &t
 	}
 	s.Title, s.Licence = s.frozen.Config.Title, s.frozen.Config.Licence
+	s.DOIError = doiErrorOf(&s)
 	return &s, nil
 }
 
