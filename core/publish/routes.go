@@ -217,7 +217,7 @@ func (h handlers) download(c *gin.Context) {
 // sendCrate answers the zip of a done snapshot, with Range support.
 func (h handlers) sendCrate(c *gin.Context, s *Snapshot) {
 	if s.Status != StatusDone || s.blobKey == nil {
-		api.Fail(c, ErrNotDone.With("status", s.Status))
+		api.Fail(c, ErrNotDone.With("snapshot_status", s.Status))
 		return
 	}
 	app := api.AppOf(c)
