@@ -94,7 +94,52 @@ func Showcase(ctx context.Context, h http.Handler, app *apps.App, adminEmail str
 	if err := showcaseSequence(ctx, c, active, log); err != nil {
 		return shown, err
 	}
+	if err := showcasePublish(ctx, c, log); err != nil {
+		return shown, err
+	}
 	return shown, nil
+}
+
+// publishSetting is the demo's publication: sites, units and finds with
+// their photographs; descriptions of trenches and units' types stay
+// private, as a project's notes would.
+var publishSetting = map[string]any{
+	"title": "Demo excavation", "description": "The demo application's sites, stratigraphic units and finds, published as open data.",
+	"licence": "CC-BY-4.0", "contact": "data@example.org", "publisher": "Strata demo", "language": "en",
+	"keywords": []string{"archaeology", "excavation", "demo"},
+	"authors":  []map[string]any{{"name": "Demo, Admin", "given_name": "Admin", "family_name": "Demo"}},
+	"tables": []map[string]any{
+		{"name": "sites", "kind": "site", "fields": []string{"name", "region"}},
+		{"name": "units", "kind": "stratigraphic_unit", "fields": []string{"code", "description"}},
+		{"name": "finds", "kind": "find", "fields": []string{"label", "unit", "material", "weight", "found_on"}, "images": true},
+	},
+}
+
+// showcasePublish saves the publication setting and starts the first
+// version (a job), unless the application was configured before. A
+// server without a job system keeps the setting and says so.
+func showcasePublish(ctx context.Context, c *client, log *slog.Logger) error {
+	status, body, err := c.call(ctx, http.MethodGet, "/publish/config", nil)
+	if err != nil || status != http.StatusOK {
+		return fmt.Errorf("demo: publication setting: %d %v %w", status, body, err)
+	}
+	if body["configured"] == true {
+		return nil
+	}
+	if err := c.ok(ctx, http.MethodPut, "/publish/config", publishSetting); err != nil {
+		return err
+	}
+	status, body, err = c.call(ctx, http.MethodPost, "/publish/snapshots", nil)
+	switch {
+	case err != nil:
+		return err
+	case status == http.StatusServiceUnavailable:
+		log.Warn("demo: the first publication is not made, this server runs no jobs", "code", body["code"])
+		return nil
+	case status != http.StatusAccepted:
+		return fmt.Errorf("demo: publish: %d %v", status, body)
+	}
+	return nil
 }
 
 // sequenceModel is the demo's Bayesian chronology model: the first

@@ -211,6 +211,16 @@ func TestShowcaseEveryFeature(t *testing.T) {
 			t.Errorf("sequence preview: %d %v", status, body)
 		}
 
+		// The publication setting is saved; this server runs no jobs, so
+		// the first version is left for the visitor and the log says so.
+		if _, body := testenv.Do(t, inst.Server, "GET", "/demo/api/publish/config", "", testenv.Bearer(token)); body["configured"] != true ||
+			!strings.Contains(fmt.Sprint(body["config"]), "Demo excavation") {
+			t.Errorf("publication setting: %v", body)
+		}
+		if !strings.Contains(logs.String(), "the first publication is not made") {
+			t.Errorf("the log does not say the first publication is not made:\n%s", logs)
+		}
+
 		assertAcyclic(t, db)
 
 		// Again: nothing added.
