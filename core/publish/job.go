@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
@@ -243,9 +244,24 @@ func (b *build) finish(version int64) error {
 	if b.snap.Previous != nil {
 		ds.PreviousVersion = SnapshotURI(b.fr.BaseURL, *b.snap.Previous)
 	}
-	ds.Directories = []crate.Directory{
+	// A folder is described only when it holds files (RO-Crate refuses
+	// an empty one).
+	used := map[string]bool{}
+	for _, f := range b.files {
+		if i := strings.IndexByte(f.Path, '/'); i > 0 {
+			used[f.Path[:i]] = true
+		}
+	}
+	for _, d := range []crate.Directory{
 		{Path: "data", Name: "Tables", Description: "One CSV per public table and one per table's stratigraphic relations."},
 		{Path: "records", Name: "Records", Description: "Each published record as Linked Art (CIDOC CRM) JSON-LD."},
+		{Path: "figures", Name: "Figures", Description: "Harris matrices and radiocarbon dates of the tables with stratigraphic relations, as SVG."},
+		{Path: "iiif", Name: "Images", Description: "The published records' images as IIIF level 0 image services, with a IIIF manifest per record."},
+		{Path: "geo", Name: "Geodata", Description: "The published records' geodata as GeoJSON (WGS 84)."},
+	} {
+		if used[d.Path] {
+			ds.Directories = append(ds.Directories, d)
+		}
 	}
 	files := make([]crate.File, len(b.files))
 	for i, f := range b.files {

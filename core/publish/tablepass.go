@@ -161,10 +161,16 @@ func (b *build) tablePass(t *schema.Table) error {
 			return err
 		}
 	}
-	if t.RS {
-		return b.relationsResource(t, rels)
+	if !t.RS {
+		return nil
 	}
-	return nil
+	if err := b.relationsResource(t, rels); err != nil {
+		return err
+	}
+	if err := b.matrixFigure(t, rels); err != nil {
+		return err
+	}
+	return b.datesFigure(t, rels)
 }
 
 // tableWriter receives the export's rows of one table.

@@ -259,6 +259,17 @@ func TestPublish(t *testing.T) {
 			if _, err := fs.Stat(crate1, fmt.Sprintf("iiif/finds/%d", hiddenFind)); err == nil {
 				t.Fatal("the images of a find that is not published were published")
 			}
+			// The Harris matrix: the four published units, US1 above US2
+			// above US3, US4 on its own; the hidden unit not drawn.
+			svg := string(fileOf(t, crate1, "figures/units-matrix.svg"))
+			for _, want := range []string{">US1<", ">US2<", ">US3<", ">US4<"} {
+				if !strings.Contains(svg, want) {
+					t.Fatalf("the matrix lacks %s:\n%s", want, svg)
+				}
+			}
+			if strings.Count(svg, "<line") != 2 || strings.Count(svg, "<rect") != 4 {
+				t.Fatalf("the matrix has %d relations and %d units, want 2 and 4:\n%s", strings.Count(svg, "<line"), strings.Count(svg, "<rect"), svg)
+			}
 			if _, err := fs.Stat(crate1, "data/staff.csv"); err == nil {
 				t.Fatal("a table that is not public was published")
 			}
