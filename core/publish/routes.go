@@ -1,11 +1,16 @@
 package publish
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -14,6 +19,7 @@ import (
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/jobs"
 	"github.com/strata-archaeo/strata/core/oauth"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // Routes are publishing's: the setting and the snapshots for admins
@@ -158,6 +164,10 @@ func (h handlers) start(c *gin.Context) {
 	}
 	fr := Frozen{Config: st.Config, BaseURL: strings.TrimRight(base, "/") + "/" + app.Name}
 	user := api.ActorOf(c).UserID
+	if err := h.releaseStale(ctx, app.DB); err != nil {
+		api.Fail(c, err)
+		return
+	}
 	s, err := startSnapshot(ctx, app.DB, fr, user, h.d.now())
 	if err != nil {
 		api.Fail(c, err)
@@ -234,4 +244,41 @@ func (h handlers) sendCrate(c *gin.Context, s *Snapshot) {
 		c.Header("ETag", `"`+*s.SHA256+`"`)
 	}
 	http.ServeContent(c.Writer, c.Request, name, *s.PublishedAt, blob)
+}
+
+// staleAfter is how long a running snapshot without a job may be left
+// before a new start takes it for dead (its start failed half-way).
+const staleAfter = time.Minute
+
+// releaseStale marks failed a running snapshot whose job has ended
+// without finishing it (its node stopped and the job system gave it up,
+// or it was cancelled), so that it does not block every later snapshot.
+func (h handlers) releaseStale(ctx context.Context, db *store.DB) error {
+	var id int64
+	var job *int64
+	var created int64
+	err := db.QueryRow(ctx, `SELECT id, job_id, created_at FROM `+db.Sys("publish_snapshots")+` WHERE status = 'running'`).Scan(&id, &job, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		if h.d.now().Sub(time.UnixMilli(created)) < staleAfter {
+			return nil
+		}
+		return failSnapshot(ctx, db, id, errors.New("the snapshot's job was never queued"))
+	}
+	j, err := h.d.Jobs.Get(ctx, *job)
+	if err != nil {
+		if errs.CodeOf(err) == "job_not_found" {
+			return failSnapshot(ctx, db, id, errors.New("the snapshot's job is gone"))
+		}
+		return err
+	}
+	if j.State.Finished() {
+		return failSnapshot(ctx, db, id, fmt.Errorf("the snapshot's job ended (%s) without finishing it", j.State))
+	}
+	return nil
 }

@@ -391,6 +391,26 @@ func TestPublish(t *testing.T) {
 				t.Fatal("version 2 does not point at version 1")
 			}
 		})
+
+		// A snapshot left running by a node that stopped (its job gone, or
+		// never queued) does not block the next one: it is marked failed.
+		t.Run("a stale run", func(t *testing.T) {
+			for i, job := range []any{int64(999999), nil} {
+				id := int64(200 * (i + 1))
+				if _, err := a.DB.Exec(t.Context(), `INSERT INTO `+a.DB.Sys("publish_snapshots")+` (id, status, job_id, config, created_at) VALUES (?, 'running', ?, ?, 0)`,
+					id, job, `{"config":{},"base_url":""}`); err != nil {
+					t.Fatal(err)
+				}
+				testenv.Scenario{Name: "blocked while it runs", Method: "GET", URL: fmt.Sprintf("/dig/api/publish/snapshots/%d", id), Headers: h,
+					ExpectedStatus: 200, ExpectedContent: []string{`"status":"running"`}}.Run(t, inst.Server)
+				s := publishNow(t, inst, h)
+				if *s.Version != int64(3+i) {
+					t.Fatalf("version %d, want %d", *s.Version, 3+i)
+				}
+				testenv.Scenario{Name: "released", Method: "GET", URL: fmt.Sprintf("/dig/api/publish/snapshots/%d", id), Headers: h,
+					ExpectedStatus: 200, ExpectedContent: []string{`"status":"failed"`}}.Run(t, inst.Server)
+			}
+		})
 	})
 }
 
