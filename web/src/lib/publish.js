@@ -221,7 +221,7 @@ export function formProblems(form) {
     if (!t.public) continue
     if (t.termId.trim() && !validAAT(t.termId)) out[`tables.${t.name}.term`] = { message: 'pub.term_invalid' }
     const f = filterOf(t)
-    if (f.error) out[`tables.${t.name}.filter`] = { message: 'pub.filter_' + f.error, detail: f.detail || '' }
+    if (f.error) out[`tables.${t.name}.filter`] = { message: 'pub.filter_bad_' + f.error, detail: f.detail || '' }
   }
   return out
 }
