@@ -210,9 +210,12 @@ export function secretOf(form) {
 
 // formProblems are what the screen refuses before asking the server:
 // ORCID iDs whose check digit is wrong, AAT ids that are not AAT URIs,
-// filters that are not JSON objects. Keyed as errorTarget keys them.
+// filters that are not JSON objects, and an empty description (the
+// setting takes one, but a version cannot be made without it: the
+// RO-Crate's root dataset must have one). Keyed as errorTarget keys them.
 export function formProblems(form) {
   const out = {}
+  if (!form.description.trim()) out.description = { message: 'pub.description_needed' }
   form.authors.forEach((a, i) => {
     const p = orcidProblem(a.orcid)
     if (p) out[`authors.${i}.orcid`] = { message: 'pub.orcid_' + p }

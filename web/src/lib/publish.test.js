@@ -188,6 +188,12 @@ describe('formProblems', () => {
     expect(Object.keys(formProblems(form)).sort()).toEqual(['authors.1.orcid', 'tables.trenches.filter', 'tables.units.term'])
     expect(formProblems(form)['authors.1.orcid'].message).toBe('pub.orcid_checksum')
   })
+  it('asks for a description, which every version needs', () => {
+    const form = formFromConfig({ ...CONFIG, description: '' }, cat)
+    expect(formProblems(form)).toEqual({ description: { message: 'pub.description_needed' } })
+    form.description = ' \n '
+    expect(Object.keys(formProblems(form))).toEqual(['description'])
+  })
 })
 
 describe('errorTarget', () => {
