@@ -36,7 +36,10 @@ export function serviceWorker() {
         additionalManifestEntries: [{ url: '/', revision: createHash('sha256').update(index).digest('hex').slice(0, 16) }],
         navigateFallback: '/',
         // API paths are never pages; /static/ files are precached by name.
-        navigateFallbackDenylist: [/^\/api\//, /^\/[^/]+\/api\//, /^\/static\//],
+        // An application's published data (/<app>/data…, its landing and
+        // record pages and downloads) and its OAI-PMH endpoint are pages
+        // the server makes (core/publish), not the app's: issue 34.
+        navigateFallbackDenylist: [/^\/api\//, /^\/[^/]+\/api\//, /^\/static\//, /^\/[^/]+\/(data|oai)(\/|\?|$)/],
         // Hashed names change with their content: no cache-busting query.
         dontCacheBustURLsMatching: /^\/static\/assets\//,
         maximumFileSizeToCacheInBytes: 4 * 1024 * 1024,

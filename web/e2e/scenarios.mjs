@@ -3019,6 +3019,11 @@ const scenarios = {
       { name: 'user privileges', url: `/${APP}/admin/users`, run: () => page.locator('[data-test^=privileges-]:enabled').first().click(), wait: page.locator('[data-test=privileges-panel]') },
       { name: 'menu open', url: `/${APP}`, phone: true, run: () => page.locator('.menu-toggle').click() },
       { name: 'chronological model form', url: `/${APP}/sequence/units`, run: () => page.locator('[data-test=seq-new]').click(), wait: page.locator('[data-test=seq-form]') },
+      // publish: a table made public (its kind, term, fields, filter) and an author, not saved
+      { name: 'publish settings, a table public', url: `/${APP}/publish`, run: async () => {
+        await page.locator('[data-test=pub-table-units] [data-test=pub-table-public]').check()
+        await page.locator('[data-test=pub-add-author]').click()
+      }, wait: page.locator('[data-test=pub-table-units] [data-test=pub-fields]') },
     ]
     const failures = []
     const minor = new Map()
@@ -3539,6 +3544,126 @@ const scenarios = {
     }
   },
   // ---- end of sequence ----
+  // ---- publish ----
+  // Issue 34: the application published as citable open data. An admin
+  // makes the stratigraphic units public (two fields ticked, the rest
+  // private, a row filter made in the filter builder), with an author
+  // whose ORCID iD is first mistyped (the screen refuses it by its check
+  // digit) and a contact the server asks for (its refusal shows by the
+  // field it names); then publishes a version, its progress showing, and
+  // opens the version's public page as anyone would (no session) and as
+  // the installed app would (its service worker leaves /<app>/data to the
+  // server), and downloads the zip.
+  async 'publish: configure, publish a version with its progress, its public page and download (publish)'(page) {
+    await signIn(page)
+    const title = 'Excavations published by the scenario'
+    await page.locator('[data-test=nav-publish]').click()
+    const form = page.locator('[data-test=publish-settings]')
+    await form.waitFor()
+    assert.equal((await api(page, '/publish/config')).body.configured, false, 'nothing configured yet')
+    // Nothing is public until ticked: every table and field off.
+    assert.equal(await form.locator('[data-test=pub-table-public]:checked').count(), 0)
+    await form.locator('[data-test=pub-title]').fill(title)
+    const units = form.locator('[data-test=pub-table-units]')
+    await units.locator('[data-test=pub-table-public]').check()
+    assert.equal(await units.locator('[data-test^=pub-field-]:checked').count(), 0, 'no field public by default')
+    await units.locator('[data-test=pub-table-kind]').selectOption('stratigraphic_unit')
+    await units.locator('[data-test=pub-term-id]').fill('http://vocab.getty.edu/aat/300411702')
+    await units.locator('[data-test=pub-term-label]').fill('stratigraphic units')
+    await units.locator('[data-test=pub-field-code]').check()
+    await units.locator('[data-test=pub-field-type]').check()
+    const root = units.locator('[data-test=filter-group-0]')
+    await root.locator('[data-test=add-condition]').last().click()
+    const cond = root.locator('[data-test=condition]').first()
+    await cond.locator('[data-test=cond-field]').selectOption({ label: 'Code' })
+    await cond.locator('[data-test=cond-op]').selectOption('_starts_with')
+    await cond.locator('[data-test=cond-value]').fill('US 1')
+    await form.locator('[data-test=pub-add-author]').click()
+    const author = form.locator('[data-test=pub-author]').first()
+    await author.locator('[data-test=pub-author-name]').fill('Carver, Martin')
+    await author.locator('[data-test=pub-author-orcid]').fill('0000-0002-1825-0098')
+    await form.locator('[data-test=publish-save]').click()
+    await author.locator('[data-test=pub-orcid-error]').filter({ hasText: 'check digit is wrong' }).waitFor()
+    assert.equal(await author.locator('[data-test=pub-author-orcid]').getAttribute('aria-invalid'), 'true')
+    // Every version needs a description (the crate's root dataset has one).
+    await form.locator('[data-test=pub-description-error]').waitFor()
+    assert.equal((await api(page, '/publish/config')).body.configured, false, 'refused before it was sent')
+    await shot(page, 'publish-bad-orcid')
+    await author.locator('[data-test=pub-author-orcid]').fill('https://orcid.org/0000-0002-1825-0097')
+    await form.locator('[data-test=pub-description]').fill('Units & <b>finds</b>, not markup.')
+    // No contact yet: the server refuses, and says so by the field.
+    await form.locator('[data-test=publish-save]').click()
+    await form.locator('[data-test=pub-contact-error]').waitFor()
+    await form.locator('[data-test=publish-error]').filter({ hasText: 'contact' }).waitFor()
+    assert.equal(await form.locator('[data-test=pub-orcid-error]').count(), 0)
+    assert.equal(await form.locator('[data-test=pub-description-error]').count(), 0)
+    await form.locator('[data-test=pub-contact]').fill('data@example.org')
+    await form.locator('[data-test=publish-save]').click()
+    await form.locator('[data-test=publish-notice]').filter({ hasText: 'Publication settings saved.' }).waitFor()
+    const cfg = (await api(page, '/publish/config')).body.config
+    assert.deepEqual(cfg.tables, [{ name: 'units', kind: 'stratigraphic_unit', term: { id: 'http://vocab.getty.edu/aat/300411702', label: 'stratigraphic units' },
+      fields: ['code', 'type'], filter: { code: { _starts_with: 'US 1' } } }])
+    assert.deepEqual(cfg.authors, [{ name: 'Carver, Martin', orcid: '0000-0002-1825-0097' }])
+
+    // Publish: the progress shows (watched from before the click: a small
+    // application's job may end before a screenshot could catch it).
+    const versions = page.locator('[data-test=publish-versions]')
+    await page.evaluate(() => {
+      window.__pubProgress = false
+      new MutationObserver(() => { if (document.querySelector('[data-test=publish-progress]')) window.__pubProgress = true })
+        .observe(document.body, { childList: true, subtree: true })
+    })
+    await versions.locator('[data-test=publish-new]').click()
+    await versions.locator('[data-test=publish-done]').filter({ hasText: 'Version 1 published.' }).waitFor({ timeout: 30000 })
+    assert.equal(await page.evaluate(() => window.__pubProgress), true, 'the progress bar showed')
+    const row = versions.locator('[data-test=publish-snapshot][data-version="1"][data-status=done]')
+    await row.waitFor()
+    const want = (await api(page, `/records/units?per_page=1&filter=${encodeURIComponent(JSON.stringify({ code: { _starts_with: 'US 1' } }))}`)).body.total
+    assert.ok(want > 0, 'the filter keeps some units')
+    assert.equal(Number(await row.locator('td').nth(2).textContent()), want, 'the filtered units, no more')
+    await shot(page, 'publish-published')
+    for (const [size, width, height] of [['phone', 390, 844]]) {
+      await page.setViewportSize({ width, height })
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${size}: fits`)
+      await shot(page, `publish-${size}`)
+    }
+    await page.setViewportSize({ width: 1280, height: 860 })
+
+    // The version's public page, in a tab without a session.
+    const href = await row.locator('[data-test=publish-landing]').getAttribute('href')
+    assert.equal(href, `/${APP}/data/snapshot/1`)
+    const anyone = await page.context().newPage()
+    try {
+      const res = await anyone.goto(BASE + href)
+      assert.equal(res.status(), 200)
+      assert.equal(await anyone.evaluate(() => sessionStorage.getItem('strata.sessions')), null, 'no session')
+      assert.equal(await anyone.locator('h1').textContent(), title)
+      await anyone.getByRole('heading', { name: 'Cite as' }).waitFor()
+      await anyone.getByText('Units & <b>finds</b>, not markup.', { exact: true }).waitFor()
+      assert.match(await anyone.locator('body').textContent(), /Carver, M[^(]*\(\d{4}\)\. Excavations published by the scenario \(Version 1\) \[Data set\]/)
+      await shot(anyone, 'publish-landing')
+    } finally { await anyone.close() }
+    await page.bringToFront()
+
+    // The zip, as the browser downloads it.
+    const [dl] = await Promise.all([page.waitForEvent('download'), row.locator('[data-test=publish-download]').click()])
+    assert.equal(dl.suggestedFilename(), `${APP}-v1.zip`)
+    const zip = readFileSync(await dl.path())
+    assert.equal(zip.subarray(0, 4).toString('hex'), '504b0304', 'a zip')
+    assert.ok(zip.includes('ro-crate-metadata.json'), 'an RO-Crate')
+
+    // The installed app: its service worker sends the public page to the
+    // server, not to the app's own shell.
+    const problems = []
+    const dev = await device(problems)
+    try {
+      await dev.page.goto(BASE + href)
+      assert.equal(await dev.page.locator('h1').textContent(), title)
+      assert.equal(await dev.page.locator('#app').count(), 0, 'the server’s page, not the app')
+      assert.deepEqual(scriptErrors(problems), [])
+    } finally { await dev.close() }
+  },
+  // ---- end of publish ----
 }
 
 const { ctx, close } = await launch()

@@ -47,6 +47,7 @@ export const routes = [
       { path: 'admin/templates', name: 'templates', component: () => import('./views/admin/Templates.vue') },
       { path: 'admin/settings', name: 'settings', component: () => import('./views/admin/Settings.vue') },
       { path: 'admin/map-layers', name: 'map-layers', component: () => import('./views/admin/MapLayers.vue') },
+      { path: 'publish', name: 'publish', component: () => import('./views/admin/Publish.vue') },
       { path: 'admin/references', name: 'references', component: () => import('./views/admin/References.vue') },
       { path: 'admin/tables', name: 'schema', component: () => import('./views/admin/Schema.vue') },
       { path: 'admin/users', name: 'users', component: Users },

@@ -7,6 +7,7 @@ import { en as enLive, it as itLive } from './i18n-live.js'
 import { en as enOffline, it as itOffline } from './i18n-offline.js'
 import { en as enHealth, it as itHealth } from './i18n-health.js'
 import { en as enSequence, it as itSequence } from './i18n-sequence.js'
+import { en as enPublish, it as itPublish } from './i18n-publish.js'
 
 const en = {
   'app.title': 'Strata',
@@ -1073,6 +1074,8 @@ Object.assign(en, enHealth)
 Object.assign(it, itHealth)
 Object.assign(en, enSequence)
 Object.assign(it, itSequence)
+Object.assign(en, enPublish)
+Object.assign(it, itPublish)
 export const dictionaries = { en, it }
 export const languages = [{ code: 'en', name: 'English' }, { code: 'it', name: 'Italiano' }]
 
