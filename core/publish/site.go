@@ -137,7 +137,11 @@ func (h handlers) snapshotPage(c *gin.Context, s *Snapshot) {
 		return
 	}
 	for _, t := range fr.Config.Tables {
-		v.Tables = append(v.Tables, tableCount{Name: t.Name, Kind: t.Kind, Label: t.Name, Records: counts[t.Name]})
+		label := counts[t.Name].label
+		if label == "" {
+			label = t.Name
+		}
+		v.Tables = append(v.Tables, tableCount{Name: t.Name, Kind: t.Kind, Label: label, Records: counts[t.Name].n})
 	}
 	if v.Versions, err = listSnapshots(ctx, app.DB, true); err != nil {
 		api.Fail(c, err)
@@ -146,24 +150,32 @@ func (h handlers) snapshotPage(c *gin.Context, s *Snapshot) {
 	h.page(c, snapshotTemplate, v)
 }
 
-// itemCounts are the published records of each table in snapshot id
-// (zero for a version whose rows a later version replaced).
-func itemCounts(ctx context.Context, db *store.DB, id int64) (map[string]int64, error) {
-	rows, err := db.Query(ctx, `SELECT tb, COUNT(*) FROM `+db.Sys("publish_items")+` WHERE snapshot = ? AND deleted = ? GROUP BY tb`, id, false)
+// itemCounts are the published records of each table in snapshot id,
+// with the table's label as published (zero for a version whose rows a
+// later version replaced).
+func itemCounts(ctx context.Context, db *store.DB, id int64) (map[string]tableItems, error) {
+	rows, err := db.Query(ctx, `SELECT tb, COUNT(*), MIN(summary) FROM `+db.Sys("publish_items")+` WHERE snapshot = ? AND deleted = ? GROUP BY tb`, id, false)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int64{}
+	out := map[string]tableItems{}
 	for rows.Next() {
-		var tb string
+		var tb, raw string
 		var n int64
-		if err := rows.Scan(&tb, &n); err != nil {
+		if err := rows.Scan(&tb, &n, &raw); err != nil {
 			return nil, err
 		}
-		out[tb] = n
+		var sum summary
+		_ = json.Unmarshal([]byte(raw), &sum) // a label is a nicety: the name stands in
+		out[tb] = tableItems{n: n, label: sum.TableLabel}
 	}
 	return out, rows.Err()
+}
+
+type tableItems struct {
+	n     int64
+	label string
 }
 
 // datasetLD is a version as schema.org JSON-LD (the root of its crate).

@@ -302,7 +302,7 @@ func TestPublish(t *testing.T) {
 				pages[url+" "+accept] = rec.Body.Bytes()
 				return rec.Body.Bytes()
 			}
-			get("/dig/data", "text/html", 200, "Excavations at Test Hill", "Carver, M., &amp; Harris, E.", "Units &amp; finds, &lt;b&gt;not&lt;/b&gt; markup.", "@misc{dig_v1")
+			get("/dig/data", "text/html", 200, "Excavations at Test Hill", "<td>Units</td>", "Carver, M., &amp; Harris, E.", "Units &amp; finds, &lt;b&gt;not&lt;/b&gt; markup.", "@misc{dig_v1")
 			get("/dig/data/snapshot/1", "application/ld+json", 200, `"@type":"Dataset"`, `"version":"1"`)
 			ids := csvIDs(t, crate1, "data/units.csv")
 			get(fmt.Sprintf("/dig/data/record/units/%d", ids[0]), "", 200, "US1", "covers", "Depth")
