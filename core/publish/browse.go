@@ -126,13 +126,8 @@ func (h handlers) siteFile(c *gin.Context) {
 
 // GET /<app>/data/iiif/{path} — from the latest version.
 func (h handlers) siteIIIF(c *gin.Context) {
-	s, err := latestDone(c.Request.Context(), api.AppOf(c).DB)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	if s == nil {
-		api.Fail(c, ErrNothingPublished)
+	s, ok := latestOf(c)
+	if !ok {
 		return
 	}
 	h.sendEntry(c, s, "iiif/"+strings.TrimPrefix(c.Param("path"), "/"))

@@ -39,13 +39,8 @@ const oaiPageSize = 100
 // GET|POST /<app>/oai — the OAI-PMH 2.0 endpoint.
 func (h handlers) oai(c *gin.Context) {
 	app := api.AppOf(c)
-	s, err := latestDone(c.Request.Context(), app.DB)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	if s == nil {
-		api.Fail(c, ErrNothingPublished)
+	s, ok := latestOf(c)
+	if !ok {
 		return
 	}
 	key, err := app.JWTSecret(c.Request.Context())

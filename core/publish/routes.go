@@ -196,32 +196,29 @@ func snapshotParam(c *gin.Context) (int64, error) {
 
 // GET /publish/snapshots/{id} — {snapshot}.
 func (h handlers) get(c *gin.Context) {
+	if s, ok := snapshotOf(c); ok {
+		api.Success(c, http.StatusOK, gin.H{"snapshot": s})
+	}
+}
+
+// snapshotOf reads the snapshot :id names, or answers the error.
+func snapshotOf(c *gin.Context) (*Snapshot, bool) {
 	id, err := snapshotParam(c)
-	if err != nil {
-		api.Fail(c, err)
-		return
+	if err == nil {
+		var s *Snapshot
+		if s, err = getSnapshot(c.Request.Context(), api.AppOf(c).DB, id); err == nil {
+			return s, true
+		}
 	}
-	s, err := getSnapshot(c.Request.Context(), api.AppOf(c).DB, id)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	api.Success(c, http.StatusOK, gin.H{"snapshot": s})
+	api.Fail(c, err)
+	return nil, false
 }
 
 // GET /publish/snapshots/{id}/download — the crate (a done snapshot).
 func (h handlers) download(c *gin.Context) {
-	id, err := snapshotParam(c)
-	if err != nil {
-		api.Fail(c, err)
-		return
+	if s, ok := snapshotOf(c); ok {
+		h.sendCrate(c, s)
 	}
-	s, err := getSnapshot(c.Request.Context(), api.AppOf(c).DB, id)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	h.sendCrate(c, s)
 }
 
 // sendCrate answers the zip of a done snapshot, with Range support.

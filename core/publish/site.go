@@ -50,16 +50,23 @@ func wantsLD(c *gin.Context) bool {
 
 // GET /<app>/data — the latest version's landing page.
 func (h handlers) siteHome(c *gin.Context) {
+	if s, ok := latestOf(c); ok {
+		h.snapshotPage(c, s)
+	}
+}
+
+// latestOf reads the latest done snapshot, or answers the error
+// (nothing_published before the first).
+func latestOf(c *gin.Context) (*Snapshot, bool) {
 	s, err := latestDone(c.Request.Context(), api.AppOf(c).DB)
+	if err == nil && s == nil {
+		err = ErrNothingPublished
+	}
 	if err != nil {
 		api.Fail(c, err)
-		return
+		return nil, false
 	}
-	if s == nil {
-		api.Fail(c, ErrNothingPublished)
-		return
-	}
-	h.snapshotPage(c, s)
+	return s, true
 }
 
 // GET /<app>/data/snapshot/{version}.
@@ -223,13 +230,8 @@ func (h handlers) siteRecord(c *gin.Context) {
 		api.Fail(c, ErrRecordNotFound)
 		return
 	}
-	s, err := latestDone(ctx, app.DB)
-	if err != nil {
-		api.Fail(c, err)
-		return
-	}
-	if s == nil {
-		api.Fail(c, ErrNothingPublished)
+	s, ok := latestOf(c)
+	if !ok {
 		return
 	}
 	var deleted bool
