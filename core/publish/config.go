@@ -61,6 +61,27 @@ type Table struct {
 	// records (IIIF): off unless the admin says so, since photographs
 	// may show what the fields do not.
 	Images bool `json:"images,omitempty"`
+	// Roles say which public fields the Linked Art documents give their
+	// own place (material, dimensions) instead of a plain statement.
+	Roles *Roles `json:"roles,omitempty"`
+}
+
+// Roles map public fields to Linked Art's places for them.
+type Roles struct {
+	// Material is a field whose value names what the thing is made of
+	// (made_of).
+	Material string `json:"material,omitempty"`
+	// Dimensions are numeric fields that are measurements (dimension),
+	// with their AAT type (height, weight…) and unit (centimetres,
+	// grams…).
+	Dimensions []DimensionRole `json:"dimensions,omitempty"`
+}
+
+// DimensionRole is a numeric field that is a measurement.
+type DimensionRole struct {
+	Field string `json:"field"`
+	Type  Term   `json:"type"`
+	Unit  Term   `json:"unit"`
 }
 
 // Term is a vocabulary term: a Getty AAT URI and its label.
@@ -291,6 +312,12 @@ func (c *Config) Validate(ctx context.Context, db *store.DB, cat *schema.Catalog
 			}
 			fields[name] = true
 		}
+		if t.Roles != nil && t.Kind == "site" {
+			return invalid(f+".roles", "a site has no material or dimensions: publish them as fields")
+		}
+		if err := t.Roles.validate(f, st, t.Fields); err != nil {
+			return err
+		}
 		if len(t.Filter) > maxFilter {
 			return invalid(f+".filter", "at most 64 KiB")
 		}
@@ -327,6 +354,36 @@ func (c *Config) Validate(ctx context.Context, db *store.DB, cat *schema.Catalog
 		}
 	default:
 		return invalid("doi.provider", "none, datacite or zenodo")
+	}
+	return nil
+}
+
+// validate checks the roles of a table's setting: public fields, a
+// dimension numeric, its type and unit AAT terms.
+func (r *Roles) validate(f string, t *schema.Table, public []string) error {
+	if r == nil {
+		return nil
+	}
+	if r.Material != "" && !slices.Contains(public, r.Material) {
+		return invalid(f+".roles.material", "a public field of the table")
+	}
+	if len(r.Dimensions) > 50 {
+		return invalid(f+".roles.dimensions", "at most 50")
+	}
+	for i, d := range r.Dimensions {
+		g := fmt.Sprintf("%s.roles.dimensions[%d]", f, i)
+		fd, ok := t.Field(d.Field)
+		if !ok || !slices.Contains(public, d.Field) {
+			return invalid(g+".field", "a public field of the table")
+		}
+		if fd.DBType != schema.DBInt && fd.DBType != schema.DBFloat {
+			return invalid(g+".field", "a numeric field")
+		}
+		for name, term := range map[string]Term{"type": d.Type, "unit": d.Unit} {
+			if !aatPattern.MatchString(term.ID) || term.Label == "" || utf8.RuneCountInString(term.Label) > maxShort {
+				return invalid(g+"."+name, "a Getty AAT URI and its label")
+			}
+		}
 	}
 	return nil
 }

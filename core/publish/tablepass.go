@@ -269,6 +269,7 @@ func (w *tableWriter) record(vals []any) error {
 		}
 	}
 	la.Label = sum.Label
+	w.roles(&la, vals)
 	if imgs := w.images[id]; len(imgs) > 0 {
 		// The images go into the zip before the record's document, which
 		// names the manifest only when one was written.
@@ -400,4 +401,76 @@ func (b *build) relationsResource(t *schema.Table, tr *tableRelations) error {
 func licenceURL(id string) string {
 	l, _ := LicenceOf(id)
 	return l.URL
+}
+
+// roles moves the values of fields with a role to their own place in the
+// Linked Art document: the material, the measurements, and the
+// chronology plugin's dating as the production's time-span when its
+// fields are public.
+func (w *tableWriter) roles(la *linkedart.Record, vals []any) {
+	at := map[string]any{}
+	for i, c := range w.cols {
+		at[c.ref.Name] = vals[i]
+	}
+	used := map[string]bool{}
+	if r := w.tc.Roles; r != nil {
+		if v, ok := at[r.Material].(string); ok && v != "" {
+			la.Material = append(la.Material, linkedart.Term{Label: v})
+			used[r.Material] = true
+		}
+		for _, d := range r.Dimensions {
+			var x float64
+			switch v := at[d.Field].(type) {
+			case int64:
+				x = float64(v)
+			case float64:
+				x = v
+			default:
+				continue
+			}
+			la.Dimensions = append(la.Dimensions, linkedart.Dimension{Type: linkedart.Term{ID: d.Type.ID, Label: d.Type.Label}, Value: x,
+				Unit: linkedart.Term{ID: d.Unit.ID, Label: d.Unit.Label}})
+			used[d.Field] = true
+		}
+	}
+	if w.t.Active(schema.ChronologyFeature) && w.tc.Kind != "site" {
+		from, okF := at["chrono_from"].(int64)
+		to, okT := at["chrono_to"].(int64)
+		label, _ := at["chrono_label"].(string)
+		if okF || okT || label != "" {
+			p := &linkedart.Period{Label: label}
+			// The chronology plugin counts years without a year 0 (−500
+			// is 500 BCE); Linked Art's are astronomical (−499).
+			if okF {
+				y := astronomical(from)
+				p.Begin = &y
+			}
+			if okT {
+				y := astronomical(to)
+				p.End = &y
+			}
+			if p.Begin == nil || p.End == nil || *p.Begin <= *p.End {
+				la.Production = p
+				used["chrono_from"], used["chrono_to"], used["chrono_label"] = true, true, true
+			}
+		}
+	}
+	if len(used) == 0 {
+		return
+	}
+	kept := la.Fields[:0]
+	for _, f := range la.Fields {
+		if !used[f.Name] {
+			kept = append(kept, f)
+		}
+	}
+	la.Fields = kept
+}
+
+// astronomical is a year without a year 0 as an astronomical year.
+func astronomical(y int64) int {
+	if y < 0 {
+		return int(y + 1)
+	}
+	return int(y)
 }

@@ -97,12 +97,18 @@ func newPubFix(t *testing.T, a *apps.App) *pubFix {
 	if _, err := schema.PutTable(ctx, a.DB, "trenches", schema.TableConfig{IDField: schema.Set("code")}, now); err != nil {
 		t.Fatal(err)
 	}
+	chrono := schema.FeatureSpec{Plugin: "chronology", Name: schema.ChronologyFeature,
+		Columns: []schema.FieldDef{{Name: "chrono_from", DBType: "int"}, {Name: "chrono_to", DBType: "int"}, {Name: "chrono_label"}}}
+	if err := schema.ActivateFeature(ctx, a.DB, "units", chrono, now); err != nil {
+		t.Fatal(err)
+	}
 	t1 := f.insert("trenches", map[string]any{"code": "T1", "status": "finished", "notes": f.marker()})
 	t2 := f.insert("trenches", map[string]any{"code": f.marker(), "status": "open", "notes": f.marker()}) // not published
 	units := map[string]int64{}
 	for i, code := range []string{"US1", "US2", "US3", "US4"} {
 		units[code] = f.insert("units", map[string]any{"code": code, "description": "Layer " + code + ` with "quotes", commas, and
-a new line`, "trench": t1, "secret": f.marker(), "depth": 1.25 * float64(i+1), "dug": "2024-06-0" + fmt.Sprint(i+1)})
+a new line`, "trench": t1, "secret": f.marker(), "depth": 1.25 * float64(i+1), "dug": "2024-06-0" + fmt.Sprint(i+1),
+			"chrono_from": -500 + 100*i, "chrono_to": -401 + 100*i, "chrono_label": fmt.Sprintf("c%d BCE", 5-i)})
 	}
 	hidden := f.insert("units", map[string]any{"code": f.marker(), "description": f.marker(), "trench": t2, "secret": f.marker()})
 	rel := func(a int64, r int, b int64) {
@@ -131,9 +137,11 @@ const pubConfig = `{"title":"Excavations at Test Hill","description":"Units & fi
  "tables":[
   {"name":"trenches","kind":"site","fields":["code"],"filter":{"status":{"_eq":"finished"}}},
   {"name":"units","kind":"stratigraphic_unit","term":{"id":"http://vocab.getty.edu/aat/300411702","label":"stratigraphic units"},
-   "fields":["code","description","trench","depth","dug"],"filter":{"trench":{"status":{"_eq":"finished"}}}},
+   "fields":["code","description","trench","depth","dug","chrono_from","chrono_to","chrono_label"],"filter":{"trench":{"status":{"_eq":"finished"}}}},
   {"name":"finds","kind":"find","term":{"id":"http://vocab.getty.edu/aat/300234110","label":"archaeological objects"},
-   "fields":["code","material","unit","count","fragile"],"filter":{"unit":{"trench":{"status":{"_eq":"finished"}}}},"images":true}]}`
+   "fields":["code","material","unit","count","fragile"],"filter":{"unit":{"trench":{"status":{"_eq":"finished"}}}},"images":true,
+   "roles":{"material":"material","dimensions":[{"field":"count","type":{"id":"http://vocab.getty.edu/aat/300404433","label":"count"},
+    "unit":{"id":"http://vocab.getty.edu/aat/300404433","label":"items"}}]}}]}`
 
 func TestPublish(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
@@ -168,6 +176,8 @@ func TestPublish(t *testing.T) {
 			bad("bad term", `http://vocab.getty.edu/aat/300411702`, `javascript:alert(1)`, "tables[1].term")
 			bad("bad filter", `{"status":{"_eq":"finished"}}`, `{"nope":{"_eq":"x"}}`, "tables[0].filter")
 			bad("no contact", `"data@example.org"`, `""`, "contact")
+			bad("material not public", `"material":"material"`, `"material":"owner"`, "tables[2].roles.material")
+			bad("dimension not numeric", `"field":"count"`, `"field":"code"`, "tables[2].roles.dimensions[0].field")
 			bad("bad doi", `"language":"en"`, `"language":"en","doi":{"provider":"datacite","base_url":"ftp://x"}`, "doi.base_url")
 			testenv.Scenario{Name: "unknown key", Method: "PUT", URL: "/dig/api/publish/config", Body: `{"title":"x","surprise":1}`, Headers: h,
 				ExpectedStatus: 400}.Run(t, inst.Server)
@@ -209,7 +219,7 @@ func TestPublish(t *testing.T) {
 				t.Fatalf("finds.csv ids %v, want %v", got, wantFinds)
 			}
 			rows := csvRows(t, crate1, "data/units.csv")
-			if !slices.Equal(rows[0], []string{"id", "code", "description", "trench", "depth", "dug"}) {
+			if !slices.Equal(rows[0], []string{"id", "code", "description", "trench", "depth", "dug", "chrono_from", "chrono_to", "chrono_label"}) {
 				t.Fatalf("units.csv header %v", rows[0])
 			}
 			var desc, depth, dug string
@@ -236,6 +246,21 @@ func TestPublish(t *testing.T) {
 				if m["id"] != fmt.Sprintf("https://strata.example/dig/data/record/units/%d", id) && !strings.HasSuffix(fmt.Sprint(m["id"]), fmt.Sprintf("/dig/data/record/units/%d", id)) {
 					t.Fatalf("unit %d's URI: %v", id, m["id"])
 				}
+			}
+			// A unit's dating is its formation's time-span, in astronomical
+			// years (the chronology plugin's −500 is 500 BCE: −0499).
+			us1 := string(fileOf(t, crate1, fmt.Sprintf("records/units/%d.json", wantUnits[0])))
+			if !strings.Contains(us1, `"begin_of_the_begin": "-0499-01-01T00:00:00Z"`) || !strings.Contains(us1, `"end_of_the_end": "-0400-12-31T23:59:59Z"`) || !strings.Contains(us1, "c5 BCE") {
+				t.Fatalf("unit US1's production:\n%s", us1)
+			}
+			// A find's material and measurement have their own places.
+			var find map[string]any
+			json.Unmarshal(fileOf(t, crate1, fmt.Sprintf("records/finds/%d.json", wantFinds[1])), &find)
+			if made := fmt.Sprint(find["made_of"]); !strings.Contains(made, "=1+2") {
+				t.Fatalf("made_of %s", made)
+			}
+			if dim := fmt.Sprint(find["dimension"]); !strings.Contains(dim, "value:1") || !strings.Contains(dim, "items") {
+				t.Fatalf("dimension %s", dim)
 			}
 			for _, name := range []string{"ro-crate-metadata.json", "datapackage.json", "datacite.xml"} {
 				fileOf(t, crate1, name)
