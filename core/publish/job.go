@@ -320,6 +320,12 @@ func dataciteOf(cfg *Config, s *Snapshot, version int64, landing string, publish
 	for _, k := range cfg.Keywords {
 		m.Subjects = append(m.Subjects, datacite.Subject{Term: k})
 	}
+	if s.Previous != nil && s.Frozen().BaseURL != "" {
+		// A new version points at the one before (its DOI, once minted,
+		// is related too: core/publish/doi).
+		m.RelatedIdentifiers = append(m.RelatedIdentifiers, datacite.Related{Identifier: SnapshotURI(s.Frozen().BaseURL, *s.Previous),
+			Type: "URL", Relation: "IsNewVersionOf"})
+	}
 	for _, t := range cfg.Tables {
 		if t.Term != nil {
 			m.Subjects = append(m.Subjects, datacite.Subject{Term: t.Term.Label, Scheme: "AAT", SchemeURI: "http://vocab.getty.edu/aat/", ValueURI: t.Term.ID})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/errs"
 	"github.com/strata-archaeo/strata/core/jobs"
+	"github.com/strata-archaeo/strata/core/publish/datacite"
 	"github.com/strata-archaeo/strata/core/publish/doi"
 	"github.com/strata-archaeo/strata/core/store"
 )
@@ -329,6 +331,13 @@ func (d Deps) mint(ctx context.Context, app *apps.App, s *Snapshot, st doi.State
 	}
 	md := dataciteOf(&cfg, s, version, SnapshotURI(fr.BaseURL, version), published, records)
 	md.DOI = ""
+	if prev != nil {
+		// The previous version has a DOI in the same account: the provider
+		// relates the two by their DOIs, which replace the landing page's.
+		md.RelatedIdentifiers = slices.DeleteFunc(md.RelatedIdentifiers, func(r datacite.Related) bool {
+			return r.Relation == "IsNewVersionOf" && r.Type == "URL"
+		})
+	}
 	key, size := *s.blobKey, int64(0)
 	if s.Size != nil {
 		size = *s.Size

@@ -415,6 +415,9 @@ func TestPublish(t *testing.T) {
 			if !strings.Contains(meta, "/dig/data/snapshot/1") {
 				t.Fatal("version 2 does not point at version 1")
 			}
+			if dc := string(fileOf(t, crate2, "datacite.xml")); !strings.Contains(dc, `relationType="IsNewVersionOf">`) || !strings.Contains(dc, "/dig/data/snapshot/1<") {
+				t.Fatalf("version 2's DataCite metadata does not point at version 1:\n%s", dc)
+			}
 		})
 
 		// A snapshot left running by a node that stopped (its job gone, or
