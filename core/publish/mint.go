@@ -416,7 +416,7 @@ func providerFor(c DOI, secret string) (doi.Provider, error) {
 // doi_not_configured, doi_minting (a job holds it).
 func (h handlers) startDOI(c *gin.Context) {
 	if h.d.Jobs == nil {
-		api.Fail(c, errs.New(errs.Unavailable, "jobs_unavailable", "this server runs no jobs"))
+		api.Fail(c, jobs.ErrUnavailable)
 		return
 	}
 	if err := emptyBody(c); err != nil {

@@ -124,7 +124,7 @@ func (h handlers) list(c *gin.Context) {
 // one runs, publish_not_configured before a setting is saved.
 func (h handlers) start(c *gin.Context) {
 	if h.d.Jobs == nil {
-		api.Fail(c, errs.New(errs.Unavailable, "jobs_unavailable", "this server runs no jobs"))
+		api.Fail(c, jobs.ErrUnavailable)
 		return
 	}
 	// No body is needed; one sent must be empty or an empty object.

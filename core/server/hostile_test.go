@@ -63,7 +63,7 @@ func TestHostileBodiesOnEveryRoute(t *testing.T) {
 func routesToProbe(t testing.TB, f *digFixture) [][2]string {
 	// :device_id names an offline device of the caller (GET /sync/devices/:device_id); :upload_id an upload (sync uploads).
 	fill := strings.NewReplacer(":app", "dig", ":tb", "finds", ":id", "1", ":device_id", "tablet-1", ":upload_id", "x", ":fld", "label", ":feature", "chronology",
-		":name", "x", ":provider", "idp_a", ":ids", "1", "*path", "x", ":file", "dig_20200101_000000_abcdef.tar.gz")
+		":name", "x", ":provider", "idp_a", ":ids", "1", "*path", "x", ":version", "1", ":file", "dig_20200101_000000_abcdef.tar.gz")
 	var out [][2]string
 	for _, r := range server.RoutePaths(f.inst.Server) {
 		method, path := r[0], fill.Replace(r[1])
