@@ -1,13 +1,15 @@
 // Package retention bounds what a Strata application keeps of its past
 // (issue 35, "nothing grows without bound"): the record versions
-// (sys_versions, one snapshot per update, delete and restore) and the
-// users' recent-records list (sys_history). Each application has its own
+// (sys_versions, one snapshot per update, delete and restore), the
+// users' recent-records list (sys_history) and the application log
+// (sys_app_log). Each application has its own
 // settings, kept with its other settings (sys_settings) and edited by its
 // admins at GET/PUT /<app>/api/retention:
 //
 //   - versions_keep: keep the N newest versions of each record (0: all);
 //   - versions_days: drop versions older than N days (0: keep);
-//   - history_days: drop recent-records entries older than N days (0: keep).
+//   - history_days: drop recent-records entries older than N days (0: keep);
+//   - log_days: drop application log entries older than N days (0: keep).
 //
 // Everything is kept by default. The rules are applied by the job kind
 // retention.apply, which an admin starts (POST /<app>/api/retention/apply)

@@ -30,6 +30,8 @@ type Result struct {
 	VersionsDeleted  int64 `json:"versions_deleted"`
 	// HistoryDeleted are the recent-records entries deleted.
 	HistoryDeleted int64 `json:"history_deleted"`
+	// LogDeleted are the application log entries deleted.
+	LogDeleted int64 `json:"log_deleted"`
 }
 
 // Apply prunes db's versions and recent-records list by s at now, in
@@ -48,7 +50,7 @@ func Apply(ctx context.Context, db *store.DB, s Settings, now time.Time, progres
 	if err := p.count(ctx, db, s, now); err != nil {
 		return res, err
 	}
-	total := p.versions + p.history
+	total := p.versions + p.history + p.log
 	progress(0, total)
 	if s.VersionsKeep > 0 || s.VersionsDays > 0 {
 		lo := int64(0)
@@ -96,6 +98,23 @@ func Apply(ctx context.Context, db *store.DB, s Settings, now time.Time, progres
 			}
 		}
 	}
+	if s.LogDays > 0 {
+		cutoff := now.Add(-days(s.LogDays))
+		for {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			n, err := pruneLog(ctx, db, cutoff)
+			if err != nil {
+				return res, err
+			}
+			res.LogDeleted += n
+			progress(min(res.VersionsExamined+res.HistoryDeleted+res.LogDeleted, total), total)
+			if n < Batch {
+				break
+			}
+		}
+	}
 	progress(total, total)
 	return res, nil
 }
@@ -104,9 +123,9 @@ func days(n int) time.Duration { return time.Duration(n) * 24 * time.Hour }
 
 // plan is what a run goes through, counted when it begins: the versions
 // up to the newest id then (newer ones are each record's newest, kept),
-// and the history entries older than the cutoff.
+// and the history and log entries older than their cutoffs.
 type plan struct {
-	maxID, versions, history int64
+	maxID, versions, history, log int64
 }
 
 func (p *plan) count(ctx context.Context, db *store.DB, s Settings, now time.Time) error {
@@ -119,6 +138,12 @@ func (p *plan) count(ctx context.Context, db *store.DB, s Settings, now time.Tim
 		if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Sys("history")+` WHERE at < ?`,
 			now.Add(-days(s.HistoryDays))).Scan(&p.history); err != nil {
 			return fmt.Errorf("count history: %w", err)
+		}
+	}
+	if s.LogDays > 0 {
+		if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Sys("app_log")+` WHERE time < ?`,
+			now.Add(-days(s.LogDays))).Scan(&p.log); err != nil {
+			return fmt.Errorf("count log: %w", err)
 		}
 	}
 	return nil
@@ -250,6 +275,22 @@ func pruneHistory(ctx context.Context, db *store.DB, user int64, cutoff time.Tim
 			` WHERE user_id = ? AND at < ? ORDER BY at LIMIT ?)`, user, user, cutoff, Batch)
 		if err != nil {
 			return fmt.Errorf("prune history of user %d: %w", user, err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// pruneLog deletes at most Batch application log entries older than
+// cutoff, the oldest first (along the log's time index).
+func pruneLog(ctx context.Context, db *store.DB, cutoff time.Time) (int64, error) {
+	var n int64
+	err := db.Tx(ctx, func(tx *store.DB) error {
+		lt := tx.Sys("app_log")
+		res, err := tx.Exec(ctx, `DELETE FROM `+lt+` WHERE id IN (SELECT id FROM `+lt+` WHERE time < ? ORDER BY time LIMIT ?)`, cutoff, Batch)
+		if err != nil {
+			return fmt.Errorf("prune log: %w", err)
 		}
 		n, err = res.RowsAffected()
 		return err

@@ -31,10 +31,11 @@ type handlers struct {
 
 // answer is the answer's form of s.
 func answer(s Settings) map[string]any {
-	return map[string]any{"versions_keep": s.VersionsKeep, "versions_days": s.VersionsDays, "history_days": s.HistoryDays}
+	return map[string]any{"versions_keep": s.VersionsKeep, "versions_days": s.VersionsDays, "history_days": s.HistoryDays, "log_days": s.LogDays}
 }
 
-// GET /retention — {retention: {versions_keep, versions_days, history_days}}.
+// GET /retention — {retention: {versions_keep, versions_days, history_days,
+// log_days}}.
 func (h handlers) get(c *gin.Context) {
 	s, err := Read(c.Request.Context(), api.AppOf(c))
 	if err != nil {
@@ -44,7 +45,7 @@ func (h handlers) get(c *gin.Context) {
 	api.Success(c, http.StatusOK, gin.H{"retention": answer(s)})
 }
 
-// PUT /retention {versions_keep?, versions_days?, history_days?} — only
+// PUT /retention {versions_keep?, versions_days?, history_days?, log_days?} — only
 // the keys sent change, all checked before any is stored:
 // {code: retention_saved, retention}.
 func (h handlers) put(c *gin.Context) {

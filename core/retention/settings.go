@@ -19,6 +19,7 @@ const (
 	KeyVersionsKeep = "retention_versions_keep"
 	KeyVersionsDays = "retention_versions_days"
 	KeyHistoryDays  = "retention_history_days"
+	KeyLogDays      = "retention_log_days"
 	// KeyLastRun is when the schedule last started the job for the
 	// application (Claim), Unix seconds.
 	KeyLastRun = "retention_last_run"
@@ -48,11 +49,16 @@ type Settings struct {
 	// HistoryDays drops recent-records entries (GET /history) older than
 	// N days.
 	HistoryDays int `json:"history_days"`
+	// LogDays drops application log entries (GET /logs) older than N
+	// days, as POST /logs/purge does by hand.
+	LogDays int `json:"log_days"`
 }
 
 // Any reports whether a rule is set: with none, nothing is ever deleted
 // and the schedule starts no job.
-func (s Settings) Any() bool { return s.VersionsKeep > 0 || s.VersionsDays > 0 || s.HistoryDays > 0 }
+func (s Settings) Any() bool {
+	return s.VersionsKeep > 0 || s.VersionsDays > 0 || s.HistoryDays > 0 || s.LogDays > 0
+}
 
 // field is one setting: its name on the wire, its key, its bound and
 // where it lives in Settings.
@@ -66,6 +72,7 @@ var fields = []field{
 	{"versions_keep", KeyVersionsKeep, MaxVersionsKeep, func(s *Settings) *int { return &s.VersionsKeep }},
 	{"versions_days", KeyVersionsDays, MaxDays, func(s *Settings) *int { return &s.VersionsDays }},
 	{"history_days", KeyHistoryDays, MaxDays, func(s *Settings) *int { return &s.HistoryDays }},
+	{"log_days", KeyLogDays, MaxDays, func(s *Settings) *int { return &s.LogDays }},
 }
 
 // Validate checks every value against its bounds.
@@ -96,7 +103,7 @@ func Read(ctx context.Context, a *apps.App) (Settings, error) {
 	return s, nil
 }
 
-// Write stores the rules (all three).
+// Write stores the rules (all of them).
 func Write(ctx context.Context, a *apps.App, s Settings) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -126,7 +133,7 @@ func Patch(s Settings, body map[string]any) (Settings, error) {
 	for _, k := range names {
 		i := fieldIndex(k)
 		if i < 0 {
-			return s, ErrInvalidSetting.With("setting", k).With("detail", "not a retention setting: versions_keep, versions_days or history_days")
+			return s, ErrInvalidSetting.With("setting", k).With("detail", "not a retention setting: versions_keep, versions_days, history_days or log_days")
 		}
 		f := fields[i]
 		n, err := wholeNumber(body[k])
