@@ -28,7 +28,9 @@ func TestRetentionGrowth(t *testing.T) {
 		f := newRetFix(t, e)
 		r := f.newApp(t, "ret_measure")
 		typicalFields(t, r.app, f.clock.Now())
-		size := func() (versions, history int64) { return tableBytes(t, r.app, "versions"), tableBytes(t, r.app, "history") }
+		size := func() (versions, history int64) {
+			return tableBytes(t, r.app, "versions"), tableBytes(t, r.app, "history")
+		}
 		report := func(step string, v0, h0 int64) {
 			v, h := size()
 			nv := r.count(t, `SELECT COUNT(*) FROM `+r.app.DB.Sys("versions"))
