@@ -184,7 +184,7 @@ func pruneVersions(ctx context.Context, db *store.DB, s Settings, now time.Time,
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		// The ids come back from the DELETE itself: what is recorded as
 		// pruned is exactly what went, whatever committed meanwhile.
-		rows, err := tx.Query(ctx, `DELETE FROM `+vt+` AS v WHERE `+where+` RETURNING v.tb, v.record_id, v.id`, args...)
+		rows, err := tx.Query(ctx, `DELETE FROM `+vt+` AS v WHERE `+where+` RETURNING tb, record_id, id`, args...)
 		if err != nil {
 			return fmt.Errorf("prune versions (%d, %d]: %w", lo, hi, err)
 		}
