@@ -166,25 +166,31 @@ func nextChunk(ctx context.Context, db *store.DB, lo, maxID int64) (hi, n int64,
 // highest id deleted (sys_versions_pruned), in one transaction.
 func pruneVersions(ctx context.Context, db *store.DB, s Settings, now time.Time, lo, hi int64) (int64, error) {
 	vt := db.Sys("versions")
-	// A record's newest version (its ETag) stays whatever the rules say.
-	where := `v.id > ? AND v.id <= ? AND v.id < (SELECT MAX(w.id) FROM ` + vt + ` w WHERE w.tb = v.tb AND w.record_id = v.record_id)`
-	args := []any{lo, hi}
+	// What decides, once per record of the chunk rather than per
+	// version: its newest id (kept whatever the rules say: the record's
+	// ETag) and, for versions_keep, its N-th newest (NULL when it has
+	// fewer: all kept). Each is a seek on (tb, record_id, id).
+	cols := `(SELECT MAX(w.id) FROM ` + vt + ` w WHERE w.tb = c.tb AND w.record_id = c.record_id) AS latest`
+	var args []any
 	var rules []string
 	if s.VersionsKeep > 0 {
-		// Below the record's N-th newest: NULL (kept) when it has fewer.
-		rules = append(rules, `v.id < (SELECT w.id FROM `+vt+` w WHERE w.tb = v.tb AND w.record_id = v.record_id ORDER BY w.id DESC LIMIT 1 OFFSET ?)`)
+		cols += `, (SELECT w.id FROM ` + vt + ` w WHERE w.tb = c.tb AND w.record_id = c.record_id ORDER BY w.id DESC LIMIT 1 OFFSET ?) AS keep_from`
 		args = append(args, s.VersionsKeep-1)
+		rules = append(rules, `v.id < cut.keep_from`)
 	}
+	args = append(args, lo, hi, lo, hi)
 	if s.VersionsDays > 0 {
 		rules = append(rules, `v.time < ?`)
 		args = append(args, now.Add(-days(s.VersionsDays)))
 	}
-	where += ` AND (` + strings.Join(rules, " OR ") + `)`
+	query := `WITH cut AS MATERIALIZED (SELECT c.tb, c.record_id, ` + cols + ` FROM (SELECT DISTINCT tb, record_id FROM ` + vt +
+		` WHERE id > ? AND id <= ?) c) DELETE FROM ` + vt + ` AS v WHERE v.id > ? AND v.id <= ? AND EXISTS (SELECT 1 FROM cut WHERE cut.tb = v.tb AND cut.record_id = v.record_id AND v.id < cut.latest AND (` +
+		strings.Join(rules, " OR ") + `)) RETURNING tb, record_id, id`
 	var deleted int64
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		// The ids come back from the DELETE itself: what is recorded as
 		// pruned is exactly what went, whatever committed meanwhile.
-		rows, err := tx.Query(ctx, `DELETE FROM `+vt+` AS v WHERE `+where+` RETURNING tb, record_id, id`, args...)
+		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return fmt.Errorf("prune versions (%d, %d]: %w", lo, hi, err)
 		}
