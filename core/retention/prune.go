@@ -12,10 +12,24 @@ import (
 )
 
 // Batch bounds the rows one statement deletes (and the versions one
-// statement examines), each in its own transaction: a save waits at most
-// one batch for the job, and a job stopped half way has kept what it had
-// done.
+// statement examines) on PostgreSQL, each in its own transaction: a job
+// stopped half way has kept what it had done. PostgreSQL's saves do not
+// wait for it (the rows deleted are old versions no save writes).
 const Batch = 5000
+
+// SQLiteBatch is Batch on SQLite, whose single writer makes every save
+// wait for the batch under way: a batch of 1,000 versions took 52 ms
+// (median; 312 ms at most) on the 2-core machine, one of 5,000 about
+// 330 ms (docs/performance.md, "Retention (issue 35)").
+const SQLiteBatch = 1000
+
+// BatchFor is the batch of engine e.
+func BatchFor(e store.Engine) int {
+	if e == store.SQLite {
+		return SQLiteBatch
+	}
+	return Batch
+}
 
 // upsertRows bounds the rows of one statement recording pruned versions
 // (3 parameters each, far below either engine's limit).
@@ -46,6 +60,7 @@ func Apply(ctx context.Context, db *store.DB, s Settings, now time.Time, progres
 		progress = func(int64, int64) {}
 	}
 	now = now.UTC()
+	batch := BatchFor(db.Engine)
 	var p plan
 	if err := p.count(ctx, db, s, now); err != nil {
 		return res, err
@@ -58,7 +73,7 @@ func Apply(ctx context.Context, db *store.DB, s Settings, now time.Time, progres
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			hi, n, err := nextChunk(ctx, db, lo, p.maxID)
+			hi, n, err := nextChunk(ctx, db, lo, p.maxID, batch)
 			if err != nil {
 				return res, err
 			}
@@ -86,13 +101,13 @@ func Apply(ctx context.Context, db *store.DB, s Settings, now time.Time, progres
 				if err := ctx.Err(); err != nil {
 					return res, err
 				}
-				n, err := pruneHistory(ctx, db, u, cutoff)
+				n, err := pruneHistory(ctx, db, u, cutoff, batch)
 				if err != nil {
 					return res, err
 				}
 				res.HistoryDeleted += n
 				progress(min(res.VersionsExamined+res.HistoryDeleted, total), total)
-				if n < Batch {
+				if n < int64(batch) {
 					break
 				}
 			}
@@ -104,13 +119,13 @@ func Apply(ctx context.Context, db *store.DB, s Settings, now time.Time, progres
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			n, err := pruneLog(ctx, db, cutoff)
+			n, err := pruneLog(ctx, db, cutoff, batch)
 			if err != nil {
 				return res, err
 			}
 			res.LogDeleted += n
 			progress(min(res.VersionsExamined+res.HistoryDeleted+res.LogDeleted, total), total)
-			if n < Batch {
+			if n < int64(batch) {
 				break
 			}
 		}
@@ -149,12 +164,12 @@ func (p *plan) count(ctx context.Context, db *store.DB, s Settings, now time.Tim
 	return nil
 }
 
-// nextChunk is the id range (lo, hi] of the next Batch versions up to
+// nextChunk is the id range (lo, hi] of the next batch versions up to
 // maxID, and how many it holds.
-func nextChunk(ctx context.Context, db *store.DB, lo, maxID int64) (hi, n int64, err error) {
+func nextChunk(ctx context.Context, db *store.DB, lo, maxID int64, batch int) (hi, n int64, err error) {
 	var top sql.NullInt64
 	err = db.QueryRow(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM `+db.Sys("versions")+
-		` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?) chunk`, lo, maxID, Batch).Scan(&top, &n)
+		` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?) chunk`, lo, maxID, batch).Scan(&top, &n)
 	if err != nil {
 		return 0, 0, fmt.Errorf("versions after %d: %w", lo, err)
 	}
@@ -272,13 +287,13 @@ func historyUsers(ctx context.Context, db *store.DB, cutoff time.Time) ([]int64,
 	return out, rows.Err()
 }
 
-// pruneHistory deletes at most Batch of user's entries older than cutoff.
-func pruneHistory(ctx context.Context, db *store.DB, user int64, cutoff time.Time) (int64, error) {
+// pruneHistory deletes at most batch of user's entries older than cutoff.
+func pruneHistory(ctx context.Context, db *store.DB, user int64, cutoff time.Time, batch int) (int64, error) {
 	var n int64
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		ht := tx.Sys("history")
 		res, err := tx.Exec(ctx, `DELETE FROM `+ht+` WHERE user_id = ? AND (tb, record_id) IN (SELECT tb, record_id FROM `+ht+
-			` WHERE user_id = ? AND at < ? ORDER BY at LIMIT ?)`, user, user, cutoff, Batch)
+			` WHERE user_id = ? AND at < ? ORDER BY at LIMIT ?)`, user, user, cutoff, batch)
 		if err != nil {
 			return fmt.Errorf("prune history of user %d: %w", user, err)
 		}
@@ -288,13 +303,13 @@ func pruneHistory(ctx context.Context, db *store.DB, user int64, cutoff time.Tim
 	return n, err
 }
 
-// pruneLog deletes at most Batch application log entries older than
+// pruneLog deletes at most batch application log entries older than
 // cutoff, the oldest first (along the log's time index).
-func pruneLog(ctx context.Context, db *store.DB, cutoff time.Time) (int64, error) {
+func pruneLog(ctx context.Context, db *store.DB, cutoff time.Time, batch int) (int64, error) {
 	var n int64
 	err := db.Tx(ctx, func(tx *store.DB) error {
 		lt := tx.Sys("app_log")
-		res, err := tx.Exec(ctx, `DELETE FROM `+lt+` WHERE id IN (SELECT id FROM `+lt+` WHERE time < ? ORDER BY time LIMIT ?)`, cutoff, Batch)
+		res, err := tx.Exec(ctx, `DELETE FROM `+lt+` WHERE id IN (SELECT id FROM `+lt+` WHERE time < ? ORDER BY time LIMIT ?)`, cutoff, batch)
 		if err != nil {
 			return fmt.Errorf("prune log: %w", err)
 		}

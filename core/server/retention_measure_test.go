@@ -3,11 +3,13 @@ package server_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
+	"github.com/strata-archaeo/strata/core/retention"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/testenv"
@@ -85,6 +87,42 @@ func TestRetentionGrowth(t *testing.T) {
 			vacuum(t, r.app)
 			report(fmt.Sprintf("round %d: keep 10 (+VACUUM on PostgreSQL)", round), v5, h5)
 		}
+
+		// The job at scale: 1,000,000 versions of 10,000 records (100
+		// each, interleaved as saves of many records are), pruned to the
+		// 10 newest per record.
+		big := f.newApp(t, "ret_measure_big")
+		const perRecord, records = 100, 10_000
+		if _, err := big.app.DB.Exec(t.Context(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO `+big.app.DB.Sys("versions")+` (tb, record_id, time, operation, content)
+			SELECT 'finds', 1 + (i % ?), ?, 'update', ? FROM n`, perRecord*records, records, f.clock.Now(),
+			`{"core":`+typicalCore(7)+`,"plugins":{}}`); err != nil {
+			t.Fatal(err)
+		}
+		vacuum(t, big.app)
+		before := tableBytes(t, big.app, "versions")
+		// Every progress call but the first (the start) and the last
+		// (the end, at once after the last batch's) ends a batch: the
+		// time between two calls is one batch (its transaction, and the
+		// read of the next range).
+		start := time.Now()
+		var calls []time.Time
+		res, err := retention.Apply(t.Context(), big.app.DB, retention.Settings{VersionsKeep: 10}, f.clock.Now(),
+			func(int64, int64) { calls = append(calls, time.Now()) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batches []time.Duration
+		for i := 1; i < len(calls)-1; i++ {
+			batches = append(batches, calls[i].Sub(calls[i-1]))
+		}
+		took := time.Since(start)
+		vacuum(t, big.app)
+		slices.Sort(batches)
+		t.Logf("1,000,000 versions of 10,000 records, keep 10: %d examined, %d deleted in %s (%.0f deleted/s), %d batches of %d: median %s, max %s; versions %d B before, %d B after",
+			res.VersionsExamined, res.VersionsDeleted, took.Round(time.Millisecond), float64(res.VersionsDeleted)/took.Seconds(),
+			len(batches), retention.BatchFor(e), batches[len(batches)/2].Round(time.Millisecond), batches[len(batches)-1].Round(time.Millisecond),
+			before, tableBytes(t, big.app, "versions"))
 	})
 }
 
