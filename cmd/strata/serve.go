@@ -128,6 +128,9 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// Offline mutations whose wait for their predecessor is over are
 	// applied even if their device never pushes again (core/fieldsync).
 	defer handler.StartSyncHolds(ctx)()
+	// Each application's retention rules are applied about once a day
+	// (core/retention), by a job one node queues.
+	defer handler.StartRetention(ctx)()
 	var demoBanner string
 	if cfg.Demo {
 		if demoBanner, err = ensureDemo(ctx, reg, handler, log); err != nil {

@@ -217,13 +217,19 @@ func (a *applier) update(ctx context.Context, tx *store.DB, sc *records.Scope, m
 		if err != nil {
 			return r, err
 		}
-		base := theirs
+		base, baseGone := theirs, false
 		if m.BaseVersion != nil {
-			if base, err = records.StateAt(ctx, sc, id, *m.BaseVersion); err != nil {
+			// A base that retention pruned (core/retention) is not
+			// replaced by a later state: every differing field conflicts.
+			base, err = records.BaseAt(ctx, sc, id, *m.BaseVersion)
+			if baseGone = errors.Is(err, records.ErrBaseGone); baseGone {
+				base, err = theirs, nil
+			}
+			if err != nil {
 				return r, err
 			}
 		}
-		merged := records.Merge3(records.MergeInput{Base: base.Core, Mine: set, Theirs: theirs.Core, Types: fieldTypes(sc)})
+		merged := records.Merge3(records.MergeInput{Base: base.Core, Mine: set, Theirs: theirs.Core, Types: fieldTypes(sc), BaseUnknown: baseGone})
 		version := cur
 		if len(merged.Write) > 0 || len(m.Plugins) > 0 {
 			in, err := records.SaveInputOf(map[string]any{"core": merged.Write, "plugins": m.Plugins}, id)

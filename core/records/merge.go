@@ -24,6 +24,11 @@ type MergeInput struct {
 	// save stores them (a blank string is null outside text, "5" is 5 in
 	// an integer column). A field without one compares as JSON.
 	Types map[string]schema.DBType
+	// BaseUnknown says the base is gone (ErrBaseGone: retention pruned
+	// it) and Base is ignored: every field the device set to a value
+	// other than the server's is a conflict (with a null base), since
+	// nothing tells whose change it is.
+	BaseUnknown bool
 }
 
 // FieldConflict is one field both sides changed to different values.
@@ -64,6 +69,9 @@ func Merge3(in MergeInput) MergeResult {
 		same := func(a, b any) bool { return SameValue(t, typed, a, b) }
 		mine, base, theirs := in.Mine[f], in.Base[f], in.Theirs[f]
 		mineChanged, theirsChanged := !same(mine, base), !same(theirs, base)
+		if in.BaseUnknown {
+			base, mineChanged, theirsChanged = nil, true, true
+		}
 		switch {
 		case !mineChanged:
 		case !theirsChanged:

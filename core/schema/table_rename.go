@@ -24,6 +24,7 @@ var tableNameColumns = []struct{ sys, col string }{
 	{"indexes", "table_name"},
 	{"table_privileges", "table_name"},
 	{"versions", "tb"},         // record history: follows its table, goes with it
+	{"versions_pruned", "tb"},  // what retention pruned of its records' versions
 	{"rs", "tb"},               // stratigraphic relations between its records
 	{"manual_links", "tb_one"}, // links from or to its records
 	{"manual_links", "tb_two"},

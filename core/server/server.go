@@ -43,6 +43,7 @@ import (
 	"github.com/strata-archaeo/strata/core/publish"
 	"github.com/strata-archaeo/strata/core/ratelimit"
 	"github.com/strata-archaeo/strata/core/realtime"
+	"github.com/strata-archaeo/strata/core/retention"
 	"github.com/strata-archaeo/strata/core/rscheck"
 	"github.com/strata-archaeo/strata/core/savedquery"
 	"github.com/strata-archaeo/strata/core/schema"
@@ -235,6 +236,7 @@ func New(d Deps) (*Server, error) {
 		backup.Register(s.backups)
 		imports.Register(d.Jobs, s, d.Apps, d.Files)
 		rscheck.Register(d.Jobs, s, d.Apps)
+		retention.Register(d.Jobs, d.Apps, d.Now)
 	}
 	s.publish = publish.Deps{Apps: d.Apps, Host: s, Files: d.Files, Jobs: d.Jobs, TmpDir: d.Scratch.Path(), PublicURL: d.Config.PublicURL, Now: d.Now}
 	if d.Jobs != nil {
@@ -381,6 +383,7 @@ func (s *Server) routeTable() []Route {
 	core = append(core, charts.Routes(s, s.now)...)
 	core = append(core, geo.Routes(s)...)
 	core = append(core, rscheck.Routes(s, s.jobs)...)
+	core = append(core, retention.Routes(s.jobs)...)
 	core = append(core, publish.Routes(s.publish)...)
 	core = append(core, s.realtime.Routes()...)
 	core = append(core, fieldsync.Routes(fieldsync.Deps{Host: s, Files: s.files, MaxUploadBytes: s.cfg.MaxUploadBytes, Now: s.now, Hold: s.cfg.SyncHold})...)
