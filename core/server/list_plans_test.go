@@ -237,7 +237,7 @@ func TestListPlansAtAMillionRows(t *testing.T) {
 			v.Set("per_page", "200")
 			v.Set("total", "false")
 			return v
-		}, expect{index: "units_pkey", noSort: true, noSeq: true, maxMedian: 250 * time.Millisecond}},
+		}, expect{noSort: true, noSeq: true, maxMedian: 250 * time.Millisecond}},
 		{"one-row probe (offline sync)", "finds", func(i int) url.Values {
 			return url.Values{"per_page": {"1"}, "total": {"false"}}
 		}, expect{noSort: true, noSeq: true, maxMedian: 250 * time.Millisecond}},
@@ -288,10 +288,13 @@ func TestListPlansAtAMillionRows(t *testing.T) {
 		for _, q := range sentBy[sh.name] {
 			p := explain(t, db, q)
 			plans = append(plans, p)
+			counts := strings.HasPrefix(q.SQL, "SELECT COUNT(*)")
 			switch {
-			case sh.want.noSort && strings.Contains(p, "Sort"):
-				t.Errorf("%s: sorts though an index gives the order:\n%s\n%s", sh.name, q.SQL, p)
-			case sh.want.noSeq && strings.Contains(p, "Seq Scan on finds"):
+			case sh.want.noSort && bigSort(p):
+				t.Errorf("%s: sorts the matches though an index gives the order:\n%s\n%s", sh.name, q.SQL, p)
+			case sh.want.noSeq && !counts && strings.Contains(p, "Seq Scan on finds"):
+				// A total counts every match; the page must not read
+				// every find.
 				t.Errorf("%s: reads every find:\n%s\n%s", sh.name, q.SQL, p)
 			}
 		}
@@ -307,6 +310,9 @@ func TestListPlansAtAMillionRows(t *testing.T) {
 	for _, sh := range shapes {
 		most := int64(0)
 		for _, q := range sentBy[sh.name] {
+			if len(q.Args) == 0 {
+				continue // no parameters: one plan fits every run
+			}
 			s, ok := stats[q.SQL]
 			if !ok {
 				t.Errorf("%s: not a prepared statement of any connection:\n%s", sh.name, q.SQL)
@@ -365,6 +371,33 @@ func explain(t *testing.T, db *store.DB, q store.Query) string {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// bigSort reports whether a plan sorts more than a thousand rows: more
+// than a page or two (the 30 ids of a deep page put back in order, a
+// lookup's few hundred matches), so rows an index would give in order.
+func bigSort(plan string) bool {
+	lines := strings.Split(plan, "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, "Sort (actual") {
+			continue
+		}
+		for _, child := range lines[i+1:] {
+			if !strings.Contains(child, "->") {
+				continue
+			}
+			var rows, loops int
+			at := strings.Index(child, "(actual rows=")
+			if at < 0 {
+				break
+			}
+			if _, err := fmt.Sscanf(child[at:], "(actual rows=%d loops=%d)", &rows, &loops); err == nil && rows*loops > 1000 {
+				return true
+			}
+			break
+		}
+	}
+	return false
 }
 
 // summary is the plans' nodes, "->" apart, for the report.
