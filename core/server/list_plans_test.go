@@ -45,13 +45,13 @@ const planRuns = 8
 //     off it (no sequential scan of finds, no sort of the matches);
 //   - no shape is pathologically slow.
 //
-// It takes a few minutes (the load, then the shapes that scan), so it runs
-// only with STRATA_PLAN_TEST=1:
+// It takes over a minute on 2 cores (half of it the load), so it runs only
+// with STRATA_PLAN_TEST=1:
 //
 //	STRATA_PLAN_TEST=1 STRATA_REQUIRE_POSTGRES=1 go test -count=1 -p 1 -v -run TestListPlansAtAMillionRows ./core/server/
 func TestListPlansAtAMillionRows(t *testing.T) {
 	if testing.Short() || os.Getenv("STRATA_PLAN_TEST") != "1" {
-		t.Skip("loads 1,000,000 rows into PostgreSQL (minutes): set STRATA_PLAN_TEST=1 to run it")
+		t.Skip("loads 1,000,000 rows into PostgreSQL (over a minute): set STRATA_PLAN_TEST=1 to run it")
 	}
 	testenv.RequireEngine(t, store.Postgres)
 	ctx := context.Background()
