@@ -44,7 +44,7 @@ func (s *Scope) count(ctx context.Context, from, where string, args []any) (int6
 	if ok {
 		return n, nil
 	}
-	p := s.DB.Pipeline()
+	p := s.DB.Pipeline().CustomPlans() // as List's (list.go)
 	p.QueryRow("count "+s.Table.Name, query, args, &n)
 	if err := p.Run(ctx); err != nil {
 		return 0, err

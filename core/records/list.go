@@ -205,7 +205,9 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 		}
 	}
 	res := &ListResult{Fields: cols, Data: []map[string]any{}}
-	p := s.DB.Pipeline()
+	// A list's best plan depends on its values (a common or a rare one,
+	// the page's depth): never a generic plan (store.Pipeline.CustomPlans).
+	p := s.DB.Pipeline().CustomPlans()
 	if pageIDs == nil || len(pageIDs) > 0 {
 		s.queuePage(p, res, cols, query, qargs, pageIDs)
 	}
@@ -322,7 +324,7 @@ func (s *Scope) total(ctx context.Context, res *ListResult, q ListQuery, pg Page
 // total.
 func listIDs(ctx context.Context, s *Scope, q ListQuery, from, where string, args []any, order string, pg Page) (*ListResult, error) {
 	res := &ListResult{IDs: []int64{}}
-	p := s.DB.Pipeline()
+	p := s.DB.Pipeline().CustomPlans()
 	p.Query("list ids of "+s.Table.Name, `SELECT `+s.column(schema.ColID)+` FROM `+from+` WHERE `+where+
 		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(slices.Clip(args), pg.Limit, pg.Offset), func(rows store.Rows) error {
 		for rows.Next() {

@@ -2,13 +2,13 @@ package records
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-archaeo/strata/core/schema"
+	"github.com/strata-archaeo/strata/core/store"
 )
 
 // Deep pages of a sorted list read their ids from an order window: the
@@ -52,20 +52,19 @@ func (s *Scope) windowPage(ctx context.Context, from, where string, args []any, 
 	windows.Unlock()
 	if !hit || time.Since(e.read) >= countTTL || (!e.complete && int64(len(e.ids)) < end) {
 		size := min(windowMax, (end+windowChunk-1)/windowChunk*windowChunk)
-		rows, err := s.DB.Query(ctx, query+` LIMIT ?`, append(slices.Clip(args), size)...)
-		if err != nil {
-			return nil, false, fmt.Errorf("list %s: %w", s.Table.Name, err)
-		}
-		defer rows.Close()
 		e = windowEntry{ids: make([]int64, 0, size), read: time.Now()}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return nil, false, fmt.Errorf("list %s: %w", s.Table.Name, err)
+		p := s.DB.Pipeline().CustomPlans() // as List's (list.go)
+		p.Query("list "+s.Table.Name, query+` LIMIT ?`, append(slices.Clip(args), size), func(rows store.Rows) error {
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					return err
+				}
+				e.ids = append(e.ids, id)
 			}
-			e.ids = append(e.ids, id)
-		}
-		if err := rows.Err(); err != nil {
+			return rows.Err()
+		})
+		if err := p.Run(ctx); err != nil {
 			return nil, false, err
 		}
 		e.complete = int64(len(e.ids)) < size

@@ -40,6 +40,7 @@ type Pipeline struct {
 	db     *DB
 	queue  []pipelineQuery
 	rounds int
+	custom bool // CustomPlans
 }
 
 type pipelineQuery struct {
@@ -86,6 +87,34 @@ func (p *Pipeline) Pipelined(ctx context.Context) bool {
 	return p.db.pool != nil
 }
 
+// CustomPlans makes PostgreSQL plan the pipeline's statements for their
+// arguments every time they run, and returns p.
+//
+// pgx runs every statement as a prepared statement of its connection, and
+// after five executions PostgreSQL may keep one plan for all arguments (a
+// generic plan) when it looks no dearer than those made so far. For a
+// list that plan is often wrong: made for an average value (or from the
+// statistics of a smaller table), it fetches every match of a common
+// value to show 30, or sorts what an index would give in order (issue
+// 35; docs/performance.md, "Generic plans at 1,000,000 rows"). Each
+// round then starts with set_config('plan_cache_mode',
+// 'force_custom_plan', true): local to the round's implicit transaction
+// (a pgx batch ends with one Sync), it covers the round's statements and
+// no others, for the cost of one more statement in the same round trip.
+// Inside a transaction it lasts until the transaction ends. Planning
+// every time costs some 40 µs a statement, which is why the pool does not
+// force it for every statement: reads and saves by id have one right plan.
+// Nothing changes on SQLite, or when queries run one by one
+// (WithoutPipelining).
+func (p *Pipeline) CustomPlans() *Pipeline {
+	p.custom = true
+	return p
+}
+
+// customPlans is the statement CustomPlans puts first in each round.
+var customPlans = pipelineQuery{what: "plan_cache_mode",
+	query: `SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`}
+
 // Query queues query, written with '?' markers; read is called with its
 // rows. what names the query in errors ("files of finds 12").
 func (p *Pipeline) Query(what, query string, args []any, read func(Rows) error) {
@@ -129,7 +158,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if t := p.db.ptx; t != nil {
 		// In a transaction: each round goes with what waits to be sent.
 		for len(p.queue) > 0 {
-			if err := t.flush(ctx, p.next(ctx)); err != nil {
+			round := p.next(ctx)
+			if p.custom {
+				round = append([]pipelineQuery{customPlans}, round...)
+			}
+			if err := t.flush(ctx, round); err != nil {
 				return err
 			}
 		}
@@ -149,6 +182,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			round := p.next(ctx)
 			if a := assumedFor(ctx, p.db); a != nil {
 				round = a.queue(round)
+			}
+			if p.custom {
+				round = append([]pipelineQuery{customPlans}, round...)
 			}
 			if err := runBatch(ctx, dc.Conn(), p.db.Engine, round); err != nil {
 				return err

@@ -214,3 +214,98 @@ func TestPipelineInTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestCustomPlans: PostgreSQL plans a pipeline's statements for their
+// arguments every time under CustomPlans, in and out of a transaction,
+// though a connection runs them more than five times (after which it
+// would otherwise keep a generic plan, as the same statement without
+// CustomPlans shows); the setting ends with the round (or the
+// transaction) and is left on no connection.
+func TestCustomPlans(t *testing.T) {
+	testenv.RequireEngine(t, store.Postgres)
+	db := pipelineDB(t, store.Postgres)
+	ctx := context.Background()
+	const runs = 8
+	query := func(tag string) string {
+		return `SELECT count(*) FROM ` + db.Qualify("kinds") + ` WHERE id > ? /* ` + tag + ` */`
+	}
+	run := func(on *store.DB, tag string, custom bool) error {
+		p := on.Pipeline()
+		if custom {
+			p.CustomPlans()
+		}
+		var n int64
+		p.QueryRow(tag, query(tag), []any{0}, &n)
+		if err := p.Run(ctx); err != nil {
+			return err
+		}
+		if n != 3 {
+			return fmt.Errorf("%s: counted %d rows, want 3", tag, n)
+		}
+		return nil
+	}
+	for i := 0; i < runs; i++ {
+		for _, tag := range []string{"generic", "custom"} {
+			if err := run(db, tag, tag == "custom"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := db.Tx(ctx, func(tx *store.DB) error { return run(tx, "custom in tx", true) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	type stat struct{ generic, custom, most int64 }
+	stats := map[string]stat{}
+	var held []*sql.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for len(held) < db.Pool().Stats().MaxOpenConnections {
+		c, err := db.Pool().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		var mode string
+		if err := c.QueryRowContext(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "auto" {
+			t.Errorf("a connection of the pool was left with plan_cache_mode %s", mode)
+		}
+		rows, err := c.QueryContext(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			var g, cu int64
+			if err := rows.Scan(&s, &g, &cu); err != nil {
+				t.Fatal(err)
+			}
+			for _, tag := range []string{"generic", "custom", "custom in tx"} {
+				if strings.HasSuffix(s, "/* "+tag+" */") {
+					e := stats[tag]
+					e.generic, e.custom, e.most = e.generic+g, e.custom+cu, max(e.most, g+cu)
+					stats[tag] = e
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+	if s := stats["generic"]; s.most <= 5 || s.generic == 0 {
+		t.Errorf("without CustomPlans: %+v, want a generic plan after five runs on a connection (else this test shows nothing)", s)
+	}
+	for _, tag := range []string{"custom", "custom in tx"} {
+		if s := stats[tag]; s.generic != 0 || s.custom != runs || s.most <= 5 {
+			t.Errorf("%s: %+v, want %d custom plans, no generic one, more than 5 on one connection", tag, s, runs)
+		}
+	}
+}

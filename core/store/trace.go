@@ -13,8 +13,16 @@ import (
 // round trips of an operation and to show them when there are more than
 // expected.
 type Statements struct {
-	mu   sync.Mutex
-	sent []string
+	mu      sync.Mutex
+	sent    []string
+	queries []Query
+}
+
+// Query is one statement sent to PostgreSQL with its arguments, as the
+// server received it ($n markers): tests explain exactly what ran.
+type Query struct {
+	SQL  string
+	Args []any
 }
 
 type statementsKey struct{}
@@ -31,6 +39,20 @@ func (st *Statements) Sent() []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return append([]string(nil), st.sent...)
+}
+
+// Queries is every statement sent, alone or in a batch, in order, with
+// its arguments (statements prepared apart are left out: they run later).
+func (st *Statements) Queries() []Query {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]Query(nil), st.queries...)
+}
+
+func (st *Statements) query(sql string, args []any) {
+	st.mu.Lock()
+	st.queries = append(st.queries, Query{SQL: sql, Args: append([]any(nil), args...)})
+	st.mu.Unlock()
 }
 
 func (st *Statements) add(s string) {
@@ -51,6 +73,7 @@ func statementsOf(ctx context.Context) *Statements {
 func (tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	if st := statementsOf(ctx); st != nil {
 		st.add(d.SQL)
+		st.query(d.SQL, d.Args)
 	}
 	return ctx
 }
@@ -62,6 +85,7 @@ func (tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatch
 		s := "batch:"
 		for _, q := range d.Batch.QueuedQueries {
 			s += " " + q.SQL + ";"
+			st.query(q.SQL, q.Arguments)
 		}
 		st.add(s)
 	}
