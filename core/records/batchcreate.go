@@ -32,8 +32,8 @@ func Groupable(s *Scope, in *SaveInput) bool {
 // BeforeSaveMany gave for ins[k].
 //
 // The rows are validated first, then written with multi-row INSERTs (a
-// few hundred rows per statement on SQLite, up to the parameter limit on
-// PostgreSQL, where they all go in one round trip), which is what makes a
+// few dozen rows per statement on SQLite, up to the parameter limit on
+// PostgreSQL, where each statement is a round trip), which is what makes a
 // batch of a thousand creates several times faster than one INSERT each:
 // on SQLite, every statement on a table with a full-text index also
 // flushes that index. The change log and history entries are the ones
@@ -100,8 +100,7 @@ func (s *Scope) createRows(ctx context.Context, ins []*SaveInput, ids []int64) e
 // insertRows inserts rows into t as insertRow would one by one (with the
 // caller as their creator) and puts their ids in ids, in rows' order.
 // Consecutive rows with the same columns share a multi-row INSERT,
-// chunked by RowsPerStatement; on PostgreSQL every statement goes in one
-// round trip.
+// chunked by RowsPerStatement.
 func (s *Scope) insertRows(ctx context.Context, t *schema.Table, rows []*prepared, ids []int64) error {
 	system := map[string]any{schema.ColCreator: s.creatorValue()}
 	var sysCols []string
@@ -111,15 +110,10 @@ func (s *Scope) insertRows(ctx context.Context, t *schema.Table, rows []*prepare
 			sysCols, sysVals = append(sysCols, c), append(sysVals, v)
 		}
 	}
-	pl := s.DB.Pipeline()
 	for start := 0; start < len(rows); {
 		cols := rows[start].cols
 		if len(cols)+len(sysCols) == 0 {
-			// DEFAULT VALUES has no multi-row form. The rows queued
-			// before go first, so that ids follow the requests' order.
-			if err := pl.Run(ctx); err != nil {
-				return err
-			}
+			// DEFAULT VALUES has no multi-row form.
 			id, err := s.insertRow(ctx, t, rows[start], system)
 			if err != nil {
 				return err
@@ -147,27 +141,43 @@ func (s *Scope) insertRows(ctx context.Context, t *schema.Table, rows []*prepare
 		}
 		q := `INSERT INTO ` + s.DB.Qualify(t.Name) + ` (` + strings.Join(quoted, ", ") + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(mark+", ", end-start), ", ") + ` RETURNING "id"`
-		chunk := ids[start:end]
-		pl.Query(fmt.Sprintf("insert %d rows into %s", end-start, t.Name), q, args, func(r store.Rows) error {
-			got := make([]int64, 0, len(chunk))
-			for r.Next() {
-				var id int64
-				if err := r.Scan(&id); err != nil {
-					return err
-				}
-				got = append(got, id)
-			}
-			if len(got) != len(chunk) {
-				return fmt.Errorf("insert into %s: %d ids for %d rows", t.Name, len(got), len(chunk))
-			}
-			// Neither engine promises RETURNING's order, but both take the
-			// ids of one statement's rows from the table's sequence in the
-			// order of its VALUES: sorted, they are the rows' ids in order.
-			slices.Sort(got)
-			copy(chunk, got)
-			return nil
-		})
+		if err := s.insertChunk(ctx, q, args, ids[start:end]); err != nil {
+			return fmt.Errorf("insert %d rows into %s: %w", end-start, t.Name, err)
+		}
 		start = end
 	}
-	return pl.Run(ctx)
+	return nil
+}
+
+// insertChunk runs q, a multi-row INSERT ... RETURNING "id", and puts the
+// ids it answers in ids. It is a plain query, not a pipeline: on
+// PostgreSQL a pipeline's failure is the transaction's for good, while a
+// query's failure (a unique violation) can be rolled back to CreateMany's
+// savepoint.
+func (s *Scope) insertChunk(ctx context.Context, q string, args []any, ids []int64) error {
+	rows, err := s.DB.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	got := make([]int64, 0, len(ids))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		got = append(got, id)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(got) != len(ids) {
+		return fmt.Errorf("%d ids for %d rows", len(got), len(ids))
+	}
+	// Neither engine promises RETURNING's order, but both take the ids of
+	// one statement's rows from the table's sequence in the order of its
+	// VALUES: sorted, they are the rows' ids in order.
+	slices.Sort(got)
+	copy(ids, got)
+	return nil
 }

@@ -17,7 +17,7 @@ func (e Engine) MaxParams() int {
 // statement) binding took longer than running the statement; at a few
 // hundred it is lost in the noise, while a statement still writes a hundred
 // rows or so.
-const sqliteParamsPerStatement = 800
+const sqliteParamsPerStatement = 256
 
 // RowsPerStatement is how many rows of perRow bound values each a
 // multi-row statement (INSERT ... VALUES (...), (...)) should hold: the
