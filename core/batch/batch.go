@@ -40,7 +40,9 @@ type FieldError struct {
 //     snapshots, history). Validation failures of every request are
 //     collected and answered together (validation_failed, each error with
 //     its request's index); any other failure stops the batch and names
-//     its request's index. Either way nothing is written;
+//     its request's index. Either way nothing is written. Consecutive
+//     creates on one table without plugin rows are written together
+//     (records.CreateMany: multi-row INSERTs) with the same answers;
 //  4. after the commit, the AfterSave hooks run, one call per table and
 //     feature.
 //
