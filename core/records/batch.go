@@ -342,6 +342,9 @@ type Batch struct {
 	// version moved in the batch itself, so a later save of one in the
 	// batch is not checked against the version its hooks saw.
 	written map[lookupKey]bool
+	// uniqueLater: CreateMany checks the unique fields of its rows in one
+	// query per field (checkUnique), not checkInDB one row at a time.
+	uniqueLater bool
 }
 
 type lookupKey struct{ table, id string }

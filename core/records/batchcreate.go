@@ -76,12 +76,18 @@ func (b *Batch) CreateMany(ctx context.Context, s *Scope, ins []*SaveInput, hook
 // fills ids, or fails (errRowByRow when a row does not validate).
 func (s *Scope) createRows(ctx context.Context, ins []*SaveInput, ids []int64) error {
 	rows := make([]*prepared, len(ins))
+	s.batch.uniqueLater = true
 	for k, in := range ins {
 		p, fes, err := prepareRow(ctx, s, s.Table, in.Core, in.forced, true, 0)
 		if err != nil || len(fes) > 0 {
+			s.batch.uniqueLater = false
 			return errRowByRow
 		}
 		rows[k] = p
+	}
+	s.batch.uniqueLater = false
+	if err := s.checkUnique(ctx, rows); err != nil {
+		return err
 	}
 	if err := s.insertRows(ctx, s.Table, rows, ids); err != nil {
 		return errors.Join(errRowByRow, err)
@@ -179,5 +185,53 @@ func (s *Scope) insertChunk(ctx context.Context, q string, args []any, ids []int
 	// VALUES: sorted, they are the rows' ids in order.
 	slices.Sort(got)
 	copy(ids, got)
+	return nil
+}
+
+// checkUnique is checkInDB's unique rule for the rows of CreateMany, one
+// query per unique field and statement-sized chunk rather than one per
+// row (a round trip each on PostgreSQL): errRowByRow when a value is
+// taken by a stored record or by two of the rows, and then the rows are
+// written one by one, which answers which request broke the rule. Values
+// are compared as stored (toDB), and empty ones are skipped, as checkInDB
+// does.
+func (s *Scope) checkUnique(ctx context.Context, rows []*prepared) error {
+	for _, f := range s.Table.Fields {
+		if !f.Unique {
+			continue
+		}
+		var vals []any
+		seen := map[any]bool{}
+		for _, p := range rows {
+			i := slices.Index(p.cols, f.Name)
+			if i < 0 || p.vals[i] == nil || p.vals[i] == "" {
+				continue
+			}
+			v := p.vals[i]
+			switch v.(type) {
+			case string, int64, float64, bool: // what toDB answers
+			default:
+				return errRowByRow // not a map key for sure: the careful way
+			}
+			if seen[v] {
+				return errRowByRow
+			}
+			seen[v] = true
+			vals = append(vals, v)
+		}
+		per := s.DB.Engine.RowsPerStatement(1)
+		for start := 0; start < len(vals); start += per {
+			chunk := vals[start:min(start+per, len(vals))]
+			var n int
+			err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+s.DB.Engine.Quote(f.Name)+
+				` IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, chunk...).Scan(&n)
+			if err != nil {
+				return fmt.Errorf("check unique %s: %w", f.Name, err)
+			}
+			if n > 0 {
+				return errRowByRow
+			}
+		}
+	}
 	return nil
 }
