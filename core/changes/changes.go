@@ -169,8 +169,10 @@ func write(ctx context.Context, tx *store.DB, entries []Entry) error {
 		args = append(args, user, actor, at)
 	}
 	offsets = append(offsets, len(args))
-	insert := `INSERT INTO ` + tx.Sys("changes") + ` (tb, record_id, op, version, user_id, actor, at) VALUES ` + strings.Join(rows, ", ")
 	if tx.Engine == store.Postgres {
+		// One statement: PostgreSQL binds in linear time, and its notify
+		// carries the last id.
+		insert := `INSERT INTO ` + tx.Sys("changes") + ` (tb, record_id, op, version, user_id, actor, at) VALUES ` + strings.Join(rows, ", ")
 		if err := tx.ExecLater(ctx, "change log lock", `SELECT pg_advisory_xact_lock(?, hashtext(?))`, lockClass, tx.Key()); err != nil {
 			return err
 		}
@@ -181,8 +183,8 @@ func write(ctx context.Context, tx *store.DB, entries []Entry) error {
 		tx.AfterCommit(func(base *store.DB) { committed(base, 0) })
 		return nil
 	}
-	// Cut in statements of RowsPerStatement rows: SQLite's driver binds
-	// a statement's values in quadratic time.
+	// Cut in statements of RowsPerStatement rows: SQLite's driver binds a
+	// value at a cost that grows with its statement's values.
 	per := tx.Engine.RowsPerStatement(paramsPerEntry)
 	var last int64
 	for start := 0; start < len(rows); start += per {
