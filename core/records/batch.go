@@ -345,6 +345,7 @@ type Batch struct {
 	// uniqueLater: CreateMany checks the unique fields of its rows in one
 	// query per field (checkUnique), not checkInDB one row at a time.
 	uniqueLater bool
+	grouped     int // rows CreateMany wrote with multi-row statements (tests)
 }
 
 type lookupKey struct{ table, id string }

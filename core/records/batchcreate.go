@@ -52,6 +52,7 @@ func (b *Batch) CreateMany(ctx context.Context, s *Scope, ins []*SaveInput, hook
 		err := b.tx.Savepoint(ctx, "batch_creates", func() error { return ts.createRows(ctx, ins, ids) })
 		switch {
 		case err == nil:
+			b.grouped += len(ids)
 			for _, id := range ids {
 				b.touch(ts, id, "create")
 				b.written[lookupKey{table: s.Table.Name, id: fmt.Sprint(id)}] = true
