@@ -147,7 +147,9 @@ func write(ctx context.Context, tx *store.DB, entries []Entry) error {
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	var rows []string
 	var args []any
+	offsets := make([]int, 0, len(entries)+1) // where each row's args start
 	for _, e := range entries {
+		offsets = append(offsets, len(args))
 		args = append(args, e.Table, e.RecordID, string(e.Op))
 		version := "0"
 		if e.Op == Create || e.Op == Update || e.Op == Delete {
@@ -166,8 +168,11 @@ func write(ctx context.Context, tx *store.DB, entries []Entry) error {
 		rows = append(rows, `(?, ?, ?, `+version+`, ?, ?, ?)`)
 		args = append(args, user, actor, at)
 	}
-	insert := `INSERT INTO ` + tx.Sys("changes") + ` (tb, record_id, op, version, user_id, actor, at) VALUES ` + strings.Join(rows, ", ")
+	offsets = append(offsets, len(args))
 	if tx.Engine == store.Postgres {
+		// One statement: PostgreSQL binds in linear time, and its notify
+		// carries the last id.
+		insert := `INSERT INTO ` + tx.Sys("changes") + ` (tb, record_id, op, version, user_id, actor, at) VALUES ` + strings.Join(rows, ", ")
 		if err := tx.ExecLater(ctx, "change log lock", `SELECT pg_advisory_xact_lock(?, hashtext(?))`, lockClass, tx.Key()); err != nil {
 			return err
 		}
@@ -178,14 +183,25 @@ func write(ctx context.Context, tx *store.DB, entries []Entry) error {
 		tx.AfterCommit(func(base *store.DB) { committed(base, 0) })
 		return nil
 	}
-	res, err := tx.Exec(ctx, insert, args...)
-	if err != nil {
-		return fmt.Errorf("change log: %w", err)
+	// Cut in statements of RowsPerStatement rows: SQLite's driver binds a
+	// value at a cost that grows with its statement's values.
+	per := tx.Engine.RowsPerStatement(paramsPerEntry)
+	var last int64
+	for start := 0; start < len(rows); start += per {
+		end := min(start+per, len(rows))
+		q := `INSERT INTO ` + tx.Sys("changes") + ` (tb, record_id, op, version, user_id, actor, at) VALUES ` + strings.Join(rows[start:end], ", ")
+		res, err := tx.Exec(ctx, q, args[offsets[start]:offsets[end]]...)
+		if err != nil {
+			return fmt.Errorf("change log: %w", err)
+		}
+		last, _ = res.LastInsertId()
 	}
-	last, _ := res.LastInsertId()
 	tx.AfterCommit(func(base *store.DB) { committed(base, last) })
 	return nil
 }
+
+// paramsPerEntry is the most values one change-log row binds.
+const paramsPerEntry = 8
 
 // Since reads the log after id, oldest first, at most limit rows.
 func Since(ctx context.Context, db *store.DB, after int64, limit int) ([]Change, error) {

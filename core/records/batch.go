@@ -342,6 +342,10 @@ type Batch struct {
 	// version moved in the batch itself, so a later save of one in the
 	// batch is not checked against the version its hooks saw.
 	written map[lookupKey]bool
+	// uniqueLater: CreateMany checks the unique fields of its rows in one
+	// query per field (checkUnique), not checkInDB one row at a time.
+	uniqueLater bool
+	grouped     int // rows CreateMany wrote with multi-row statements (tests)
 }
 
 type lookupKey struct{ table, id string }
@@ -502,13 +506,12 @@ func (b *Batch) touch(s *Scope, id int64, action string) {
 	b.history[k] = historyEntry{action: action, at: s.now().Truncate(time.Microsecond)}
 }
 
-// historyChunk bounds the rows of one history statement (5 values each).
-const historyChunk = 500
-
-// Finish writes the batch's history entries, a few hundred per statement.
+// Finish writes the batch's history entries, many per statement
+// (store.RowsPerStatement: 5 values each).
 func (b *Batch) Finish(ctx context.Context) error {
-	for start := 0; start < len(b.order); start += historyChunk {
-		keys := b.order[start:min(start+historyChunk, len(b.order))]
+	per := b.tx.Engine.RowsPerStatement(5)
+	for start := 0; start < len(b.order); start += per {
+		keys := b.order[start:min(start+per, len(b.order))]
 		marks := make([]string, len(keys))
 		args := make([]any, 0, 5*len(keys))
 		for i, k := range keys {

@@ -7,3 +7,7 @@ func SetDeepPaging(deep, window int64) (restore func()) {
 	deepPage, windowMax = deep, window
 	return func() { deepPage, windowMax = d, w }
 }
+
+// GroupedRows is how many rows b wrote with multi-row statements
+// (CreateMany's short way), not one by one.
+func GroupedRows(b *Batch) int { return b.grouped }

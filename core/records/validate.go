@@ -140,7 +140,7 @@ func (s *Scope) checkInDB(ctx context.Context, t *schema.Table, f *schema.Field,
 	}
 	db := s.DB
 	var out []FieldError
-	if f.Unique {
+	if f.Unique && (s.batch == nil || !s.batch.uniqueLater) {
 		var n int
 		err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+db.Qualify(t.Name)+` WHERE `+db.Engine.Quote(f.Name)+` = ? AND "id" <> ?`, v, selfID).Scan(&n)
 		if err != nil {

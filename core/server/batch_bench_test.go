@@ -58,6 +58,34 @@ func BenchmarkBatchCreate(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N*perBatch)/b.Elapsed().Seconds(), "rows/s")
 			})
+			// plain: the load benchmark's table (cmd/strata-bench): four
+			// fields without rules that look at other rows.
+			plain := false
+			b.Run("plain_batch_1000", func(b *testing.B) {
+				if !plain { // once: b.Run calls this for each b.N it tries
+					plain = true
+					post(b, "/bench/api/config/tables", `{"name":"plain"}`)
+					for _, f := range []string{`{"name":"title","type":"text"}`, `{"name":"material","type":"text"}`,
+						`{"name":"weight","type":"float"}`, `{"name":"context","type":"text"}`} {
+						post(b, "/bench/api/config/table/plain/field", f)
+					}
+					post(b, "/bench/api/config/table/plain/indexes", `{"name":"ix_plain_material","columns":["material"]}`)
+				}
+				bodies := make([]string, b.N)
+				for i := range bodies {
+					reqs := make([]string, perBatch)
+					for j := range reqs {
+						next++
+						reqs[j] = fmt.Sprintf(`{"method":"POST","url":"/record/plain","body":{"core":{"title":"Broken Amphora %d","material":"bone","weight":%d.5,"context":"US %d"}}}`, next, next%500, next%90)
+					}
+					bodies[i] = `{"requests":[` + strings.Join(reqs, ",") + `]}`
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					post(b, "/bench/api/batch", bodies[i])
+				}
+				b.ReportMetric(float64(b.N*perBatch)/b.Elapsed().Seconds(), "rows/s")
+			})
 			b.Run("single", func(b *testing.B) {
 				bodies := make([]string, b.N)
 				for i := range bodies {

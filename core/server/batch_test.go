@@ -238,6 +238,38 @@ func TestBatchRowSubset(t *testing.T) {
 		if code != 200 {
 			t.Fatalf("update of a visible row: %d %v", code, m)
 		}
+
+		// Creates written together (records.CreateMany) check lookups
+		// against the subset too: a unit of a hidden site among 300 is
+		// refused with its index, and nothing is written.
+		body = `{"table_name":"units","privilege":20}`
+		if code, m := f.do(t, f.super, "POST", fmt.Sprintf("/dig/api/user/%d/privileges", f.userID(t, "reader@example.org")), body); code != 200 {
+			t.Fatalf("override: %d %v", code, m)
+		}
+		units := func(hidden int) string {
+			reqs := make([]string, 300)
+			for i := range reqs {
+				site := pompeii
+				if i == hidden {
+					site = herc
+				}
+				reqs[i] = fmt.Sprintf(`{"method":"POST","url":"/record/units","body":{"code":"US %d","site":%d}}`, i, site)
+			}
+			return `{"requests":[` + strings.Join(reqs, ",") + `]}`
+		}
+		code, m = f.do(t, f.reader, "POST", batchURL, units(237))
+		if code != 400 || m["code"] != "validation_failed" || fmt.Sprint(m["indexes"]) != "[237]" {
+			t.Fatalf("create referring to a hidden row: %d %v", code, m)
+		}
+		if n := f.total(t, "units"); n != 0 {
+			t.Errorf("a refused batch wrote %d units", n)
+		}
+		if code, m = f.do(t, f.reader, "POST", batchURL, units(-1)); code != 200 {
+			t.Fatalf("creates referring to a visible row: %d %v", code, m)
+		}
+		if n := f.total(t, "units"); n != 300 {
+			t.Errorf("%d units, want 300", n)
+		}
 	})
 }
 
