@@ -64,8 +64,11 @@ const GroupCommitEnv = "STRATA_GROUP_COMMIT"
 const maxGroup = 64
 
 // groupModeFromEnv reads GroupCommitEnv.
-func groupModeFromEnv() (GroupMode, error) {
-	switch v := os.Getenv(GroupCommitEnv); v {
+func groupModeFromEnv() (GroupMode, error) { return ParseGroupMode(os.Getenv(GroupCommitEnv)) }
+
+// ParseGroupMode reads a value of GroupCommitEnv ("" is the default).
+func ParseGroupMode(v string) (GroupMode, error) {
+	switch v {
 	case "", "on":
 		return GroupOn, nil
 	case "off":
