@@ -13,7 +13,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # every target's budget.
 FUZZTIME ?=
 
-.PHONY: build run web test test-short fuzz bench bench-load bench-realtime bench-sync lint clean proto
+.PHONY: build run web test test-grouped test-short fuzz bench bench-load bench-realtime bench-sync lint clean proto
 
 # A cold build fetches and compiles every dependency first (minutes on two
 # cores, silent otherwise): say so, then name each binary as it is built.
@@ -47,7 +47,21 @@ web:
 test:
 	$(GO) test -count=1 -p 2 -timeout 40m ./core/webui/browsertest/ ./core/server/ ./...
 	cd pluginsdk && $(GO) test -count=1 -p 2 ./...
+	$(MAKE) test-grouped
 	$(MAKE) fuzz
+
+# The records and plugin suites again with SQLite's group commit forced on
+# (every transaction in a savepoint of a group) and off (one transaction
+# each); the main pass runs with it on, as served. SQLite only: PostgreSQL
+# does not group.
+GROUPED_SERVER = ^Test(Record|SelfWriter|ListPaging|Duplicate|AnotherApps|CheckPlugins|Versions|EditHistory|Batch|PluginRow|SavesOnAssumed|SaveRoundTrips|RowSubsets|TablePrivilege|Strict|GroupedSaves)
+GROUPED_PLUGINS = Hook|Save|Batch|HostUpdate|HostQuery|Unchecked|RealPlugin(Chronology|Radiocarbon|Osteology|Sequence)|Dendro|WritesReach
+test-grouped:
+	for mode in force off; do \
+		STRATA_GROUP_COMMIT=$$mode STRATA_TEST_ENGINES=sqlite $(GO) test -count=1 -p 2 ./core/records/ ./core/batch/ ./core/changes/ ./core/realtime/ ./core/store/ && \
+		STRATA_GROUP_COMMIT=$$mode STRATA_TEST_ENGINES=sqlite $(GO) test -count=1 -p 2 -run '$(GROUPED_SERVER)' ./core/server/ && \
+		STRATA_GROUP_COMMIT=$$mode STRATA_TEST_ENGINES=sqlite $(GO) test -count=1 -p 2 -run '$(GROUPED_PLUGINS)' ./core/pluginhost/... || exit 1; \
+	done
 
 # A short run of every fuzz target (the seed corpus runs in every go test):
 # .ci/fuzz lists the targets and their budgets, and builds each package's

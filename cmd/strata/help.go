@@ -49,6 +49,7 @@ var (
 		{"STRATA_PLUGIN_PING_INTERVAL", "5s", "how often each plugin process's health is checked"},
 		{"STRATA_PLUGIN_PING_TIMEOUT", "20s", "a plugin process answering no health check for this long is killed and restarted like a crashed one (0: no check)"},
 		{"STRATA_PLUGIN_REATTACH", "none", "plugins to attach to instead of starting them: the line a plugin run with STRATA_PLUGIN_DEBUG=1 prints (debugging; PLUGINS.md)"},
+		{"STRATA_GROUP_COMMIT", "on", "SQLite: saves queued for an application's one writer are committed together, each in its own savepoint (off: one transaction each; force: always the grouped path)"},
 		{"STRATA_DEMO", "off", "1: create a demo application when none exists, print its sign-in at every start (as --demo)"},
 		{"SERVICE_ALLOW_NEW_APP", "off", "1: permit POST /api/new-app (anyone may create an application)"},
 		{"SERVICE_PUBLIC_URL", "", "external base URL (http:// or https://): links in mails, OAuth redirects"},

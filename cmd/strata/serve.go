@@ -17,6 +17,7 @@ import (
 	"github.com/strata-archaeo/strata/core/pluginhost"
 	"github.com/strata-archaeo/strata/core/scratch"
 	"github.com/strata-archaeo/strata/core/server"
+	"github.com/strata-archaeo/strata/core/store"
 	"github.com/strata-archaeo/strata/core/version"
 	"github.com/strata-archaeo/strata/pluginsdk"
 )
@@ -37,6 +38,10 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// plugin"): a bad value stops the server rather than start without them.
 	reattach, err := pluginsdk.ParseReattach(e.getenv(pluginsdk.ReattachEnv))
 	if err != nil {
+		return err
+	}
+	// A bad STRATA_GROUP_COMMIT would fail every SQLite app as it opens.
+	if _, err := store.ParseGroupMode(e.getenv(store.GroupCommitEnv)); err != nil {
 		return err
 	}
 	// The addresses are taken before anything is made: a port in use

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -39,8 +38,10 @@ type DB struct {
 	// derived values (list totals) are keyed by it.
 	gen *atomic.Uint64
 	// writer admits one write transaction of this process at a time
-	// (SQLite; nil on PostgreSQL): see Tx.
+	// (SQLite; nil on PostgreSQL), and group queues the transactions
+	// waiting for it (groupcommit.go).
 	writer chan struct{}
+	group  *groupCommit
 	// stmts is the SQLite pool's statement cache, closed with the pool
 	// (SQL and gorm run through it: cachedConn); nil on PostgreSQL.
 	stmts *stmtCache
@@ -126,6 +127,11 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row 
 // otherwise (and on panic). A nested call joins the outer transaction, so
 // an error anywhere rolls back the whole unit.
 //
+// On SQLite, transactions that queue for the app's one writer while
+// another is written are committed together, each in a savepoint of its
+// own (groupcommit.go): fn's work is undone alone when it fails, and Tx
+// returns only after the shared COMMIT.
+//
 // On SQLite the transaction is BEGIN IMMEDIATE (the DSN's _txlock): it
 // takes the write lock at the start, so concurrent transactions that read
 // then write queue on the busy timeout instead of failing with SQLITE_BUSY
@@ -137,30 +143,12 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 		return fn(db)
 	}
 	if db.writer != nil {
-		// SQLite has one writer. Writers queued here are woken the moment
-		// the last one commits; left to SQLite's busy handler they sleep
-		// and poll (up to 100 ms a time), which capped concurrent saves
-		// and made their p99. One process owns an app's file, so this
-		// queue sees every transaction; the busy timeout still covers
-		// other processes (the CLI) and autocommit writes.
-		wait := time.NewTimer(sqliteBusyTimeout)
-		defer wait.Stop()
-		select {
-		case db.writer <- struct{}{}:
-			defer func() { <-db.writer }()
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-wait.C:
-			return ErrBusy
-		}
+		return db.sqliteTx(ctx, fn) // groupcommit.go
 	}
 	var err error
 	if db.Engine == Postgres && db.pool != nil {
 		err = db.runPgTx(ctx, fn)
 	} else if err = Confirm(ctx, db); err != nil {
-		// Assumed counters (no round trip to save here) are read before
-		// the transaction, as PostgreSQL's read them with its first
-		// statement.
 		return err
 	} else {
 		var hooks *txHooks

@@ -226,6 +226,11 @@ func openSQLiteFile(path string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	mode, err := groupModeFromEnv()
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	stmts := newStmtCache(pool)
 	conn := &cachedPool{cachedConn{cache: stmts, pool: pool}}
 	g, err := newGorm(sqliteDialector{conn: conn}, "")
@@ -233,7 +238,7 @@ func openSQLiteFile(path string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("gorm on sqlite: %w", err)
 	}
-	return &DB{Engine: SQLite, Gorm: g, SQL: conn, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: stmts, writer: make(chan struct{}, 1), file: path}, nil
+	return &DB{Engine: SQLite, Gorm: g, SQL: conn, pool: pool, owned: true, gen: new(atomic.Uint64), stmts: stmts, writer: make(chan struct{}, 1), group: &groupCommit{mode: mode}, file: path}, nil
 }
 
 func randomHex(n int) string {

@@ -196,3 +196,30 @@ func (c *cachedTx) Rollback() error {
 	defer c.learn()
 	return c.tx.Rollback()
 }
+
+// detachedTx is a transaction's connection on which no statement can be
+// interrupted by its context's end: the functions of a commit group share
+// one transaction, and SQLite rolls the whole of it back when a write in
+// it is interrupted (groupcommit.go). Deadlines go with cancellation.
+type detachedTx struct{ tx *cachedTx }
+
+func (d *detachedTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return d.tx.PrepareContext(context.WithoutCancel(ctx), query)
+}
+
+func (d *detachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return d.tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (d *detachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (d *detachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return d.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
+}
+
+// Commit and Rollback make it a TxCommitter for gorm, so that a
+// transaction nested in a group's function takes a savepoint.
+func (d *detachedTx) Commit() error   { return d.tx.Commit() }
+func (d *detachedTx) Rollback() error { return d.tx.Rollback() }
