@@ -243,7 +243,7 @@ func (g *groupCommit) take(leader *groupMember) []*groupMember {
 // runAlone runs fn in a transaction of its own.
 func (db *DB) runAlone(ctx context.Context, fn func(tx *DB) error) error {
 	var hooks *txHooks
-	err := db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+	err := db.Gorm.WithContext(onWriterConn(ctx)).Transaction(func(gtx *gorm.DB) error {
 		tx := db.bindTx(gtx, gtx.Statement.ConnPool)
 		hooks = tx.hooks
 		if err := fn(tx); err != nil {
@@ -271,7 +271,7 @@ func (db *DB) runGroup(batch []*groupMember) []groupResult {
 	ran := make([]bool, len(batch))
 	// BEGIN and COMMIT belong to no one member: no one's cancellation
 	// may stop them.
-	txCtx := context.WithoutCancel(batch[0].ctx)
+	txCtx := onWriterConn(context.WithoutCancel(batch[0].ctx))
 	err := db.Gorm.WithContext(txCtx).Transaction(func(gtx *gorm.DB) error {
 		conn := gtx.Statement.ConnPool
 		if ct, ok := conn.(*cachedTx); ok {

@@ -219,7 +219,8 @@ func openSQLiteFile(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	conns := max(4, 2*runtime.NumCPU())
+	// Readers' connections, and one more kept for writes (writerconn.go).
+	conns := max(4, 2*runtime.NumCPU()) + 1
 	pool.SetMaxOpenConns(conns)
 	pool.SetMaxIdleConns(conns)
 	if err := pool.Ping(); err != nil {

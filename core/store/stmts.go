@@ -18,6 +18,9 @@ import (
 // SQLite recompiles a statement whose tables changed on its next step.
 type stmtCache struct {
 	pool *sql.DB
+	// writer is the connection kept for write transactions
+	// (writerconn.go), closed with the cache.
+	writer *writerConn
 	mu   sync.RWMutex
 	m    map[string]*sql.Stmt
 }
@@ -28,7 +31,7 @@ type stmtCache struct {
 const maxCachedStmts = 1024
 
 func newStmtCache(pool *sql.DB) *stmtCache {
-	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+	return &stmtCache{pool: pool, writer: &writerConn{}, m: map[string]*sql.Stmt{}}
 }
 
 // cacheable says whether query is worth keeping: data statements are run
@@ -83,6 +86,7 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 }
 
 func (c *stmtCache) close() {
+	c.writer.close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, st := range c.m {
@@ -169,13 +173,19 @@ func (c *cachedConn) QueryRowContext(ctx context.Context, query string, args ...
 type cachedPool struct{ cachedConn }
 
 // BeginTx starts a transaction whose statements use the cache (gorm's
-// ConnPoolBeginner).
+// ConnPoolBeginner): a write transaction on the writer's connection
+// (writerconn.go), others on the pool.
 func (c *cachedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	if ctx.Value(writerConnKey{}) != nil {
+		if tx, release, ok := c.cache.writer.begin(ctx, c.pool, opts); ok {
+			return &cachedTx{cachedConn: cachedConn{cache: c.cache, pool: c.pool, tx: tx}, release: release}, nil
+		}
+	}
 	tx, err := c.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &cachedTx{cachedConn{cache: c.cache, pool: c.pool, tx: tx}}, nil
+	return &cachedTx{cachedConn: cachedConn{cache: c.cache, pool: c.pool, tx: tx}}, nil
 }
 
 // GetDBConn is the pool under the cache (gorm's DB()).
@@ -184,17 +194,30 @@ func (c *cachedPool) GetDBConn() (*sql.DB, error) { return c.pool, nil }
 // cachedTx is cachedConn in a transaction. Only it commits: gorm takes a
 // ConnPool that can commit for a transaction already begun (and would nest
 // a savepoint in it).
-type cachedTx struct{ cachedConn }
+type cachedTx struct {
+	cachedConn
+	release func() // gives the writer's connection back, when on it
+}
 
 // Commit and Rollback end the transaction (gorm's TxCommitter).
 func (c *cachedTx) Commit() error {
-	defer c.learn()
+	defer c.ended()
 	return c.tx.Commit()
 }
 
 func (c *cachedTx) Rollback() error {
-	defer c.learn()
+	defer c.ended()
 	return c.tx.Rollback()
+}
+
+// ended gives the writer's connection back and prepares what the
+// transaction missed (on the pool: never while holding the writer's
+// connection, which the pool does not have).
+func (c *cachedTx) ended() {
+	if c.release != nil {
+		c.release()
+	}
+	c.learn()
 }
 
 // detachedTx is a transaction's connection on which no statement can be
