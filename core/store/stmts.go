@@ -21,8 +21,8 @@ type stmtCache struct {
 	// writer is the connection kept for write transactions
 	// (writerconn.go), closed with the cache.
 	writer *writerConn
-	mu   sync.RWMutex
-	m    map[string]*sql.Stmt
+	mu     sync.RWMutex
+	m      map[string]*sql.Stmt
 }
 
 // maxCachedStmts bounds the cache: queries are built from a bounded set of
