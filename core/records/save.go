@@ -269,6 +269,7 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 		ts := *s
 		ts.DB = tx
 		var before *State // the record as it was, for its version snapshot
+		var snapshot int64 // the snapshot's id, when known at once (SQLite)
 		if !insert {
 			// The row's lock, its state and (with If-Match) its version in
 			// one round trip on PostgreSQL, read in this order: the state
@@ -323,7 +324,7 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 			}
 		} else {
 			id = in.ID
-			if err := ts.storeSnapshot(ctx, id, "update", before); err != nil {
+			if snapshot, err = ts.storeSnapshot(ctx, id, "update", before); err != nil {
 				return err
 			}
 			if err := ts.updateRow(ctx, ts.Table, id, core); err != nil {
@@ -339,6 +340,9 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 		action, op := "update", changes.Update
 		if insert {
 			action, op = "create", changes.Create
+		} else if snapshot != 0 {
+			// Nothing else in the save stores a version of the record.
+			res.Version = snapshot
 		} else if res.Version, err = RecordVersion(ctx, &ts, id); err != nil {
 			return err
 		}

@@ -251,16 +251,20 @@ func (s *Scope) snapshotWith(ctx context.Context, id int64, operation string, mo
 			return err
 		}
 	}
-	return s.storeSnapshot(ctx, id, operation, st)
+	_, err = s.storeSnapshot(ctx, id, operation, st)
+	return err
 }
 
 // storeSnapshot stores st, record id's state read in the transaction, as
-// a version. Its answer is not needed: in a PostgreSQL transaction it goes
-// with the next statement.
-func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, st *State) error {
+// a version, and returns the new version's id when it is known at once:
+// on SQLite, the row's id, which is then the record's version (ids only
+// grow: AUTOINCREMENT). On PostgreSQL its answer is not waited for (0): it
+// goes with the transaction's next statement, and the version is read
+// with the statements after it (RecordVersion).
+func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, st *State) (int64, error) {
 	content, err := json.Marshal(st)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var user any
 	if s.Actor.UserID != 0 {
@@ -272,9 +276,21 @@ func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, s
 	}
 	cols, marks := `tb, record_id, userid, time, operation, content, actor`, `?, ?, ?, ?, ?, ?, ?`
 	args := []any{s.Table.Name, id, user, s.now().Truncate(time.Microsecond), operation, string(content), by}
-	if vid := s.explicitID(); vid != 0 { // a dry run's (dryrun.go)
+	vid := s.explicitID()
+	if vid != 0 { // a dry run's (dryrun.go)
 		cols, marks, args = cols+`, id`, marks+`, ?`, append(args, vid)
 	}
-	return s.DB.ExecLater(ctx, fmt.Sprintf("store version of %s %d", s.Table.Name, id),
-		`INSERT INTO `+s.DB.Sys("versions")+` (`+cols+`) VALUES (`+marks+`)`, args...)
+	what := fmt.Sprintf("store version of %s %d", s.Table.Name, id)
+	query := `INSERT INTO ` + s.DB.Sys("versions") + ` (` + cols + `) VALUES (` + marks + `)`
+	if s.DB.Engine != store.SQLite || vid != 0 {
+		return 0, s.DB.ExecLater(ctx, what, query, args...)
+	}
+	res, err := s.DB.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	if v, err := res.LastInsertId(); err == nil {
+		return v, nil
+	}
+	return 0, nil
 }
