@@ -268,7 +268,7 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 	err = s.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *s
 		ts.DB = tx
-		var before *State // the record as it was, for its version snapshot
+		var before *State  // the record as it was, for its version snapshot
 		var snapshot int64 // the snapshot's id, when known at once (SQLite)
 		if !insert {
 			// The row's lock, its state and (with If-Match) its version in
