@@ -22,8 +22,8 @@ import (
 // holding the app's only writer slot (10,000 such calls a second under
 // 16 clients). With the threshold at -1 (SQLITE_CONFIG_STMTJRNL_SPILL)
 // journals are kept in memory whatever their size, in small blocks the
-// allocator reuses: saves and updates rose by a tenth and more
-// (docs/performance.md).
+// allocator reuses: creates and updates rose by 10–15% in interleaved
+// runs (docs/performance.md).
 //
 // What a journal holds is bounded by the single statement or savepoint
 // it serves: a save's few pages, a batch request's (at most 1,000

@@ -20,7 +20,7 @@ import (
 // that writes never finds the database changed by another (within this
 // process), so its cache stays warm from one save to the next. Under 16
 // writing clients a save read 2.4 times fewer pages from the file and
-// saves went up by a tenth (docs/performance.md).
+// updates went up by about a tenth (docs/performance.md).
 //
 // Only write transactions (DB.Tx, which holds the writer slot: one at a
 // time) ask for it; should it be taken anyway, or broken, a transaction
