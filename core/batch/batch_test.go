@@ -69,12 +69,21 @@ func (h *spyHook) AfterSave(ctx context.Context, call records.HookCall) error {
 
 func setup(t *testing.T, e store.Engine) (*apps.App, batch.ScopeFunc, *spyHook) {
 	t.Helper()
+	return appWith(t, e, []schema.FieldDef{{Name: "code", Required: true}, {Name: "label"}, {Name: "size", DBType: "int", Readonly: true}},
+		auth.SuperAdmin, nil)
+}
+
+// appWith is the app "bt" with a table finds of fields, and its scopes:
+// the caller at level with the row subset restrict on finds (none when
+// nil), and the spy hook as a feature that sees label and computes size.
+func appWith(t *testing.T, e store.Engine, fields []schema.FieldDef, level int, restrict func(a *apps.App) *records.Cond) (*apps.App, batch.ScopeFunc, *spyHook) {
+	t.Helper()
 	ctx, now := context.Background(), time.Now().UTC()
 	a := testenv.NewApp(t, testenv.NewRegistry(t, e), "bt")
 	if _, err := schema.CreateTable(ctx, a.DB, schema.TableDef{Name: "finds"}, now); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []schema.FieldDef{{Name: "code", Required: true}, {Name: "label"}, {Name: "size", DBType: "int", Readonly: true}} {
+	for _, f := range fields {
 		if _, err := schema.AddField(ctx, a.DB, "finds", f, now); err != nil {
 			t.Fatal(err)
 		}
@@ -89,8 +98,12 @@ func setup(t *testing.T, e store.Engine) (*apps.App, batch.ScopeFunc, *spyHook) 
 		if !ok {
 			return nil, schema.ErrTableNotFound
 		}
-		return &records.Scope{DB: a.DB, Catalog: cat, Table: tb, Actor: &auth.Actor{UserID: 1, Privilege: auth.SuperAdmin},
-			Level: auth.SuperAdmin, App: "bt", Features: []records.ActiveFeature{{Name: "spy", Columns: []string{"label"},
+		var rows *records.Cond
+		if restrict != nil {
+			rows = restrict(a)
+		}
+		return &records.Scope{DB: a.DB, Catalog: cat, Table: tb, Actor: &auth.Actor{UserID: 1, Privilege: level},
+			Level: level, App: "bt", Restrict: rows, Features: []records.ActiveFeature{{Name: "spy", Columns: []string{"label"},
 				Computed: []string{"size"}, Before: true, After: true, Hook: hook}}}, nil
 	}
 	return a, scope, hook

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
@@ -24,33 +23,11 @@ import (
 // whose code starts with "hidden".
 func groupedSetup(t *testing.T, e store.Engine) (*apps.App, batch.ScopeFunc, *spyHook) {
 	t.Helper()
-	ctx, now := context.Background(), time.Now().UTC()
-	a := testenv.NewApp(t, testenv.NewRegistry(t, e), "bt")
-	if _, err := schema.CreateTable(ctx, a.DB, schema.TableDef{Name: "finds"}, now); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []schema.FieldDef{{Name: "code", Required: true}, {Name: "label"}, {Name: "size", DBType: "int", Readonly: true},
-		{Name: "tag", Unique: true}, {Name: "parent", Type: "select", IDFromTb: "finds"}, {Name: "weight", DBType: "float"}} {
-		if _, err := schema.AddField(ctx, a.DB, "finds", f, now); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := schema.Load(ctx, a.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hook := &spyHook{app: a}
-	scope := func(table string) (*records.Scope, error) {
-		tb, ok := cat.Table(table)
-		if !ok {
-			return nil, schema.ErrTableNotFound
-		}
-		return &records.Scope{DB: a.DB, Catalog: cat, Table: tb, Actor: &auth.Actor{UserID: 1, Privilege: auth.Writer},
-			Level: auth.Writer, App: "bt", Restrict: &records.Cond{SQL: a.DB.Qualify("finds") + `."code" NOT LIKE 'hidden%'`},
-			Features: []records.ActiveFeature{{Name: "spy", Columns: []string{"label"},
-				Computed: []string{"size"}, Before: true, After: true, Hook: hook}}}, nil
-	}
-	return a, scope, hook
+	return appWith(t, e, []schema.FieldDef{{Name: "code", Required: true}, {Name: "label"}, {Name: "size", DBType: "int", Readonly: true},
+		{Name: "tag", Unique: true}, {Name: "parent", Type: "select", IDFromTb: "finds"}, {Name: "weight", DBType: "float"}},
+		auth.Writer, func(a *apps.App) *records.Cond {
+			return &records.Cond{SQL: a.DB.Qualify("finds") + `."code" NOT LIKE 'hidden%'`}
+		})
 }
 
 // creates is a batch of n creates of finds; row(i) is the body of the i-th.

@@ -110,13 +110,7 @@ func (s *Scope) createRows(ctx context.Context, ins []*SaveInput, ids []int64) e
 // chunked by RowsPerStatement.
 func (s *Scope) insertRows(ctx context.Context, t *schema.Table, rows []*prepared, ids []int64) error {
 	system := map[string]any{schema.ColCreator: s.creatorValue()}
-	var sysCols []string
-	var sysVals []any
-	for _, c := range t.SystemColumns() {
-		if v, ok := system[c]; ok {
-			sysCols, sysVals = append(sysCols, c), append(sysVals, v)
-		}
-	}
+	sysCols, sysVals := systemValues(t, system)
 	for start := 0; start < len(rows); {
 		cols := rows[start].cols
 		if len(cols)+len(sysCols) == 0 {

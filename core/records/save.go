@@ -428,11 +428,8 @@ func (s *Scope) insertRow(ctx context.Context, t *schema.Table, p *prepared, sys
 	if id := s.explicitID(); id != 0 {
 		cols, vals = append(cols, schema.ColID), append(vals, id)
 	}
-	for _, c := range t.SystemColumns() {
-		if v, ok := system[c]; ok {
-			cols, vals = append(cols, c), append(vals, v)
-		}
-	}
+	sysCols, sysVals := systemValues(t, system)
+	cols, vals = append(cols, sysCols...), append(vals, sysVals...)
 	quoted := make([]string, len(cols))
 	marks := make([]string, len(cols))
 	for i, c := range cols {
@@ -453,6 +450,17 @@ func (s *Scope) insertRow(ctx context.Context, t *schema.Table, p *prepared, sys
 		return 0, err
 	}
 	return id, nil
+}
+
+// systemValues are the system columns of t that system gives a value,
+// in the table's order, with their values.
+func systemValues(t *schema.Table, system map[string]any) (cols []string, vals []any) {
+	for _, c := range t.SystemColumns() {
+		if v, ok := system[c]; ok {
+			cols, vals = append(cols, c), append(vals, v)
+		}
+	}
+	return cols, vals
 }
 
 func (s *Scope) updateRow(ctx context.Context, t *schema.Table, id int64, p *prepared) error {

@@ -115,6 +115,15 @@ func (p *Pipeline) CustomPlans() *Pipeline {
 var customPlans = pipelineQuery{what: "plan_cache_mode",
 	query: `SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`}
 
+// planned is round as sent to PostgreSQL: after customPlans under
+// CustomPlans.
+func (p *Pipeline) planned(round []pipelineQuery) []pipelineQuery {
+	if !p.custom {
+		return round
+	}
+	return append([]pipelineQuery{customPlans}, round...)
+}
+
 // Query queues query, written with '?' markers; read is called with its
 // rows. what names the query in errors ("files of finds 12").
 func (p *Pipeline) Query(what, query string, args []any, read func(Rows) error) {
@@ -158,11 +167,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if t := p.db.ptx; t != nil {
 		// In a transaction: each round goes with what waits to be sent.
 		for len(p.queue) > 0 {
-			round := p.next(ctx)
-			if p.custom {
-				round = append([]pipelineQuery{customPlans}, round...)
-			}
-			if err := t.flush(ctx, round); err != nil {
+			if err := t.flush(ctx, p.planned(p.next(ctx))); err != nil {
 				return err
 			}
 		}
@@ -183,10 +188,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			if a := assumedFor(ctx, p.db); a != nil {
 				round = a.queue(round)
 			}
-			if p.custom {
-				round = append([]pipelineQuery{customPlans}, round...)
-			}
-			if err := runBatch(ctx, dc.Conn(), p.db.Engine, round); err != nil {
+			if err := runBatch(ctx, dc.Conn(), p.db.Engine, p.planned(round)); err != nil {
 				return err
 			}
 		}
