@@ -96,6 +96,12 @@ func (Section) QueueRecordFiles(ctx context.Context, p *store.Pipeline, app, tab
 	queueRecordFiles(ctx, p, p.DB(), app, table, id, func(files []map[string]any) { done(files) })
 }
 
+// RecordFilesExist implements records.FilesProber: whether the record has
+// a file linked, on the index queueFilesOf's query uses.
+func (Section) RecordFilesExist(db *store.DB, table string, id int64) (string, []any) {
+	return `EXISTS (SELECT 1 FROM ` + db.Sys("file_links") + ` WHERE tb = ? AND record_id = ?)`, []any{table, id}
+}
+
 // QueueFilesOf implements records.FilesBatcher: the files of a page of
 // records in one query of the page's pipeline.
 func (Section) QueueFilesOf(ctx context.Context, p *store.Pipeline, app, table string, ids []int64, done func(map[int64]any)) {

@@ -105,6 +105,15 @@ type FilesQueuer interface {
 	QueueRecordFiles(ctx context.Context, p *store.Pipeline, app, table string, id int64, done func(any))
 }
 
+// FilesProber is a FilesQueuer that can tell, as a scalar subquery of the
+// record's own statement, whether the record has files at all: where each
+// statement costs (SQLite), a record without files then costs no query
+// for them (Read). args are the expression's bound values.
+type FilesProber interface {
+	FilesQueuer
+	RecordFilesExist(db *store.DB, table string, id int64) (expr string, args []any)
+}
+
 // SectionSource gives a section's value for records, batched by ids.
 type SectionSource interface {
 	Enrich(ctx context.Context, section, table string, ids []int64, actor *Actor) (map[int64]any, error)

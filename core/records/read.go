@@ -26,7 +26,9 @@ type obj = map[string]any
 // version and lookup labels, plugin rows, files, links, backlinks, manual
 // links, relations, geodata) are one round trip, the labels of what they found
 // (manual links, relations) a second. SQLite runs them one by one, the
-// record's version and labels in the record's own statement as well.
+// record's version and labels in the record's own statement as well, with
+// whether it has files, manual links, relations and features: only the
+// sections it has cost a statement.
 func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
@@ -34,6 +36,8 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	p := s.DB.Pipeline()
 	var version int64
 	var st *State
+	var sections *recordSections
+	var have *sectionProbes
 	labels := map[string]map[int64]string{}
 	found := func(got *State) error { st = got; return nil }
 	// The version is read before the state: a change committed in between
@@ -67,11 +71,26 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 		if lookups, err = s.lookupsOf(ctx, p, id, extra, labels); err != nil {
 			return nil, err
 		}
+		if !p.Pipelined(ctx) {
+			// Where each query is a statement of its own (SQLite), whether
+			// the record has files, manual links, relations and features
+			// comes with its row; the sections' queries are queued once it
+			// is read, only for those it has (most records have none).
+			have = s.probeSections(id, extra)
+			found = func(got *State) error {
+				st = got
+				var err error
+				sections, err = s.queueSections(ctx, p, id, have)
+				return err
+			}
+		}
 		s.queueState(p, id, extra, found)
 	}
-	sections, err := s.queueSections(ctx, p, id)
-	if err != nil {
-		return nil, err
+	if have == nil {
+		var err error
+		if sections, err = s.queueSections(ctx, p, id, nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.Run(ctx); err != nil {
 		return nil, err
@@ -128,12 +147,47 @@ type recordSections struct {
 	hasRows map[string]*bool
 }
 
+// sectionProbes say, from the record's own statement, which sections
+// have rows for it; a section without a probe is read whatever.
+type sectionProbes struct {
+	filesProbed                     bool
+	files, manualLinks, rs, geodata bool
+}
+
+// probeSections adds to the record's statement whether the record has
+// files, manual links, relations and features: each an EXISTS on the
+// index its section's query uses, far cheaper than that query as a
+// statement of its own.
+func (s *Scope) probeSections(id int64, extra *rowExtras) *sectionProbes {
+	have := &sectionProbes{}
+	if fp, ok := s.Files.(FilesProber); ok {
+		expr, args := fp.RecordFilesExist(s.DB, s.Table.Name, id)
+		extra.add(expr, &have.files, args...)
+		have.filesProbed = true
+	}
+	extra.add(`EXISTS (SELECT 1 FROM `+s.DB.Sys("manual_links")+` WHERE (tb_one = ? AND id_one = ?) OR (tb_two = ? AND id_two = ?))`,
+		&have.manualLinks, s.Table.Name, id, s.Table.Name, id)
+	extra.add(`EXISTS (SELECT 1 FROM `+s.DB.Sys("rs")+` WHERE tb = ? AND (first = ? OR second = ?))`,
+		&have.rs, s.Table.Name, id, id)
+	if s.Table.Geodata {
+		extra.add(`EXISTS (SELECT 1 FROM `+s.DB.Sys("geodata")+` WHERE tb = ? AND record_id = ?)`,
+			&have.geodata, s.Table.Name, id)
+	}
+	return have
+}
+
 // queueSections queues the queries of the record's files, links,
-// backlinks, manual links and relations.
-func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64) (*recordSections, error) {
+// backlinks, manual links and relations; have (nil: none known) skips
+// those the record's statement found empty.
+func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, have *sectionProbes) (*recordSections, error) {
 	sec := &recordSections{}
+	none := func() obj { return obj{} }
 	if q, ok := s.Files.(FilesQueuer); ok {
-		q.QueueRecordFiles(ctx, p, s.App, s.Table.Name, id, func(files any) { sec.files = files })
+		if have != nil && have.filesProbed && !have.files {
+			sec.files = []map[string]any{}
+		} else {
+			q.QueueRecordFiles(ctx, p, s.App, s.Table.Name, id, func(files any) { sec.files = files })
+		}
 	}
 	var err error
 	if sec.links, err = s.queueLinks(ctx, p, id); err != nil {
@@ -142,9 +196,16 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64) 
 	if sec.backlinks, err = s.queueBacklinks(ctx, p, id); err != nil {
 		return nil, err
 	}
-	sec.manualLinks = s.queueManualLinks(ctx, p, id)
-	sec.rsLinks = s.queueRS(ctx, p, id)
-	sec.geodata = s.queueGeodata(p, id)
+	sec.manualLinks, sec.rsLinks, sec.geodata = none, none, none
+	if have == nil || have.manualLinks {
+		sec.manualLinks = s.queueManualLinks(ctx, p, id)
+	}
+	if have == nil || have.rs {
+		sec.rsLinks = s.queueRS(ctx, p, id)
+	}
+	if have == nil || have.geodata {
+		sec.geodata = s.queueGeodata(p, id)
+	}
 	for _, ps := range s.Sections {
 		if ps.Probe == nil || ps.Source == nil {
 			continue

@@ -22,8 +22,9 @@ import (
 // byte for byte what it answers with every query run one by one, for every
 // kind of caller (privilege overrides, row subsets, self_writer), on records
 // with lookups (one to their own table), plugin rows, files, links,
-// backlinks, manual links and stratigraphic relations, and for hidden,
-// missing and new records.
+// backlinks, manual links, stratigraphic relations and features, and for
+// hidden, missing and new records (on SQLite, the sections the record's
+// statement found empty are not read: the answer is the same).
 func TestPipelinedReadEqualsSequential(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
@@ -59,6 +60,8 @@ func TestPipelinedReadEqualsSequential(t *testing.T) {
 			f.must(t, 200, f.writer, "POST", "/dig/api/record/units/rs", fmt.Sprintf(`{"first":%d,"relation":%d,"second":%d}`, rel[0], rel[1], rel[2]))
 		}
 		f.must(t, 200, f.super, "POST", "/dig/api/manual-link", fmt.Sprintf(`{"tb_one":"finds","id_one":%d,"tb_two":"units","id_two":%d,"label":"from"}`, f.find, f.unitH))
+		f.must(t, 200, f.super, "PUT", "/dig/api/config/table/units", `{"geodata":true}`)
+		f.must(t, 200, f.writer, "POST", "/dig/api/geoface/feature", fmt.Sprintf(`{"tb":"units","id":%d,"geometry":{"type":"Point","coordinates":[14.48,40.75]}}`, f.unitP))
 		// The reader sees only the units whose code starts with "US P", and
 		// only the find "amph" (not its parent).
 		readerPriv := fmt.Sprintf("/dig/api/user/%d/privileges", f.userID(t, "reader@example.org"))
@@ -83,8 +86,8 @@ func TestPipelinedReadEqualsSequential(t *testing.T) {
 			t.Fatalf("self lookup label: %v", l)
 		}
 		m = f.must(t, 200, f.super, "GET", fmt.Sprintf("/dig/api/record/units/%d", f.unitP), "")
-		if len(m["rs"].(map[string]any)) != 2 || len(m["links"].(map[string]any)) != 1 || len(m["backlinks"].(map[string]any)) != 1 {
-			t.Fatalf("unit sections: rs %v links %v backlinks %v", m["rs"], m["links"], m["backlinks"])
+		if len(m["rs"].(map[string]any)) != 2 || len(m["links"].(map[string]any)) != 1 || len(m["backlinks"].(map[string]any)) != 1 || len(m["geodata"].(map[string]any)) != 1 {
+			t.Fatalf("unit sections: rs %v links %v backlinks %v geodata %v", m["rs"], m["links"], m["backlinks"], m["geodata"])
 		}
 
 		m = f.must(t, 200, f.reader, "GET", fmt.Sprintf("/dig/api/record/finds/%d", f.find), "")
@@ -125,8 +128,10 @@ func TestPipelinedReadEqualsSequential(t *testing.T) {
 				got := read(who.token, url, false)
 				statuses[want.Code]++
 				// The answer is what encoding/json writes (gin's PureJSON):
-				// decoded and encoded again, it does not change.
-				if again := reencode(t, got.Body.Bytes()); !bytes.Equal(again, got.Body.Bytes()) {
+				// decoded and encoded again, it does not change. A feature's
+				// GeoJSON is the exception: it is given as kept ("type"
+				// first), as a json.RawMessage would be.
+				if again := reencode(t, got.Body.Bytes()); !bytes.Equal(again, got.Body.Bytes()) && !bytes.Contains(got.Body.Bytes(), []byte(`"geojson":`)) {
 					t.Errorf("%s GET %s: the answer is not encoding/json's\n got  %s\n json %s", who.name, url, got.Body.Bytes(), again)
 				}
 				if got.Code != want.Code || got.Header().Get("ETag") != want.Header().Get("ETag") || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
