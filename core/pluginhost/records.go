@@ -360,20 +360,15 @@ type sectionProbe struct {
 	empty                        []byte // JSON; empty: null
 }
 
-func (sp sectionProbe) QueueHas(ctx context.Context, pl *store.Pipeline, table string, id int64, has *bool) error {
-	db := pl.DB()
+func (sp sectionProbe) Has(ctx context.Context, db *store.DB, table string, id int64) (string, []any, error) {
 	// The tables of a plugin exist in an app once it has used them; a
 	// read may come first.
 	if err := sp.p.m.ensureSystemTables(ctx, db, sp.p); err != nil {
-		return err
+		return "", nil, err
 	}
 	q := db.Engine.Quote
-	pl.Query("rows of "+sp.table+" for "+table, `SELECT 1 FROM `+db.Qualify(sp.table)+` WHERE `+q(sp.tableColumn)+
-		` = ? AND `+q(sp.idColumn)+` = ? LIMIT 1`, []any{table, id}, func(rows store.Rows) error {
-		*has = rows.Next()
-		return rows.Err()
-	})
-	return nil
+	return `EXISTS (SELECT 1 FROM ` + db.Qualify(sp.table) + ` WHERE ` + q(sp.tableColumn) + ` = ? AND ` + q(sp.idColumn) + ` = ?)`,
+		[]any{table, id}, nil
 }
 
 func (sp sectionProbe) Empty() (any, error) {

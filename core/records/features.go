@@ -84,9 +84,10 @@ type Section struct {
 
 // SectionProbe looks for a record's rows of a section made of rows.
 type SectionProbe interface {
-	// QueueHas queues in p the query telling whether record id of table
-	// has rows; has is set once p has run.
-	QueueHas(ctx context.Context, p *store.Pipeline, table string, id int64, has *bool) error
+	// Has is a boolean SQL expression (with its bound values) telling
+	// whether record id of table has rows: a query of the read's round
+	// trip on PostgreSQL, a value of the record's own statement on SQLite.
+	Has(ctx context.Context, db *store.DB, table string, id int64) (expr string, args []any, err error)
 	// Empty is the section's value for a record without rows.
 	Empty() (any, error)
 }

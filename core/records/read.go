@@ -27,8 +27,8 @@ type obj = map[string]any
 // links, relations, geodata) are one round trip, the labels of what they found
 // (manual links, relations) a second. SQLite runs them one by one, the
 // record's version and labels in the record's own statement as well, with
-// whether it has files, manual links, relations and features: only the
-// sections it has cost a statement.
+// whether it has files, manual links, relations, features and plugin
+// section rows: only the sections it has cost a statement.
 func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
@@ -73,10 +73,13 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 		}
 		if !p.Pipelined(ctx) {
 			// Where each query is a statement of its own (SQLite), whether
-			// the record has files, manual links, relations and features
-			// comes with its row; the sections' queries are queued once it
-			// is read, only for those it has (most records have none).
-			have = s.probeSections(id, extra)
+			// the record has files, manual links, relations, features and
+			// plugin section rows comes with its row; the sections' queries
+			// are queued once it is read, only for those it has (most
+			// records have none).
+			if have, err = s.probeSections(ctx, id, extra); err != nil {
+				return nil, err
+			}
 			found = func(got *State) error {
 				st = got
 				var err error
@@ -152,14 +155,30 @@ type recordSections struct {
 type sectionProbes struct {
 	filesProbed                     bool
 	files, manualLinks, rs, geodata bool
+	plugins                         map[string]*bool // by plugin section with a Probe
 }
 
 // probeSections adds to the record's statement whether the record has
-// files, manual links, relations and features: each an EXISTS on the
-// index its section's query uses, far cheaper than that query as a
-// statement of its own.
-func (s *Scope) probeSections(id int64, extra *rowExtras) *sectionProbes {
+// files, manual links, relations, features and rows of the plugin
+// sections that have a probe: each an EXISTS on the index its section's
+// query uses, far cheaper than that query as a statement of its own.
+func (s *Scope) probeSections(ctx context.Context, id int64, extra *rowExtras) (*sectionProbes, error) {
 	have := &sectionProbes{}
+	for _, ps := range s.Sections {
+		if ps.Probe == nil || ps.Source == nil {
+			continue
+		}
+		expr, args, err := ps.Probe.Has(ctx, s.DB, s.Table.Name, id)
+		if err != nil {
+			return nil, err
+		}
+		if have.plugins == nil {
+			have.plugins = map[string]*bool{}
+		}
+		has := new(bool)
+		extra.add(expr, has, args...)
+		have.plugins[ps.Name] = has
+	}
 	if fp, ok := s.Files.(FilesProber); ok {
 		expr, args := fp.RecordFilesExist(s.DB, s.Table.Name, id)
 		extra.add(expr, &have.files, args...)
@@ -173,7 +192,7 @@ func (s *Scope) probeSections(id int64, extra *rowExtras) *sectionProbes {
 		extra.add(`EXISTS (SELECT 1 FROM `+s.DB.Sys("geodata")+` WHERE tb = ? AND record_id = ?)`,
 			&have.geodata, s.Table.Name, id)
 	}
-	return have
+	return have, nil
 }
 
 // queueSections queues the queries of the record's files, links,
@@ -206,14 +225,20 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, 
 	if have == nil || have.geodata {
 		sec.geodata = s.queueGeodata(p, id)
 	}
+	if have != nil {
+		sec.hasRows = have.plugins
+		return sec, nil
+	}
 	for _, ps := range s.Sections {
 		if ps.Probe == nil || ps.Source == nil {
 			continue
 		}
-		has := new(bool)
-		if err := ps.Probe.QueueHas(ctx, p, s.Table.Name, id, has); err != nil {
+		expr, args, err := ps.Probe.Has(ctx, s.DB, s.Table.Name, id)
+		if err != nil {
 			return nil, err
 		}
+		has := new(bool)
+		p.QueryRow("rows of section "+ps.Name, `SELECT `+expr, args, has)
 		if sec.hasRows == nil {
 			sec.hasRows = map[string]*bool{}
 		}
