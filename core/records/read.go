@@ -80,8 +80,21 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 			if have, err = s.probeSections(ctx, id, extra); err != nil {
 				return nil, err
 			}
+			// The request's assumed versions (if any) are checked with
+			// the row too, not by a statement of their own.
+			assumed := store.AssumedIn(ctx, s.DB)
+			if assumed != nil {
+				for i, expr := range assumed.Exprs {
+					extra.add(expr, assumed.Dest[i], assumed.Args[i])
+				}
+			}
 			found = func(got *State) error {
 				st = got
+				if assumed != nil {
+					if err := assumed.Scanned(); err != nil {
+						return err
+					}
+				}
 				var err error
 				sections, err = s.queueSections(ctx, p, id, have)
 				return err

@@ -21,8 +21,10 @@ import (
 // trip of its own on PostgreSQL, before the read's own batch. A read-only
 // route (api.Route.ReadOnly) instead runs on the versions this server
 // last saw for the app, and its first pipelined batch reads them again as
-// its first statement (store.Assumed): the answer is held back until they
-// are known to be the assumed ones. When they have moved (a change made
+// its first statement (store.Assumed); on SQLite, where there are no
+// batches, a full record's statement reads them with the record's row
+// (store.AssumedIn), other reads at their end. The answer is held back
+// until they are known to be the assumed ones. When they have moved (a change made
 // by this node, another node, the command line or a restore), or could
 // not be checked, the answer is thrown away and the request runs again
 // on the versions as they now are, exactly as one that read them first.
@@ -175,7 +177,15 @@ func (s *Server) assume(c *gin.Context, r Route) (*store.Assumed, versions) {
 	}
 	db := appOf(c).DB
 	v, ok := s.seen.get(db)
-	if !ok || !db.Pipeline().Pipelined(c.Request.Context()) {
+	if !ok {
+		return nil, versions{}
+	}
+	ctx := c.Request.Context()
+	// On SQLite a read checks them with its first statement's row where
+	// it can (store.AssumedIn), else at the end; a save's transaction
+	// would read them as a statement of its own, as it would without.
+	sqliteRead := db.Engine == store.SQLite && c.Request.Method == http.MethodGet && !store.Unpipelined(ctx)
+	if !db.Pipeline().Pipelined(ctx) && !sqliteRead {
 		return nil, versions{}
 	}
 	return db.Assume(versionKeys, []int64{v.catalog, v.auth}), v

@@ -22,7 +22,8 @@ import (
 // its overrides and row subsets, its token version, the catalog or a
 // table's features, still decides the very next read: the first answer,
 // made from stale caches, is never sent. With nothing changed, a read is
-// one round trip on PostgreSQL, the versions check included.
+// one round trip on PostgreSQL, the versions check included, and one
+// statement on SQLite, the versions read with the record's row.
 func TestReadsOnAssumedVersionsSeeChangesBehindTheServer(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, e store.Engine) {
 		t.Parallel()
@@ -133,8 +134,12 @@ func TestReadsOnAssumedVersionsSeeChangesBehindTheServer(t *testing.T) {
 			check(st.name, listURL, st.list)
 			check(st.name+" (again)", listURL, st.list)
 			rounds := check(st.name+" (again)", record, st.read)
-			if e == store.Postgres && st.readRounds > 0 && rounds != st.readRounds {
-				t.Errorf("%s: GET %s took %d round trips with nothing changed, want %d (the versions checked in the read's batch)", st.name, record, rounds, st.readRounds)
+			want := st.readRounds
+			if e == store.SQLite && st.read.status == 404 {
+				want++ // no row to read them with: checked at the end
+			}
+			if st.readRounds > 0 && rounds != want {
+				t.Errorf("%s: GET %s took %d rounds with nothing changed, want %d (the versions checked in the read's batch, on SQLite with its row)", st.name, record, rounds, want)
 			}
 		}
 		// The list first after a change too.

@@ -137,3 +137,50 @@ func (a *Assumed) Check(ctx context.Context) (held bool, got []int64, err error)
 	}
 	return slices.Equal(got, a.assumed), got, nil
 }
+
+// AssumedColumns are the counters of an assumption still to check, as
+// scalar subqueries a caller adds to the select list of its next
+// statement (AssumedIn): where each statement costs (SQLite), the check
+// then costs none of its own. The statement's snapshot is the check's,
+// as the first statement of a PostgreSQL batch is.
+type AssumedColumns struct {
+	Exprs []string // one per counter, each with one bound value
+	Args  []any
+	Dest  []any // where the statement scans them
+	a     *Assumed
+	row   *counterRow
+}
+
+// AssumedIn is the assumption of ctx still to check on db as columns of
+// a statement, or nil when there is none. Only where queries are not
+// pipelined: a pipelined round reads the counters first by itself.
+func AssumedIn(ctx context.Context, db *DB) *AssumedColumns {
+	if db.Pipeline().Pipelined(ctx) {
+		return nil
+	}
+	a := assumedFor(ctx, db)
+	if a == nil {
+		return nil
+	}
+	c := newCounterRow(a.keys)
+	ac := &AssumedColumns{Dest: c.dest, a: a, row: c}
+	for _, k := range a.keys {
+		ac.Exprs = append(ac.Exprs, db.counterColumn())
+		ac.Args = append(ac.Args, k)
+	}
+	return ac
+}
+
+// Scanned records the counters as the statement read them, once it has
+// scanned a row: ErrAssumptionFailed when they moved. A statement that
+// returned no row leaves them to Check.
+func (ac *AssumedColumns) Scanned() error {
+	got, err := ac.row.values()
+	if err != nil {
+		return err
+	}
+	if !ac.a.found(got) {
+		return ErrAssumptionFailed
+	}
+	return nil
+}

@@ -30,10 +30,15 @@ func (db *DB) countersQuery(keys []string) (string, []any) {
 	cols := make([]string, len(keys))
 	args := make([]any, len(keys))
 	for i, k := range keys {
-		cols[i] = `(SELECT value FROM ` + db.Sys("settings") + ` WHERE key = ?)`
+		cols[i] = db.counterColumn()
 		args[i] = k
 	}
 	return `SELECT ` + strings.Join(cols, ", "), args
+}
+
+// counterColumn selects one counter, its key bound.
+func (db *DB) counterColumn() string {
+	return `(SELECT value FROM ` + db.Sys("settings") + ` WHERE key = ?)`
 }
 
 // counterRow scans the row of countersQuery.
