@@ -204,12 +204,23 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 				` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order
 		}
 	}
+	// On SQLite, the request's assumed versions (if any) are read with
+	// the page's first row rather than by a statement of their own: each
+	// uncorrelated subquery runs once per statement.
+	var assumed *store.AssumedColumns
+	if pg.Offset < deepPage {
+		if assumed = store.AssumedIn(ctx, s.DB); assumed != nil {
+			query = `SELECT ` + strings.Join(append(sel, assumed.Exprs...), ", ") + ` FROM ` + from + ` WHERE ` + where +
+				` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+			qargs = append(append(slices.Clip(assumed.Args), args...), pg.Limit, pg.Offset)
+		}
+	}
 	res := &ListResult{Fields: cols, Data: []map[string]any{}}
 	// A list's best plan depends on its values (a common or a rare one,
 	// the page's depth): never a generic plan (store.Pipeline.CustomPlans).
 	p := s.DB.Pipeline().CustomPlans()
 	if pageIDs == nil || len(pageIDs) > 0 {
-		s.queuePage(p, res, cols, query, qargs, pageIDs)
+		s.queuePage(p, res, cols, query, qargs, pageIDs, assumed)
 	}
 	counted := s.queueTotal(ctx, p, q, from, where, args)
 	if err := p.Run(ctx); err != nil {
@@ -247,15 +258,15 @@ type counted struct {
 
 // queuePage queues the page query; its rows are appended to res. With
 // byID, the query's first column is the id and rows are put in byID's
-// order.
-func (s *Scope) queuePage(p *store.Pipeline, res *ListResult, cols []FieldRef, query string, args []any, byID []int64) {
+// order. With assumed, its columns follow the fields'.
+func (s *Scope) queuePage(p *store.Pipeline, res *ListResult, cols []FieldRef, query string, args []any, byID []int64, assumed *store.AssumedColumns) {
 	p.Query("list "+s.Table.Name, query, args, func(rows store.Rows) error {
-		return s.readPage(rows, res, cols, byID)
+		return s.readPage(rows, res, cols, byID, assumed)
 	})
 }
 
 // readPage appends the rows of a page query to res (see queuePage).
-func (s *Scope) readPage(rows store.Rows, res *ListResult, cols []FieldRef, byID []int64) error {
+func (s *Scope) readPage(rows store.Rows, res *ListResult, cols []FieldRef, byID []int64, assumed *store.AssumedColumns) error {
 	types := make([]schema.DBType, len(cols))
 	for i, c := range cols {
 		types[i], _ = dbTypeOf(s.Table, c.Name)
@@ -269,10 +280,19 @@ func (s *Scope) readPage(rows store.Rows, res *ListResult, cols []FieldRef, byID
 	for i := range vals {
 		ptrs = append(ptrs, &vals[i])
 	}
+	if assumed != nil {
+		ptrs = append(ptrs, assumed.Dest...)
+	}
 	found := map[int64]map[string]any{}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
+		}
+		if assumed != nil {
+			if err := assumed.Scanned(); err != nil {
+				return err
+			}
+			assumed = nil
 		}
 		rec := make(map[string]any, len(cols))
 		for i, c := range cols {
