@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -37,19 +38,94 @@ var counts = struct {
 	m map[countKey]countEntry
 }{m: map[countKey]countEntry{}}
 
+// countCall is a count under way, which requests wanting the same one
+// wait for instead of counting again.
+type countCall struct {
+	done    chan struct{}
+	n       int64
+	err     error
+	waiters int // under counting's lock
+}
+
+// countHold, when set (tests), is called by the request that counts
+// before it counts.
+var countHold func(*countCall)
+
+// counting are the counts under way, by cache key: entries leave when
+// their count ends, so it holds at most one per request under way.
+var counting = struct {
+	sync.Mutex
+	m map[countKey]*countCall
+}{m: map[countKey]*countCall{}}
+
 // count is SELECT COUNT(*) over from and where, from the cache when fresh.
+// Requests that miss the cache together (the first page of a popular
+// search as its cached total expires, under load) share one count: a
+// large total is work in proportion to the rows matched, and sixteen of
+// them at once would hold every core for as long.
 func (s *Scope) count(ctx context.Context, from, where string, args []any) (int64, error) {
 	query := countQuery(from, where)
 	key, n, ok := s.cachedCount(query, args)
 	if ok {
 		return n, nil
 	}
+	if key.gen == nil {
+		return s.countNow(ctx, query, args)
+	}
+	counting.Lock()
+	if c, ok := counting.m[key]; ok {
+		c.waiters++
+		counting.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		if c.err == nil {
+			return c.n, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		// The counting request failed (its client went away): count.
+		return s.countNow(ctx, query, args)
+	}
+	c := &countCall{done: make(chan struct{}), err: errCountUnfinished}
+	counting.m[key] = c
+	counting.Unlock()
+	defer func() {
+		// Even on a panic: no request waits for a count nobody makes.
+		counting.Lock()
+		delete(counting.m, key)
+		counting.Unlock()
+		close(c.done)
+	}()
+	if countHold != nil {
+		countHold(c)
+	}
+	c.n, c.err = s.countNow(ctx, query, args)
+	if c.err == nil {
+		s.keepCount(key, c.n)
+	}
+	return c.n, c.err
+}
+
+// errCountUnfinished is what those waiting for a count get when the
+// request counting panicked.
+var errCountUnfinished = errors.New("records: the shared count did not finish")
+
+// countsRun is how many counts this process has run (tests).
+var countsRun atomic.Int64
+
+// countNow counts, not looking at the cache.
+func (s *Scope) countNow(ctx context.Context, query string, args []any) (int64, error) {
+	countsRun.Add(1)
+	var n int64
 	p := s.DB.Pipeline().CustomPlans() // as List's (list.go)
 	p.QueryRow("count "+s.Table.Name, query, args, &n)
 	if err := p.Run(ctx); err != nil {
 		return 0, err
 	}
-	s.keepCount(key, n)
 	return n, nil
 }
 
