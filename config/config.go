@@ -18,11 +18,14 @@ import (
 
 // Config is everything an instance needs to start.
 type Config struct {
-	Addr         string // listen address
-	DataDir      string // SQLite apps and uploaded files
-	PluginDir    string // plugin binaries
-	DatabaseURL  string // selects PostgreSQL when set
-	PGNamespace  string // registry schema and app-schema prefix on PostgreSQL
+	Addr        string // listen address
+	DataDir     string // SQLite apps and uploaded files
+	PluginDir   string // plugin binaries
+	DatabaseURL string // selects PostgreSQL when set
+	PGNamespace string // registry schema and app-schema prefix on PostgreSQL
+	// PGMaxConns caps the node's pool of connections to PostgreSQL for
+	// the apps (STRATA_PG_MAX_CONNS; the job system has its own).
+	PGMaxConns   int
 	AllowNewApp  bool   // SERVICE_ALLOW_NEW_APP=1 permits POST /api/new-app
 	Demo         bool   // create and fill a demo app when no app exists
 	PublicURL    string // external base URL, used for links and trusted redirects
@@ -222,6 +225,8 @@ const (
 	// DefaultMaxBatchRequests is the default cap of a batch's requests.
 	DefaultMaxBatchRequests = 1000
 	DefaultPasswordCost     = 12
+	// DefaultPGMaxConns: see docs/performance.md ("The pool's size").
+	DefaultPGMaxConns = 20
 	// DefaultAppMaxConcurrent: far above what one app's users make on
 	// their own (the 16-client benchmark stays under it), low enough that
 	// one app flooding the instance leaves workers to the others.
@@ -238,6 +243,7 @@ func Default() Config {
 		MaxUploadBytes:       DefaultMaxUploadBytes,
 		MaxBackupUploadBytes: 4 << 30,
 		MaxBatchRequests:     DefaultMaxBatchRequests,
+		PGMaxConns:           DefaultPGMaxConns,
 		PasswordCost:         DefaultPasswordCost,
 		LogLevel:             "info",
 		LogFormat:            "text",
@@ -378,6 +384,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.MaxBatchRequests = n
 	}
+	if v := strings.TrimSpace(getenv("STRATA_PG_MAX_CONNS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errList = append(errList, fmt.Errorf("STRATA_PG_MAX_CONNS: %q is not a positive integer", v))
+		}
+		c.PGMaxConns = n
+	}
 	if v := getenv("STRATA_BCRYPT_COST"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -448,6 +461,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBatchRequests <= 0 {
 		errList = append(errList, errors.New("max batch requests must be positive"))
+	}
+	if c.PGMaxConns <= 0 {
+		errList = append(errList, errors.New("PostgreSQL pool size must be positive"))
 	}
 	if c.PasswordCost < 4 || c.PasswordCost > 31 {
 		errList = append(errList, fmt.Errorf("bcrypt cost %d outside 4..31", c.PasswordCost))

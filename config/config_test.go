@@ -104,6 +104,20 @@ func TestMaxBatchRequests(t *testing.T) {
 	}
 }
 
+func TestPGMaxConns(t *testing.T) {
+	if c, _ := FromEnv(envOf(nil)); c.PGMaxConns != DefaultPGMaxConns {
+		t.Fatalf("default: %d", c.PGMaxConns)
+	}
+	if c, err := FromEnv(envOf(map[string]string{"STRATA_PG_MAX_CONNS": " 8 "})); err != nil || c.PGMaxConns != 8 {
+		t.Fatalf("env: %d %v", c.PGMaxConns, err)
+	}
+	for _, v := range []string{"0", "-3", "eight", "8.5"} {
+		if _, err := FromEnv(envOf(map[string]string{"STRATA_PG_MAX_CONNS": v})); err == nil || !strings.Contains(err.Error(), "STRATA_PG_MAX_CONNS") {
+			t.Errorf("%q accepted: %v", v, err)
+		}
+	}
+}
+
 func TestS3Settings(t *testing.T) {
 	c, err := FromEnv(envOf(map[string]string{}))
 	if err != nil || c.S3 != (S3{}) {

@@ -36,6 +36,7 @@ var (
 		{"STRATA_DATA_DIR", config.DefaultDataDir, "data folder: SQLite applications (apps/<name>/app.db), files, plugin sockets (run/)"},
 		{"DATABASE_URL", "", "PostgreSQL connection URL; when set, applications live in PostgreSQL instead of SQLite"},
 		{"STRATA_PG_NAMESPACE", "strata", "PostgreSQL registry schema and prefix of the application schemas"},
+		{"STRATA_PG_MAX_CONNS", fmt.Sprint(config.DefaultPGMaxConns), "most connections of the node's pool to PostgreSQL for the applications (the job system has its own)"},
 		{"STRATA_LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"STRATA_LOG_FORMAT", "text", "text or json"},
 	}

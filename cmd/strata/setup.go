@@ -64,7 +64,7 @@ func openRegistryWith(ctx context.Context, cfg config.Config, keys *secrets.Keyr
 	var backend store.Backend
 	var err error
 	if cfg.DatabaseURL != "" {
-		backend, err = store.OpenPostgres(ctx, cfg.DatabaseURL, store.PostgresOptions{Namespace: cfg.PGNamespace})
+		backend, err = store.OpenPostgres(ctx, cfg.DatabaseURL, store.PostgresOptions{Namespace: cfg.PGNamespace, MaxConns: cfg.PGMaxConns})
 	} else {
 		backend, err = store.OpenSQLite(cfg.DataDir)
 	}
