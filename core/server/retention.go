@@ -56,21 +56,5 @@ func (s *Server) ScheduleRetention(ctx context.Context) {
 // StartRetention runs ScheduleRetention at once and then every hour until
 // ctx ends or stop is called; stop waits for a round under way.
 func (s *Server) StartRetention(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.ScheduleRetention(ctx)
-		t := time.NewTicker(retentionCheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.ScheduleRetention(ctx)
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runEvery(ctx, retentionCheck, true, s.ScheduleRetention)
 }

@@ -48,20 +48,5 @@ func (s *Server) StartSyncHolds(ctx context.Context) (stop func()) {
 	if s.cfg.SyncHold <= 0 {
 		every = time.Minute
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.SweepSyncHolds(ctx)
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runEvery(ctx, every, false, s.SweepSyncHolds)
 }

@@ -152,15 +152,7 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 		return err
 	} else {
 		var hooks *txHooks
-		err = db.Gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-			tx := db.bindTx(gtx, gtx.Statement.ConnPool)
-			hooks = tx.hooks
-			if err := fn(tx); err != nil {
-				return err
-			}
-			return hooks.runBefore(ctx, tx)
-		})
-		if err == nil && hooks != nil {
+		if hooks, err = db.gormTx(ctx, ctx, fn); err == nil && hooks != nil {
 			defer hooks.runAfter(db)
 		}
 	}
@@ -168,6 +160,22 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *DB) error) error {
 		db.gen.Add(1)
 	}
 	return err
+}
+
+// gormTx runs fn in one gorm transaction under txCtx (ctx, or ctx marked
+// for the writer's connection), the commit hooks to run before COMMIT
+// included; it returns those to run after it.
+func (db *DB) gormTx(ctx, txCtx context.Context, fn func(tx *DB) error) (*txHooks, error) {
+	var hooks *txHooks
+	err := db.Gorm.WithContext(txCtx).Transaction(func(gtx *gorm.DB) error {
+		tx := db.bindTx(gtx, gtx.Statement.ConnPool)
+		hooks = tx.hooks
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return hooks.runBefore(ctx, tx)
+	})
+	return hooks, err
 }
 
 // bindTx returns a copy of db whose gorm and raw SQL both run on conn (a

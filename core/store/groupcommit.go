@@ -242,15 +242,7 @@ func (g *groupCommit) take(leader *groupMember) []*groupMember {
 
 // runAlone runs fn in a transaction of its own.
 func (db *DB) runAlone(ctx context.Context, fn func(tx *DB) error) error {
-	var hooks *txHooks
-	err := db.Gorm.WithContext(onWriterConn(ctx)).Transaction(func(gtx *gorm.DB) error {
-		tx := db.bindTx(gtx, gtx.Statement.ConnPool)
-		hooks = tx.hooks
-		if err := fn(tx); err != nil {
-			return err
-		}
-		return hooks.runBefore(ctx, tx)
-	})
+	hooks, err := db.gormTx(ctx, onWriterConn(ctx), fn)
 	if err == nil {
 		db.gen.Add(1)
 		hooks.runAfter(db)
