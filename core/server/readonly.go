@@ -22,13 +22,14 @@ import (
 // route (api.Route.ReadOnly) instead runs on the versions this server
 // last saw for the app, and its first pipelined batch reads them again as
 // its first statement (store.Assumed); on SQLite, where there are no
-// batches, a full record's statement reads them with the record's row
-// (store.AssumedIn), other reads at their end. The answer is held back
-// until they are known to be the assumed ones. When they have moved (a change made
-// by this node, another node, the command line or a restore), or could
-// not be checked, the answer is thrown away and the request runs again
-// on the versions as they now are, exactly as one that read them first.
-// Nothing is sent, written or logged by the first run.
+// batches, a full record's statement and a list's page read them with
+// their first row (store.AssumedIn), other reads at their end. The
+// answer is held back until they are known to be the assumed ones. When
+// they have moved (a change made by this node, another node, the command
+// line or a restore), or could not be checked, the answer is thrown away
+// and the request runs again on the versions as they now are, exactly as
+// one that read them first. Nothing is sent, written or logged by the
+// first run.
 //
 // A save (api.Route.Replayable) runs the same way: its transaction reads
 // the versions as its first statement, sent with BEGIN and its first
