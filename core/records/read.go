@@ -177,20 +177,12 @@ type sectionProbes struct {
 // query uses, far cheaper than that query as a statement of its own.
 func (s *Scope) probeSections(ctx context.Context, id int64, extra *rowExtras) (*sectionProbes, error) {
 	have := &sectionProbes{}
-	for _, ps := range s.Sections {
-		if ps.Probe == nil || ps.Source == nil {
-			continue
-		}
-		expr, args, err := ps.Probe.Has(ctx, s.DB, s.Table.Name, id)
-		if err != nil {
-			return nil, err
-		}
-		if have.plugins == nil {
-			have.plugins = map[string]*bool{}
-		}
-		has := new(bool)
+	var err error
+	have.plugins, err = s.probePlugins(ctx, id, func(_, expr string, args []any, has *bool) {
 		extra.add(expr, has, args...)
-		have.plugins[ps.Name] = has
+	})
+	if err != nil {
+		return nil, err
 	}
 	if fp, ok := s.Files.(FilesProber); ok {
 		expr, args := fp.RecordFilesExist(s.DB, s.Table.Name, id)
@@ -242,6 +234,17 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, 
 		sec.hasRows = have.plugins
 		return sec, nil
 	}
+	sec.hasRows, err = s.probePlugins(ctx, id, func(name, expr string, args []any, has *bool) {
+		p.QueryRow("rows of section "+name, `SELECT `+expr, args, has)
+	})
+	return sec, err
+}
+
+// probePlugins gives add, for each plugin section with a probe, the
+// expression telling whether record id has rows for it and where its
+// value is to go; it returns those places by section (nil: none).
+func (s *Scope) probePlugins(ctx context.Context, id int64, add func(section, expr string, args []any, has *bool)) (map[string]*bool, error) {
+	var out map[string]*bool
 	for _, ps := range s.Sections {
 		if ps.Probe == nil || ps.Source == nil {
 			continue
@@ -250,14 +253,14 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, 
 		if err != nil {
 			return nil, err
 		}
-		has := new(bool)
-		p.QueryRow("rows of section "+ps.Name, `SELECT `+expr, args, has)
-		if sec.hasRows == nil {
-			sec.hasRows = map[string]*bool{}
+		if out == nil {
+			out = map[string]*bool{}
 		}
-		sec.hasRows[ps.Name] = has
+		has := new(bool)
+		add(ps.Name, expr, args, has)
+		out[ps.Name] = has
 	}
-	return sec, nil
+	return out, nil
 }
 
 // probed is whether the record has rows for the plugin section name, as
