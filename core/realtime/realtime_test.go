@@ -337,9 +337,8 @@ func TestEventsAreWhatEachUserMayRead(t *testing.T) {
 				}
 				_, read := h.do(t, http.MethodGet, "/dig/api/record/finds/"+strconv.FormatInt(id, 10), tokens[i], "")
 				delete(read, "status")
-				gotJSON, _ := json.Marshal(rec)
-				readJSON, _ := json.Marshal(read)
-				if string(gotJSON) != string(readJSON) {
+				gotJSON, readJSON := recordJSON(rec), recordJSON(read)
+				if gotJSON != readJSON {
 					t.Fatalf("%s: record %d from events\n%s\nfrom a read\n%s", u.email, id, gotJSON, readJSON)
 				}
 			}

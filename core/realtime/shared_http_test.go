@@ -2,7 +2,6 @@ package realtime_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -65,9 +64,8 @@ func checkView(t *testing.T, h *harness, token, name string, evs []event, filter
 		}
 		_, read := h.do(t, http.MethodGet, "/dig/api/record/finds/"+strconv.FormatInt(id, 10), token, "")
 		delete(read, "status")
-		gotJSON, _ := json.Marshal(rec)
-		readJSON, _ := json.Marshal(read)
-		if string(gotJSON) != string(readJSON) {
+		gotJSON, readJSON := recordJSON(rec), recordJSON(read)
+		if gotJSON != readJSON {
 			t.Fatalf("%s: record %d from events\n%s\nfrom a read\n%s", name, id, gotJSON, readJSON)
 		}
 	}
