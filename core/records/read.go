@@ -71,34 +71,40 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 		if lookups, err = s.lookupsOf(ctx, p, id, extra, labels); err != nil {
 			return nil, err
 		}
-		if !p.Pipelined(ctx) {
-			// Where each query is a statement of its own (SQLite), whether
-			// the record has files, manual links, relations, features and
-			// plugin section rows comes with its row; the sections' queries
-			// are queued once it is read, only for those it has (most
-			// records have none).
-			if have, err = s.probeSections(ctx, id, extra); err != nil {
-				return nil, err
+		// Whether the record has files, manual links, relations,
+		// features and plugin section rows comes with its row; the
+		// sections' queries are queued once it is read, only for those
+		// it has (most records have none). Each query costs the server
+		// a statement, on PostgreSQL too: a record without sections is
+		// read with one, one with sections in a second round trip
+		// (measured: 10% more reads by id a second on PostgreSQL).
+		if have, err = s.probeSections(ctx, id, extra); err != nil {
+			return nil, err
+		}
+		// Where queries are not batched (SQLite), the request's
+		// assumed versions (if any) are checked with the row too, not
+		// by a statement of their own (in a batch, they are its first
+		// statement).
+		assumed := store.AssumedIn(ctx, s.DB)
+		if assumed != nil {
+			for i, expr := range assumed.Exprs {
+				extra.add(expr, assumed.Dest[i], assumed.Args[i])
 			}
-			// The request's assumed versions (if any) are checked with
-			// the row too, not by a statement of their own.
-			assumed := store.AssumedIn(ctx, s.DB)
+		}
+		// The links and backlinks, which no probe knows of, go with the
+		// record's statement (one round trip on PostgreSQL).
+		sections = &recordSections{}
+		if err := s.queueLinkSections(ctx, p, id, sections); err != nil {
+			return nil, err
+		}
+		found = func(got *State) error {
+			st = got
 			if assumed != nil {
-				for i, expr := range assumed.Exprs {
-					extra.add(expr, assumed.Dest[i], assumed.Args[i])
+				if err := assumed.Scanned(); err != nil {
+					return err
 				}
 			}
-			found = func(got *State) error {
-				st = got
-				if assumed != nil {
-					if err := assumed.Scanned(); err != nil {
-						return err
-					}
-				}
-				var err error
-				sections, err = s.queueSections(ctx, p, id, have)
-				return err
-			}
+			return s.queueProbedSections(ctx, p, id, have, sections)
 		}
 		s.queueState(p, id, extra, found)
 	}
@@ -205,6 +211,27 @@ func (s *Scope) probeSections(ctx context.Context, id int64, extra *rowExtras) (
 // those the record's statement found empty.
 func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, have *sectionProbes) (*recordSections, error) {
 	sec := &recordSections{}
+	if err := s.queueLinkSections(ctx, p, id, sec); err != nil {
+		return nil, err
+	}
+	return sec, s.queueProbedSections(ctx, p, id, have, sec)
+}
+
+// queueLinkSections queues the queries of the sections no probe knows of
+// (links, backlinks): a read queues them with the record's own, in its
+// first round trip.
+func (s *Scope) queueLinkSections(ctx context.Context, p *store.Pipeline, id int64, sec *recordSections) (err error) {
+	if sec.links, err = s.queueLinks(ctx, p, id); err != nil {
+		return err
+	}
+	sec.backlinks, err = s.queueBacklinks(ctx, p, id)
+	return err
+}
+
+// queueProbedSections queues the queries of the sections a probe knows
+// of (files, manual links, relations, features, plugin sections), those
+// have (nil: none known) did not find empty.
+func (s *Scope) queueProbedSections(ctx context.Context, p *store.Pipeline, id int64, have *sectionProbes, sec *recordSections) error {
 	none := func() obj { return obj{} }
 	if q, ok := s.Files.(FilesQueuer); ok {
 		if have != nil && have.filesProbed && !have.files {
@@ -212,13 +239,6 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, 
 		} else {
 			q.QueueRecordFiles(ctx, p, s.App, s.Table.Name, id, func(files any) { sec.files = files })
 		}
-	}
-	var err error
-	if sec.links, err = s.queueLinks(ctx, p, id); err != nil {
-		return nil, err
-	}
-	if sec.backlinks, err = s.queueBacklinks(ctx, p, id); err != nil {
-		return nil, err
 	}
 	sec.manualLinks, sec.rsLinks, sec.geodata = none, none, none
 	if have == nil || have.manualLinks {
@@ -232,12 +252,13 @@ func (s *Scope) queueSections(ctx context.Context, p *store.Pipeline, id int64, 
 	}
 	if have != nil {
 		sec.hasRows = have.plugins
-		return sec, nil
+		return nil
 	}
+	var err error
 	sec.hasRows, err = s.probePlugins(ctx, id, func(name, expr string, args []any, has *bool) {
 		p.QueryRow("rows of section "+name, `SELECT `+expr, args, has)
 	})
-	return sec, err
+	return err
 }
 
 // probePlugins gives add, for each plugin section with a probe, the

@@ -146,12 +146,14 @@ func TestPipelinedReadEqualsSequential(t *testing.T) {
 			t.Errorf("statuses: %v", statuses)
 		}
 
-		// On PostgreSQL a record whose sections need no second query (no
-		// manual links, no relations) is read in one round trip, the
-		// request's check of the app's versions (in the same batch) and
-		// lookup labels included, hidden or not; one with manual links in two, their
-		// labels in the second; a lookup of the record's own table whose
-		// label the caller may not see is looked up once more.
+		// On PostgreSQL a record with no rows in its probed sections (no
+		// files, manual links, relations) is read in one round trip, the
+		// request's check of the app's versions (in the same batch), its
+		// links and lookup labels included, hidden or not; one with manual
+		// links in three: its statement says it has some, they are read
+		// in the second, their labels in the third; a lookup of the
+		// record's own table whose label the caller may not see is looked
+		// up once more.
 		rounds := func(who, url string) int64 {
 			var n atomic.Int64
 			req := httptest.NewRequest("GET", url, nil)
@@ -170,9 +172,9 @@ func TestPipelinedReadEqualsSequential(t *testing.T) {
 				want     int64
 			}{
 				{f.super, fmt.Sprintf("/dig/api/record/finds/%d", find2), 1},
-				{f.super, fmt.Sprintf("/dig/api/record/finds/%d", f.find), 2},
-				{f.writer, fmt.Sprintf("/dig/api/record/finds/%d", f.find), 2},
-				{f.reader, fmt.Sprintf("/dig/api/record/finds/%d", f.find), 3},
+				{f.super, fmt.Sprintf("/dig/api/record/finds/%d", f.find), 3},
+				{f.writer, fmt.Sprintf("/dig/api/record/finds/%d", f.find), 3},
+				{f.reader, fmt.Sprintf("/dig/api/record/finds/%d", f.find), 4},
 				{f.super, fmt.Sprintf("/dig/api/record/sites/%d", f.pompeii), 1},
 			} {
 				if got := rounds(c.who, c.url); got != c.want {
