@@ -268,18 +268,18 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 	err = s.DB.Tx(ctx, func(tx *store.DB) error {
 		ts := *s
 		ts.DB = tx
-		var before *State  // the record as it was, for its version snapshot
-		var snapshot int64 // the snapshot's id, when known at once (SQLite)
+		var before *State // the record as it was, for its version snapshot
+		snapshot := false // the snapshot's id is (or will be) res.Version
 		if !insert {
-			// The row's lock, its state and (with If-Match) its version in
-			// one round trip on PostgreSQL, read in this order: the state
-			// and version under the lock.
-			p := ts.DB.Pipeline()
-			lock, err := ts.queueLock(p, in.ID)
-			if err != nil {
-				return err
+			// The row, locked (PostgreSQL: its statement is FOR UPDATE),
+			// its plugin rows and (with If-Match) its version in one round
+			// trip on PostgreSQL, read in this order: the rest under the
+			// row's lock.
+			if in.ID < 0 {
+				return ErrInvalidID
 			}
-			ts.queueState(p, in.ID, nil, func(got *State) error { before = got; return nil })
+			p := ts.DB.Pipeline()
+			ts.queueState(p, in.ID, &rowExtras{lock: true}, func(got *State) error { before = got; return nil })
 			var cur int64
 			if len(in.IfVersion) > 0 || in.hooked {
 				ts.queueVersion(p, in.ID, &cur)
@@ -287,11 +287,10 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 			if err := p.Run(ctx); err != nil {
 				return err
 			}
-			creator, err := lock.result()
-			if err != nil {
-				return err
+			if before == nil {
+				return ErrRecordNotFound
 			}
-			if !ts.CanEdit(creator) {
+			if !ts.CanEdit(before.Creator) {
 				return ErrNotEnough.With("reason", "not_your_record")
 			}
 			// Under the row lock (PostgreSQL) or the single writer
@@ -301,9 +300,6 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 			}
 			if in.hooked && cur != in.hookVersion {
 				return ErrHooksRaced
-			}
-			if before == nil {
-				return ErrRecordNotFound
 			}
 		}
 		core, fes, err := prepareRow(ctx, &ts, ts.Table, in.Core, in.forced, insert, in.ID)
@@ -324,7 +320,9 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 			}
 		} else {
 			id = in.ID
-			if snapshot, err = ts.storeSnapshot(ctx, id, "update", before); err != nil {
+			// Nothing else in the save stores a version of the record: the
+			// snapshot's id is its version (set once the insert has run).
+			if snapshot, err = ts.storeSnapshot(ctx, id, "update", before, &res.Version); err != nil {
 				return err
 			}
 			if err := ts.updateRow(ctx, ts.Table, id, core); err != nil {
@@ -340,11 +338,10 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 		action, op := "update", changes.Update
 		if insert {
 			action, op = "create", changes.Create
-		} else if snapshot != 0 {
-			// Nothing else in the save stores a version of the record.
-			res.Version = snapshot
-		} else if res.Version, err = RecordVersion(ctx, &ts, id); err != nil {
-			return err
+		} else if !snapshot {
+			if res.Version, err = RecordVersion(ctx, &ts, id); err != nil {
+				return err
+			}
 		}
 		if err := ts.logChange(ctx, id, op); err != nil {
 			return err

@@ -66,6 +66,10 @@ type rowExtras struct {
 	cols []string
 	args []any
 	dest []any
+	// lock: the row is read to be changed; in a PostgreSQL transaction
+	// it is locked (FOR UPDATE) until the commit. SQLite's write
+	// transaction already excludes other writers.
+	lock bool
 }
 
 // add selects expr (with its bound values) into dest.
@@ -91,6 +95,9 @@ func (s *Scope) queueRows(p *store.Pipeline, t *schema.Table, where string, args
 		args = append(slices.Clip(extra.args), args...)
 	}
 	b.WriteString(" FROM " + q + " WHERE " + where + " ORDER BY " + q + `."id"`)
+	if extra != nil && extra.lock && s.DB.Engine == store.Postgres && s.DB.InTx() {
+		b.WriteString(" FOR UPDATE OF " + s.DB.Engine.Quote(t.Name))
+	}
 	p.Query("read "+t.Name, b.String(), args, func(rows store.Rows) error {
 		vals := make([]any, len(names))
 		ptrs := make([]any, len(names))
@@ -251,20 +258,21 @@ func (s *Scope) snapshotWith(ctx context.Context, id int64, operation string, mo
 			return err
 		}
 	}
-	_, err = s.storeSnapshot(ctx, id, operation, st)
+	_, err = s.storeSnapshot(ctx, id, operation, st, nil)
 	return err
 }
 
 // storeSnapshot stores st, record id's state read in the transaction, as
-// a version, and returns the new version's id when it is known at once:
-// on SQLite, the row's id, which is then the record's version (ids only
-// grow: AUTOINCREMENT). On PostgreSQL its answer is not waited for (0): it
-// goes with the transaction's next statement, and the version is read
-// with the statements after it (RecordVersion).
-func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, st *State) (int64, error) {
+// a version. The new version's id is the record's version (ids only grow);
+// when version is not nil it gets it, and set says so: at once on SQLite
+// (the row's id), and on PostgreSQL once the insert has run (its
+// RETURNING), which is not waited for: it goes with the transaction's next
+// statement or its commit, so version is read after the transaction. A dry
+// run's version, whose id is given, is not set.
+func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, st *State, version *int64) (set bool, err error) {
 	content, err := json.Marshal(st)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	var user any
 	if s.Actor.UserID != 0 {
@@ -282,15 +290,21 @@ func (s *Scope) storeSnapshot(ctx context.Context, id int64, operation string, s
 	}
 	what := fmt.Sprintf("store version of %s %d", s.Table.Name, id)
 	query := `INSERT INTO ` + s.DB.Sys("versions") + ` (` + cols + `) VALUES (` + marks + `)`
-	if s.DB.Engine != store.SQLite || vid != 0 {
-		return 0, s.DB.ExecLater(ctx, what, query, args...)
+	set = version != nil && vid == 0
+	if s.DB.Engine != store.SQLite {
+		if !set {
+			return false, s.DB.ExecLater(ctx, what, query, args...)
+		}
+		return true, s.DB.QueryRowLater(ctx, what, query+` RETURNING id`, args, version)
 	}
 	res, err := s.DB.Exec(ctx, query, args...)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", what, err)
+		return false, fmt.Errorf("%s: %w", what, err)
 	}
-	if v, err := res.LastInsertId(); err == nil {
-		return v, nil
+	if set {
+		if *version, err = res.LastInsertId(); err != nil {
+			return false, fmt.Errorf("%s: %w", what, err)
+		}
 	}
-	return 0, nil
+	return set, nil
 }

@@ -15,8 +15,9 @@ import (
 // the server last saw them, checked by its transaction's first statement
 // (readonly.go): a create is BEGIN with the versions check and the
 // insert, then the history with COMMIT; an update is BEGIN with the
-// versions check and the row's lock and state, the version snapshot with
-// the update and the new version's read, and the history with COMMIT.
+// versions check and the row's state, locked by its own statement, then
+// the version snapshot (whose id is the new version, RETURNING) with the
+// update, the history and COMMIT.
 // What the saves did is checked by the records tests on both engines, and
 // that a save sees what changed behind the server by
 // TestSavesOnAssumedVersionsSeeChangesBehindTheServer; here, that it
@@ -47,15 +48,20 @@ func TestSaveRoundTrips(t *testing.T) {
 		for _, c := range []struct {
 			name, body string
 			want       [][]string // each round trip: how it starts, then what it holds, in order
+			not        []string   // statements it no longer sends
 		}{
 			{"create", `{"core":{"label":"x","weight":1}}`, [][]string{
 				{"batch: BEGIN; " + versions, "; INSERT INTO " + table("finds")},
 				{"batch: INSERT INTO " + table("sys_history"), "; COMMIT;"},
-			}},
+			}, nil},
 			{"update", fmt.Sprintf(`{"id":%d,"core":{"weight":3}}`, id), [][]string{
-				{"batch: BEGIN; " + versions, "; SELECT " + table("finds") + `."creator"`, "FOR UPDATE"},
-				{"batch: INSERT INTO " + table("sys_versions"), "; UPDATE " + table("finds")},
-				{"batch: INSERT INTO " + table("sys_history"), "; COMMIT;"},
+				{"batch: BEGIN; " + versions, "; SELECT " + table("finds") + `."id", ` + table("finds") + `."creator"`, ` FOR UPDATE OF "finds";`},
+				{"batch: INSERT INTO " + table("sys_versions"), " RETURNING id; UPDATE " + table("finds"), "; INSERT INTO " + table("sys_history"), "; COMMIT;"},
+			}, []string{
+				// The row's lock in a statement of its own, and the new
+				// version read after the snapshot.
+				"; SELECT " + table("finds") + `."creator" FROM`,
+				"; SELECT COALESCE(MAX(id), 0) FROM " + table("sys_versions"),
 			}},
 		} {
 			send(c.body) // statements prepared on first use
@@ -72,6 +78,9 @@ func TestSaveRoundTrips(t *testing.T) {
 					}
 					rest = rest[at+len(part):]
 				}
+			}
+			for _, stmt := range c.not {
+				ok = ok && !strings.Contains(strings.Join(got, "\n"), stmt)
 			}
 			if !ok {
 				t.Errorf("%s: %d round trips, want %d:\n%s", c.name, len(got), len(c.want), strings.Join(got, "\n"))

@@ -220,3 +220,20 @@ func runBatch(ctx context.Context, conn *pgx.Conn, e Engine, round []pipelineQue
 	}
 	return nil
 }
+
+// QueryRowLater runs a write that answers one row (its RETURNING) whose
+// values are needed only once the transaction has committed. In a
+// PostgreSQL transaction it waits, as ExecLater's writes do, for the
+// transaction's next statement or its commit, and dest is filled when it
+// has run: read it after Tx returns without error. Elsewhere it runs at
+// once.
+func (db *DB) QueryRowLater(ctx context.Context, what, query string, args []any, dest ...any) error {
+	if t := db.pgTxFor(); t != nil {
+		t.waiting = append(t.waiting, pipelineQuery{what: what, query: query, args: args, read: scanOneRow(dest)})
+		return nil
+	}
+	if err := db.QueryRow(ctx, query, args...).Scan(dest...); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

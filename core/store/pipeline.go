@@ -133,7 +133,13 @@ func (p *Pipeline) Query(what, query string, args []any, read func(Rows) error) 
 // QueryRow queues a query that answers one row, scanned into dest (an
 // error when it answers none).
 func (p *Pipeline) QueryRow(what, query string, args []any, dest ...any) {
-	p.Query(what, query, args, func(rows Rows) error {
+	p.Query(what, query, args, scanOneRow(dest))
+}
+
+// scanOneRow reads a query's one row into dest (sql.ErrNoRows when it
+// answers none).
+func scanOneRow(dest []any) func(Rows) error {
+	return func(rows Rows) error {
 		if !rows.Next() {
 			if err := rows.Err(); err != nil {
 				return err
@@ -141,7 +147,7 @@ func (p *Pipeline) QueryRow(what, query string, args []any, dest ...any) {
 			return sql.ErrNoRows
 		}
 		return rows.Scan(dest...)
-	})
+	}
 }
 
 // Rounds is the number of rounds run so far: round trips on PostgreSQL.
