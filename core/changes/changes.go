@@ -15,10 +15,9 @@
 // reader move past 11 and never see 10. The lock is taken after every row
 // lock of the transaction, in the same round trip as the COMMIT, so it is
 // held for the commit only and a writer holding it never waits on a row.
-// The same statement sends pg_notify (delivered only if and when the
-// transaction commits) with the app's schema and the last id, which other
-// nodes LISTEN for. On SQLite the app's single writer already commits in
-// id order.
+// Once committed, the node tells the others, which LISTEN, with a
+// notification sent after the commit (notify.go). On SQLite the app's
+// single writer already commits in id order.
 package changes
 
 import (
@@ -75,8 +74,8 @@ type Change struct {
 	At       time.Time
 }
 
-// NotifyChannel is the PostgreSQL channel a commit notifies with
-// "<schema>:<last id>".
+// NotifyChannel is the PostgreSQL channel on which a node tells the
+// others of its commits to an app's log: "<schema>:<last id>".
 const NotifyChannel = "strata_changes"
 
 // lockClass is the first key of the change log's advisory lock (the
@@ -176,11 +175,16 @@ func write(ctx context.Context, tx *store.DB, entries []Entry) error {
 		if err := tx.ExecLater(ctx, "change log lock", `SELECT pg_advisory_xact_lock(?, hashtext(?))`, lockClass, tx.Key()); err != nil {
 			return err
 		}
-		notify := `WITH ins AS (` + insert + ` RETURNING id) SELECT pg_notify('` + NotifyChannel + `', ? || ':' || MAX(id)) FROM ins`
-		if err := tx.ExecLater(ctx, "change log", notify, append(args, tx.Schema())...); err != nil {
+		// The last id, for the notification: read once the statement has
+		// run, with the COMMIT.
+		var last int64
+		if err := tx.QueryRowLater(ctx, "change log", `WITH ins AS (`+insert+` RETURNING id) SELECT MAX(id) FROM ins`, args, &last); err != nil {
 			return err
 		}
-		tx.AfterCommit(func(base *store.DB) { committed(base, 0) })
+		tx.AfterCommit(func(base *store.DB) {
+			committed(base, last)
+			tellNodes(base, last)
+		})
 		return nil
 	}
 	// Cut in statements of RowsPerStatement rows: SQLite's driver binds a

@@ -3,10 +3,14 @@ package changes_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
@@ -370,4 +374,93 @@ func TestWatchWakesOnCommitOnly(t *testing.T) {
 			t.Fatal("not woken by a commit")
 		}
 	})
+}
+
+// TestCommitsAreToldToOtherNodes (PostgreSQL): other nodes hear of an
+// app's commits on NotifyChannel, "<schema>:<last id>", sent after the
+// commit (the id is in the log when heard), never for a rolled-back
+// transaction, and the log's head is told once concurrent saves are done.
+func TestCommitsAreToldToOtherNodes(t *testing.T) {
+	testenv.RequireEngine(t, store.Postgres)
+	a, scope := dig(t, store.Postgres)
+	ctx := context.Background()
+	url, _ := testenv.PostgresURL()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `LISTEN `+changes.NotifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	// hear returns the ids told for this app until want is told or the
+	// wait ends.
+	hear := func(want int64, wait time.Duration) []int64 {
+		t.Helper()
+		var ids []int64
+		deadline := time.Now().Add(wait)
+		for {
+			wctx, cancel := context.WithDeadline(ctx, deadline)
+			n, err := conn.WaitForNotification(wctx)
+			cancel()
+			if err != nil {
+				return ids
+			}
+			schemaName, idText, _ := strings.Cut(n.Payload, ":")
+			if schemaName != a.DB.Schema() {
+				continue // another test's app
+			}
+			id, err := strconv.ParseInt(idText, 10, 64)
+			if err != nil {
+				t.Fatalf("payload %q", n.Payload)
+			}
+			// Sent after the commit: the id is in the log.
+			if got := since(t, a.DB, id-1); len(got) == 0 || got[0].ID != id {
+				t.Fatalf("told %d, the log has %v", id, got)
+			}
+			ids = append(ids, id)
+			if id == want {
+				return ids
+			}
+		}
+	}
+
+	sc := scope()
+	_ = a.DB.Tx(ctx, func(tx *store.DB) error {
+		ts := *sc
+		ts.DB = tx
+		if _, _, err := records.Save(ctx, &ts, records.SaveInput{Core: map[string]any{"label": "gone"}}); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Errorf("roll back")
+	})
+	if _, _, err := records.Save(ctx, sc, records.SaveInput{Core: map[string]any{"label": "one"}}); err != nil {
+		t.Fatal(err)
+	}
+	first := head(t, a.DB)
+	if got := hear(first, 5*time.Second); len(got) != 1 || got[0] != first {
+		t.Fatalf("told %v after one commit (and one rollback), want [%d]", got, first)
+	}
+
+	const writers, each = 8, 10
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if _, _, err := records.Save(ctx, scope(), records.SaveInput{Core: map[string]any{"label": "many"}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	last := head(t, a.DB)
+	got := hear(last, 5*time.Second)
+	if len(got) == 0 || got[len(got)-1] != last {
+		t.Fatalf("told %v, never the head %d", got, last)
+	}
+	t.Logf("%d commits told in %d notifications", writers*each, len(got))
 }

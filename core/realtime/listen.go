@@ -3,6 +3,7 @@ package realtime
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +25,12 @@ type listener struct {
 	heard   func(payload string)
 	resumed func()
 }
+
+// missedWakeEvery is how often, in nanoseconds, the listener wakes every
+// stream without a notification (30 s; tests set it shorter).
+var missedWakeEvery atomic.Int64
+
+func init() { missedWakeEvery.Store(int64(30 * time.Second)) }
 
 func startListener(cfg *pgx.ConnConfig, heard func(string), resumed func()) *listener {
 	ctx, cancel := context.WithCancel(background())
@@ -69,6 +76,24 @@ func (l *listener) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) error {
 	}
 	changes.WakeAll()
 	go l.resumed()
+	// A node that died between a commit and its notification (sent after
+	// the commit: changes/notify.go) told no one: the streams read the log
+	// every missedWakeEvery anyway, so such a change reaches them within
+	// that time even when the app has no next one.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(time.Duration(missedWakeEvery.Load()))
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				changes.WakeAll()
+			}
+		}
+	}()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-archaeo/strata/core/apps"
 	"github.com/strata-archaeo/strata/core/auth"
 	"github.com/strata-archaeo/strata/core/changes"
+	"github.com/strata-archaeo/strata/core/realtime"
 	"github.com/strata-archaeo/strata/core/schema"
 	"github.com/strata-archaeo/strata/core/server"
 	"github.com/strata-archaeo/strata/core/store"
@@ -536,57 +537,78 @@ func TestSlowConsumerIsDropped(t *testing.T) {
 }
 
 // TestWriteOnAnotherNode: a change committed by another process (its own
-// connection: the record, the log row and the notification, as a node's
-// save writes them) reaches a stream of this node through LISTEN.
+// connection: the record and the log row, as a node's save writes them,
+// then the notification it sends after the commit) reaches a stream of
+// this node through LISTEN; one whose notification never came (its node
+// died in between) reaches it with the listener's periodic wake-up.
 func TestWriteOnAnotherNode(t *testing.T) {
 	testenv.RequireEngine(t, store.Postgres)
-	h := newHarness(t, store.Postgres, server.Deps{})
-	admin := h.login(t, "admin@example.org")
-	id := h.save(t, admin, 0, `{"label":"here"}`)
-	c := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
-	h.subscribe(t, admin, c.id, `[{"id":"one","table":"finds","record":`+strconv.FormatInt(id, 10)+`}]`)
-	url, _ := testenv.PostgresURL()
-	ctx := context.Background()
-	// Give the listener its moment to connect: it wakes every stream once
-	// connected, which would hide a lost notification otherwise.
-	time.Sleep(500 * time.Millisecond)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name   string
+		notify bool
+	}{{"notified", true}, {"never notified", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.notify {
+				// Set before the stream opens: the listener starts with it.
+				defer realtime.SetMissedWakeEvery(300 * time.Millisecond)()
+			}
+			h := newHarness(t, store.Postgres, server.Deps{})
+			admin := h.login(t, "admin@example.org")
+			id := h.save(t, admin, 0, `{"label":"here"}`)
+			stream := openStream(t, h.hc, h.streamURL(), map[string]string{"Authorization": admin})
+			h.subscribe(t, admin, stream.id, `[{"id":"one","table":"finds","record":`+strconv.FormatInt(id, 10)+`}]`)
+			url, _ := testenv.PostgresURL()
+			ctx := context.Background()
+			// Give the listener its moment to connect: it wakes every
+			// stream once connected, which would hide a lost notification
+			// otherwise.
+			time.Sleep(500 * time.Millisecond)
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			schemaName := h.app.DB.Schema()
+			q := func(s string) string { return `"` + schemaName + `".` + s }
+			start := time.Now()
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, stmt := range []struct {
+				sql  string
+				args []any
+			}{
+				{`UPDATE ` + q(`"finds"`) + ` SET "label" = 'there' WHERE id = $1`, []any{id}},
+				{`SELECT pg_advisory_xact_lock(1398031176, hashtext($1))`, []any{h.app.DB.Key()}},
+			} {
+				if _, err := tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var last int64
+			if err := tx.QueryRow(ctx, `INSERT INTO `+q(`sys_changes`)+` (tb, record_id, op, version, at) VALUES ('finds', $1, 'update', 0, now()) RETURNING id`, id).Scan(&last); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c.notify {
+				if _, err := conn.Exec(ctx, `SELECT pg_notify('strata_changes', $1)`, schemaName+":"+strconv.FormatInt(last, 10)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ev := stream.next(t, 5*time.Second)
+			if ev.name != "update" {
+				t.Fatalf("event %+v", ev)
+			}
+			core := ev.data["record"].(map[string]any)["core"].(map[string]any)
+			if core["label"].(map[string]any)["val"] != "there" {
+				t.Fatalf("record %v", core)
+			}
+			t.Logf("delivered in %s", time.Since(start))
+		})
 	}
-	defer conn.Close(ctx)
-	schemaName := h.app.DB.Schema()
-	q := func(s string) string { return `"` + schemaName + `".` + s }
-	start := time.Now()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []struct {
-		sql  string
-		args []any
-	}{
-		{`UPDATE ` + q(`"finds"`) + ` SET "label" = 'there' WHERE id = $1`, []any{id}},
-		{`SELECT pg_advisory_xact_lock(1398031176, hashtext($1))`, []any{h.app.DB.Key()}},
-		{`WITH ins AS (INSERT INTO ` + q(`sys_changes`) + ` (tb, record_id, op, version, at) VALUES ('finds', $1, 'update', 0, now()) RETURNING id)
-		  SELECT pg_notify('strata_changes', $2 || ':' || MAX(id)) FROM ins`, []any{id, schemaName}},
-	} {
-		if _, err := tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ev := c.next(t, 5*time.Second)
-	if ev.name != "update" {
-		t.Fatalf("event %+v", ev)
-	}
-	core := ev.data["record"].(map[string]any)["core"].(map[string]any)
-	if core["label"].(map[string]any)["val"] != "there" {
-		t.Fatalf("record %v", core)
-	}
-	t.Logf("delivered in %s", time.Since(start))
 }
 
 // node is a second server on the harness's app and database, as another

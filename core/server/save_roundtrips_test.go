@@ -17,7 +17,8 @@ import (
 // insert, then the history with COMMIT; an update is BEGIN with the
 // versions check and the row's state, locked by its own statement, then
 // the version snapshot (whose id is the new version, RETURNING) with the
-// update, the history and COMMIT.
+// update, the history and COMMIT. Neither notifies other nodes in the
+// transaction (that serializes commits): they are told after it.
 // What the saves did is checked by the records tests on both engines, and
 // that a save sees what changed behind the server by
 // TestSavesOnAssumedVersionsSeeChangesBehindTheServer; here, that it
@@ -53,7 +54,10 @@ func TestSaveRoundTrips(t *testing.T) {
 			{"create", `{"core":{"label":"x","weight":1}}`, [][]string{
 				{"batch: BEGIN; " + versions, "; INSERT INTO " + table("finds")},
 				{"batch: INSERT INTO " + table("sys_history"), "; COMMIT;"},
-			}, nil},
+			}, []string{
+				// Other nodes are told after the commit (changes/notify.go).
+				"pg_notify",
+			}},
 			{"update", fmt.Sprintf(`{"id":%d,"core":{"weight":3}}`, id), [][]string{
 				{"batch: BEGIN; " + versions, "; SELECT " + table("finds") + `."id", ` + table("finds") + `."creator"`, ` FOR UPDATE OF "finds";`},
 				{"batch: INSERT INTO " + table("sys_versions"), " RETURNING id; UPDATE " + table("finds"), "; INSERT INTO " + table("sys_history"), "; COMMIT;"},
@@ -62,6 +66,7 @@ func TestSaveRoundTrips(t *testing.T) {
 				// version read after the snapshot.
 				"; SELECT " + table("finds") + `."creator" FROM`,
 				"; SELECT COALESCE(MAX(id), 0) FROM " + table("sys_versions"),
+				"pg_notify",
 			}},
 		} {
 			send(c.body) // statements prepared on first use
