@@ -18,7 +18,9 @@ import (
 // flushed), which cost saves 10-20% of their rate on the 2-core machine
 // (docs/performance.md). The commits that come together are told
 // together: one goroutine at a time sends, for each app, one notification
-// of the last id committed since its previous pass.
+// of the last id committed since its previous pass, and waits notifyPace
+// before the next pass. A notification is a transaction with its own
+// commit: sent for every save, they took what the saves gained.
 //
 // A node that dies between a commit and its notification leaves the
 // other nodes' streams to learn of that change with the app's next one or
@@ -26,6 +28,12 @@ import (
 
 // notifyTimeout bounds one notification's statement.
 const notifyTimeout = 10 * time.Second
+
+// notifyPace is the least time between two passes of the sender: what a
+// change on one node may wait more before the streams of the others hear
+// of it, under a steady flow of commits (the first after a quiet moment is
+// told at once).
+const notifyPace = 10 * time.Millisecond
 
 // toTell holds, by app (its DB key), the last id committed and not yet
 // told; at most one entry per app, so it is bounded by the apps. The ids
@@ -61,10 +69,13 @@ func tellNodes(base *store.DB, last int64) {
 	}
 }
 
-// sendNotifications sends what is queued, pass after pass, until nothing
-// is.
+// sendNotifications sends what is queued, pass after pass (notifyPace
+// apart), until nothing is.
 func sendNotifications() {
-	for {
+	for pass := 0; ; pass++ {
+		if pass > 0 {
+			time.Sleep(notifyPace)
+		}
 		toTell.Lock()
 		batch := toTell.pending
 		toTell.pending = nil
