@@ -206,9 +206,11 @@ func List(ctx context.Context, s *Scope, q ListQuery) (*ListResult, error) {
 	}
 	// On SQLite, the request's assumed versions (if any) are read with
 	// the page's first row rather than by a statement of their own: each
-	// uncorrelated subquery runs once per statement.
+	// uncorrelated subquery runs once per statement. Not where a batch
+	// reads them first (PostgreSQL): an empty page would then cost a round
+	// trip to check them.
 	var assumed *store.AssumedColumns
-	if pg.Offset < deepPage {
+	if pg.Offset < deepPage && !s.DB.Pipeline().Pipelined(ctx) {
 		if assumed = store.AssumedIn(ctx, s.DB); assumed != nil {
 			query = `SELECT ` + strings.Join(append(sel, assumed.Exprs...), ", ") + ` FROM ` + from + ` WHERE ` + where +
 				` ORDER BY ` + order + ` LIMIT ? OFFSET ?`

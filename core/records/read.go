@@ -81,10 +81,8 @@ func Read(ctx context.Context, s *Scope, id int64) (obj, error) {
 		if have, err = s.probeSections(ctx, id, extra); err != nil {
 			return nil, err
 		}
-		// Where queries are not batched (SQLite), the request's
-		// assumed versions (if any) are checked with the row too, not
-		// by a statement of their own (in a batch, they are its first
-		// statement).
+		// The request's assumed versions (if any) are checked with the
+		// row too, not by a statement of their own.
 		assumed := store.AssumedIn(ctx, s.DB)
 		if assumed != nil {
 			for i, expr := range assumed.Exprs {

@@ -21,9 +21,10 @@ import (
 // trip of its own on PostgreSQL, before the read's own batch. A read-only
 // route (api.Route.ReadOnly) instead runs on the versions this server
 // last saw for the app, and its first pipelined batch reads them again as
-// its first statement (store.Assumed); on SQLite, where there are no
-// batches, a full record's statement and a list's page read them with
-// their first row (store.AssumedIn), other reads at their end. The
+// its first statement (store.Assumed); a full record's statement reads
+// them with its row, and on SQLite, where there are no batches, a list's
+// page with its first row (store.AssumedIn); other reads on SQLite at
+// their end. The
 // answer is held back until they are known to be the assumed ones. When
 // they have moved (a change made by this node, another node, the command
 // line or a restore), or could not be checked, the answer is thrown away

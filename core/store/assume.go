@@ -33,6 +33,9 @@ type Assumed struct {
 	mu   sync.Mutex
 	got  []int64 // nil until read
 	read bool
+	// claimed: a statement reads the counters as columns (AssumedIn), so
+	// no pipelined round reads them by itself.
+	claimed bool
 }
 
 // ErrAssumptionFailed: the counters a pipeline read with its first round
@@ -59,7 +62,7 @@ func assumedFor(ctx context.Context, db *DB) *Assumed {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.read {
+	if a.read || a.claimed {
 		return nil
 	}
 	return a
@@ -140,7 +143,7 @@ func (a *Assumed) Check(ctx context.Context) (held bool, got []int64, err error)
 
 // AssumedColumns are the counters of an assumption still to check, as
 // scalar subqueries a caller adds to the select list of its next
-// statement (AssumedIn): where each statement costs (SQLite), the check
+// statement (AssumedIn): each statement costs the server, and the check
 // then costs none of its own. The statement's snapshot is the check's,
 // as the first statement of a PostgreSQL batch is.
 type AssumedColumns struct {
@@ -152,16 +155,18 @@ type AssumedColumns struct {
 }
 
 // AssumedIn is the assumption of ctx still to check on db as columns of
-// a statement, or nil when there is none. Only where queries are not
-// pipelined: a pipelined round reads the counters first by itself.
+// a statement, or nil when there is none. The caller's statement then
+// checks it: no pipelined round reads the counters by itself (a statement
+// fewer in the batch on PostgreSQL). A statement that returns no row
+// leaves the check to Check, a round trip of its own.
 func AssumedIn(ctx context.Context, db *DB) *AssumedColumns {
-	if db.Pipeline().Pipelined(ctx) {
-		return nil
-	}
 	a := assumedFor(ctx, db)
 	if a == nil {
 		return nil
 	}
+	a.mu.Lock()
+	a.claimed = true
+	a.mu.Unlock()
 	c := newCounterRow(a.keys)
 	ac := &AssumedColumns{Dest: c.dest, a: a, row: c}
 	for _, k := range a.keys {
