@@ -321,8 +321,16 @@ func (s *Scope) saveOnce(ctx context.Context, in *SaveInput) (SaveResult, error)
 		} else {
 			id = in.ID
 			// Nothing else in the save stores a version of the record: the
-			// snapshot's id is its version (set once the insert has run).
-			if snapshot, err = ts.storeSnapshot(ctx, id, "update", before, &res.Version); err != nil {
+			// snapshot's id is its version, set once the insert has run: by
+			// the commit of a transaction of the save's own, before
+			// SaveVersioned returns. In a caller's transaction, which may
+			// send it only later, it is read with the next statements
+			// (RecordVersion).
+			var version *int64
+			if !s.DB.InTx() {
+				version = &res.Version
+			}
+			if snapshot, err = ts.storeSnapshot(ctx, id, "update", before, version); err != nil {
 				return err
 			}
 			if err := ts.updateRow(ctx, ts.Table, id, core); err != nil {

@@ -50,3 +50,46 @@ func TestStateAtEachVersion(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveAnswersTheNewVersion: an update answers the record's version as
+// RecordVersion reads it after the save, a new one each time, in a
+// transaction of its own and in a caller's (where PostgreSQL may send the
+// save's statements only with the caller's next ones).
+func TestSaveAnswersTheNewVersion(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, e store.Engine) {
+		t.Parallel()
+		sc, _ := restricted(t, e)
+		w := *sc
+		w.Level, w.Actor = auth.Writer, &auth.Actor{KeyID: 1, Privilege: auth.Writer}
+		ctx := context.Background()
+		seen := map[int64]bool{}
+		for i, label := range []string{"own", "caller's", "own again", "caller's again"} {
+			var res records.SaveResult
+			var after int64
+			save := func(s *records.Scope) (err error) {
+				if res, err = records.SaveVersioned(ctx, s, records.SaveInput{ID: 1, Core: map[string]any{"label": label}}); err != nil {
+					return err
+				}
+				after, err = records.RecordVersion(ctx, s, 1)
+				return err
+			}
+			var err error
+			if i%2 == 0 {
+				err = save(&w)
+			} else {
+				err = w.DB.Tx(ctx, func(tx *store.DB) error {
+					ts := w
+					ts.DB = tx
+					return save(&ts)
+				})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Version == 0 || res.Version != after || seen[after] {
+				t.Fatalf("%s: the save answered version %d, the record has %d (seen %v)", label, res.Version, after, seen)
+			}
+			seen[after] = true
+		}
+	})
+}
