@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/strata-archaeo/strata/core/schema"
-	"github.com/strata-archaeo/strata/core/store"
 )
 
 // TextMatch is one row whose text field contains a searched string.
@@ -31,10 +30,7 @@ func (s *Scope) Containing(ctx context.Context, f *schema.Field, text string) ([
 	// case on SQLite, so each value is checked again below.
 	like := `%` + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + `%`
 	where, args := s.where(&Cond{SQL: col + ` LIKE ? ESCAPE '\'`, Args: []any{like}})
-	q := `SELECT ` + s.column(schema.ColID) + `, ` + col + ` FROM ` + s.DB.Qualify(s.Table.Name) + ` WHERE ` + where + ` ORDER BY 1`
-	if s.DB.Engine == store.Postgres && s.DB.InTx() {
-		q += ` FOR UPDATE OF ` + s.DB.Engine.Quote(s.Table.Name)
-	}
+	q := `SELECT ` + s.column(schema.ColID) + `, ` + col + ` FROM ` + s.DB.Qualify(s.Table.Name) + ` WHERE ` + where + ` ORDER BY 1` + s.forUpdate(s.Table.Name)
 	rows, err := s.DB.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search %s.%s: %w", s.Table.Name, f.Name, err)

@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -375,26 +376,6 @@ func (s *Scope) creatorValue() any {
 // returns its creator. On PostgreSQL the row stays locked until commit;
 // SQLite's immediate transaction already excludes other writers.
 func (s *Scope) lockRow(ctx context.Context, id int64) (*int64, error) {
-	p := s.DB.Pipeline()
-	lock, err := s.queueLock(p, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Run(ctx); err != nil {
-		return nil, err
-	}
-	return lock.result()
-}
-
-// rowLock is a row's lock as queued by queueLock: its creator once the
-// pipeline has run.
-type rowLock struct {
-	found   bool
-	creator *int64
-}
-
-// queueLock queues lockRow's query.
-func (s *Scope) queueLock(p *store.Pipeline, id int64) (*rowLock, error) {
 	if id <= 0 {
 		return nil, ErrInvalidID
 	}
@@ -403,27 +384,25 @@ func (s *Scope) queueLock(p *store.Pipeline, id int64) (*rowLock, error) {
 	if s.Table.HasCreator() {
 		creatorCol = s.column(schema.ColCreator)
 	}
-	q := `SELECT ` + creatorCol + ` FROM ` + s.DB.Qualify(s.Table.Name) + ` WHERE ` + where
-	if s.DB.Engine == store.Postgres && s.DB.InTx() {
-		q += ` FOR UPDATE OF ` + s.DB.Engine.Quote(s.Table.Name)
-	}
-	l := &rowLock{}
-	p.Query(fmt.Sprintf("read %s %d", s.Table.Name, id), q, args, func(rows store.Rows) error {
-		if !rows.Next() {
-			return rows.Err()
-		}
-		l.found = true
-		return rows.Scan(&l.creator)
-	})
-	return l, nil
-}
-
-// result is the locked row's creator, or ErrRecordNotFound.
-func (l *rowLock) result() (*int64, error) {
-	if !l.found {
+	var creator *int64
+	err := s.DB.QueryRow(ctx, `SELECT `+creatorCol+` FROM `+s.DB.Qualify(s.Table.Name)+` WHERE `+where+s.forUpdate(s.Table.Name), args...).Scan(&creator)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrRecordNotFound
 	}
-	return l.creator, nil
+	if err != nil {
+		return nil, fmt.Errorf("read %s %d: %w", s.Table.Name, id, err)
+	}
+	return creator, nil
+}
+
+// forUpdate is the clause that locks the rows of table t a statement
+// reads until the commit, in a PostgreSQL transaction; SQLite's write
+// transaction already excludes other writers.
+func (s *Scope) forUpdate(t string) string {
+	if s.DB.Engine == store.Postgres && s.DB.InTx() {
+		return ` FOR UPDATE OF ` + s.DB.Engine.Quote(t)
+	}
+	return ""
 }
 
 // insertRow inserts the prepared values plus system columns (creator of a

@@ -95,8 +95,8 @@ func (s *Scope) queueRows(p *store.Pipeline, t *schema.Table, where string, args
 		args = append(slices.Clip(extra.args), args...)
 	}
 	b.WriteString(" FROM " + q + " WHERE " + where + " ORDER BY " + q + `."id"`)
-	if extra != nil && extra.lock && s.DB.Engine == store.Postgres && s.DB.InTx() {
-		b.WriteString(" FOR UPDATE OF " + s.DB.Engine.Quote(t.Name))
+	if extra != nil && extra.lock {
+		b.WriteString(s.forUpdate(t.Name))
 	}
 	p.Query("read "+t.Name, b.String(), args, func(rows store.Rows) error {
 		vals := make([]any, len(names))
