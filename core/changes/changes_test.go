@@ -62,6 +62,20 @@ func since(t *testing.T, db *store.DB, after int64) []changes.Change {
 	return got
 }
 
+// saveRolledBack saves a record in a transaction that then rolls back.
+func saveRolledBack(t *testing.T, db *store.DB, sc *records.Scope) {
+	t.Helper()
+	ctx := context.Background()
+	_ = db.Tx(ctx, func(tx *store.DB) error {
+		ts := *sc
+		ts.DB = tx
+		if _, _, err := records.Save(ctx, &ts, records.SaveInput{Core: map[string]any{"label": "gone"}}); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Errorf("roll back")
+	})
+}
+
 func head(t *testing.T, db *store.DB) int64 {
 	t.Helper()
 	_, newest, err := changes.Bounds(context.Background(), db)
@@ -352,14 +366,7 @@ func TestWatchWakesOnCommitOnly(t *testing.T) {
 		ch, stop := changes.Watch(a.DB.Key())
 		defer stop()
 		sc := scope()
-		_ = a.DB.Tx(ctx, func(tx *store.DB) error {
-			ts := *sc
-			ts.DB = tx
-			if _, _, err := records.Save(ctx, &ts, records.SaveInput{Core: map[string]any{"label": "gone"}}); err != nil {
-				t.Fatal(err)
-			}
-			return fmt.Errorf("roll back")
-		})
+		saveRolledBack(t, a.DB, sc)
 		select {
 		case <-ch:
 			t.Fatal("woken by a rolled-back change")
@@ -426,14 +433,7 @@ func TestCommitsAreToldToOtherNodes(t *testing.T) {
 	}
 
 	sc := scope()
-	_ = a.DB.Tx(ctx, func(tx *store.DB) error {
-		ts := *sc
-		ts.DB = tx
-		if _, _, err := records.Save(ctx, &ts, records.SaveInput{Core: map[string]any{"label": "gone"}}); err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Errorf("roll back")
-	})
+	saveRolledBack(t, a.DB, sc)
 	if _, _, err := records.Save(ctx, sc, records.SaveInput{Core: map[string]any{"label": "one"}}); err != nil {
 		t.Fatal(err)
 	}
