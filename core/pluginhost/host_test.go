@@ -199,6 +199,19 @@ func TestHostQueryRecords(t *testing.T) {
 	})
 }
 
+// altered is sealed text with one character of its ciphertext changed:
+// one whose 6 bits all count (not the last, whose low bits may be padding
+// an encoder ignores), to another (the old test wrote "AA" over the last
+// two, unchanged when they were "AA" already).
+func altered(sealed string) string {
+	i := len(sealed) - 10
+	c := byte('A')
+	if sealed[i] == 'A' {
+		c = 'B'
+	}
+	return sealed[:i] + string(c) + sealed[i+1:]
+}
+
 // Seal and Open: a plugin's secret is sealed with the instance key (the
 // registry's keyring), bound to the plugin, app and purpose; it opens
 // back only for the same three, and clear or altered text is refused.
@@ -228,7 +241,7 @@ func TestHostSealOpen(t *testing.T) {
 			"another app":     {"testplug", "other", "api_key", sealed},
 			"another plugin":  {"testplug2", "digs", "api_key", sealed},
 			"clear text":      {"testplug", "digs", "api_key", "hunter2"},
-			"altered":         {"testplug", "digs", "api_key", sealed[:len(sealed)-2] + "AA"},
+			"altered":         {"testplug", "digs", "api_key", altered(sealed)},
 		} {
 			if o := f.sys(c.plugin, body(c.app, c.purpose, c.value)); o["status"] != "error" || o["grpc"] != "InvalidArgument" ||
 				!strings.Contains(fmt.Sprint(o["message"]), "secret_invalid") {
